@@ -1,0 +1,121 @@
+# osmops: GitOps for Open Source MANO.
+
+# Image of the manager, for docker-build, deploy and build-installer.
+IMG ?= ghcr.io/osmops/osmops:latest
+# Kubernetes version of the envtest API server (see hack/envtest.sh).
+ENVTEST_K8S_VERSION ?= 1.36.3
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
+KUBECTL ?= kubectl
+CONTAINER_TOOL ?= docker
+# Flags for `go test`; for example GO_TEST_FLAGS=-race or GO_TEST_FLAGS='-run TestX -v'.
+GO_TEST_FLAGS ?=
+
+export GOTOOLCHAIN = local
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./internal/controller/..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: controller-gen ## Generate the DeepCopy methods of the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet (also on the e2e tests).
+	go vet ./...
+	go vet -tags e2e ./test/...
+
+.PHONY: test
+test: manifests generate fmt vet envtest ## Run the unit and envtest suites against a real API server.
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+
+.PHONY: test-e2e
+test-e2e: envtest source-controller ## Run the end-to-end suite (real Flux source-controller, Git server, operator, NBI simulator).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/source-controller.sh)" \
+		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/...
+
+.PHONY: verify
+verify: manifests generate fmt ## Fail when code generation or formatting leaves the tree dirty.
+	@if [ -n "$$(git status --porcelain -- api config internal cmd test go.mod go.sum)" ]; then \
+		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
+		git status --porcelain -- api config internal cmd test go.mod go.sum; git --no-pager diff --stat; exit 1; \
+	fi
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the manager and the NBI simulator binaries.
+	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.
+	go run ./cmd
+
+.PHONY: docker-build
+docker-build: ## Build the manager's container image.
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager's container image.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: build-installer
+build-installer: manifests generate ## Render dist/install.yaml: CRDs, RBAC and the manager, for IMG.
+	mkdir -p dist
+	cd config/manager && $(KUBECTL) kustomize . >/dev/null # fail early on a broken layer
+	$(KUBECTL) kustomize config/default | sed "s#ghcr.io/osmops/osmops:latest#$(IMG)#" > dist/install.yaml
+
+##@ Deployment
+
+.PHONY: install
+install: manifests ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: manifests ## Remove the CRDs from the cluster of the current kubeconfig.
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: build-installer ## Deploy the operator (IMG) to the cluster of the current kubeconfig.
+	$(KUBECTL) apply --server-side -f dist/install.yaml
+
+.PHONY: undeploy
+undeploy: ## Remove the operator from the cluster of the current kubeconfig.
+	$(KUBECTL) delete --ignore-not-found -k config/default
+
+##@ Tools
+
+.PHONY: envtest
+envtest: ## Provide kube-apiserver and etcd for envtest (download, or build once from Go modules).
+	@hack/envtest.sh >/dev/null
+
+.PHONY: source-controller
+source-controller: ## Provide Flux's source-controller binary (built once from its Go module).
+	@hack/source-controller.sh >/dev/null
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

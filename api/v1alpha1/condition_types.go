@@ -1,0 +1,59 @@
+package v1alpha1
+
+// Condition types are Flux's (fluxcd/pkg/apis/meta): Ready, Reconciling and Stalled, which
+// kstatus, `kubectl wait --for=condition=Ready` and Flux health checks understand. The reasons
+// below explain them; each says what a person can do about it.
+
+// Reasons of OsmCluster conditions.
+const (
+	// ConnectedReason: the NBI answered and accepted the credentials.
+	ConnectedReason = "Connected"
+	// SecretNotFoundReason: the credentials or CA Secret does not exist. Create it.
+	SecretNotFoundReason = "SecretNotFound"
+	// SecretKeyMissingReason: the Secret lacks username, password or ca.crt. Add the key.
+	SecretKeyMissingReason = "SecretKeyMissing"
+	// InvalidCASecretReason: ca.crt holds no PEM certificate.
+	InvalidCASecretReason = "InvalidCA"
+	// TLSErrorReason: the NBI's certificate could not be verified. Set caSecretRef.
+	TLSErrorReason = "TLSError"
+	// AuthenticationFailedReason: OSM refused the credentials (or wants the password changed).
+	AuthenticationFailedReason = "AuthenticationFailed"
+	// UnreachableReason: the NBI did not answer (DNS, connection, timeout, 5xx). Retried.
+	UnreachableReason = "Unreachable"
+	// InUseReason: deletion waits while OsmDeployments still use the OsmCluster.
+	InUseReason = "InUse"
+)
+
+// Reasons of OsmDeployment conditions.
+const (
+	// ProgressingReason: the operator is applying a revision.
+	ProgressingReason = "Progressing"
+	// AppliedReason: every operation of the revision completed in OSM.
+	AppliedReason = "Applied"
+	// ClusterNotReadyReason: the OsmCluster is missing or not Ready.
+	ClusterNotReadyReason = "ClusterNotReady"
+	// SourceNotReadyReason: the GitRepository is missing or has no artifact yet.
+	SourceNotReadyReason = "SourceNotReady"
+	// AccessDeniedReason: a cross-namespace source reference while they are disallowed.
+	AccessDeniedReason = "AccessDenied"
+	// DependencyNotReadyReason: an OsmDeployment of dependsOn is not Ready yet.
+	DependencyNotReadyReason = "DependencyNotReady"
+	// ArtifactFailedReason: the artifact could not be fetched, verified or unpacked.
+	ArtifactFailedReason = "ArtifactFailed"
+	// ValidationFailedReason: the revision has invalid files or references; nothing was applied.
+	ValidationFailedReason = "ValidationFailed"
+	// ConflictReason: a declared NS instance exists in OSM and is not owned by this OsmDeployment.
+	ConflictReason = "Conflict"
+	// OSMRequestFailedReason: OSM refused a request that retrying cannot fix (a 4xx).
+	OSMRequestFailedReason = "OSMRequestFailed"
+	// OSMUnavailableReason: OSM did not answer or answered with a server error. Retried.
+	OSMUnavailableReason = "OSMUnavailable"
+	// OperationFailedReason: an OSM operation of the revision ended FAILED.
+	OperationFailedReason = "OperationFailed"
+	// TimeoutReason: OSM did not finish the revision's operations within timeout.
+	TimeoutReason = "Timeout"
+	// PruneFailedReason: an NS instance Git no longer declares could not be deleted.
+	PruneFailedReason = "PruneFailed"
+	// DeletionFailedReason: cleaning up OSM on deletion of the OsmDeployment failed.
+	DeletionFailedReason = "DeletionFailed"
+)

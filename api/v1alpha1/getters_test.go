@@ -1,0 +1,111 @@
+package v1alpha1
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+func TestOsmClusterGetters(t *testing.T) {
+	tests := []struct {
+		name        string
+		spec        OsmClusterSpec
+		project     string
+		timeout     time.Duration
+		interval    time.Duration
+		maxRequests int
+	}{
+		{
+			name:    "defaults",
+			project: DefaultOsmProject, timeout: DefaultRequestTimeout,
+			interval: DefaultHealthCheckInterval, maxRequests: DefaultMaxConcurrentRequests,
+		},
+		{
+			name: "set",
+			spec: OsmClusterSpec{
+				Project: "tenant1", Timeout: duration(5 * time.Second),
+				Interval: duration(time.Minute), MaxConcurrentRequests: 20,
+			},
+			project: "tenant1", timeout: 5 * time.Second, interval: time.Minute, maxRequests: 20,
+		},
+		{
+			name:    "zero durations fall back to defaults",
+			spec:    OsmClusterSpec{Timeout: duration(0), Interval: duration(0)},
+			project: DefaultOsmProject, timeout: DefaultRequestTimeout,
+			interval: DefaultHealthCheckInterval, maxRequests: DefaultMaxConcurrentRequests,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &OsmCluster{Spec: tt.spec}
+			if got := c.GetProject(); got != tt.project {
+				t.Errorf("GetProject() = %q, want %q", got, tt.project)
+			}
+			if got := c.GetTimeout(); got != tt.timeout {
+				t.Errorf("GetTimeout() = %v, want %v", got, tt.timeout)
+			}
+			if got := c.GetInterval(); got != tt.interval {
+				t.Errorf("GetInterval() = %v, want %v", got, tt.interval)
+			}
+			if got := c.GetMaxConcurrentRequests(); got != tt.maxRequests {
+				t.Errorf("GetMaxConcurrentRequests() = %d, want %d", got, tt.maxRequests)
+			}
+		})
+	}
+}
+
+func TestOsmDeploymentGetters(t *testing.T) {
+	tests := []struct {
+		name            string
+		namespace       string
+		spec            OsmDeploymentSpec
+		interval        time.Duration
+		retryInterval   time.Duration
+		timeout         time.Duration
+		sourceNamespace string
+	}{
+		{
+			name: "defaults", namespace: "tenant1",
+			interval: DefaultInterval, retryInterval: DefaultInterval, timeout: DefaultTimeout,
+			sourceNamespace: "tenant1",
+		},
+		{
+			name: "retry interval follows interval", namespace: "tenant1",
+			spec:     OsmDeploymentSpec{Interval: duration(time.Minute)},
+			interval: time.Minute, retryInterval: time.Minute, timeout: DefaultTimeout,
+			sourceNamespace: "tenant1",
+		},
+		{
+			name: "set", namespace: "tenant1",
+			spec: OsmDeploymentSpec{
+				Interval: duration(time.Minute), RetryInterval: duration(10 * time.Second),
+				Timeout: duration(2 * time.Minute), SourceRef: SourceReference{Namespace: "flux-system"},
+			},
+			interval: time.Minute, retryInterval: 10 * time.Second, timeout: 2 * time.Minute,
+			sourceNamespace: "flux-system",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: tt.namespace}, Spec: tt.spec}
+			if got := d.GetInterval(); got != tt.interval {
+				t.Errorf("GetInterval() = %v, want %v", got, tt.interval)
+			}
+			if got := d.GetRequeueAfter(); got != tt.interval {
+				t.Errorf("GetRequeueAfter() = %v, want %v", got, tt.interval)
+			}
+			if got := d.GetRetryInterval(); got != tt.retryInterval {
+				t.Errorf("GetRetryInterval() = %v, want %v", got, tt.retryInterval)
+			}
+			if got := d.GetTimeout(); got != tt.timeout {
+				t.Errorf("GetTimeout() = %v, want %v", got, tt.timeout)
+			}
+			if got := d.GetSourceNamespace(); got != tt.sourceNamespace {
+				t.Errorf("GetSourceNamespace() = %q, want %q", got, tt.sourceNamespace)
+			}
+		})
+	}
+}

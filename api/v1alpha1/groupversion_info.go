@@ -1,0 +1,23 @@
+// Package v1alpha1 contains the API of the osmops operator, group gitops.osmops.io:
+// OsmCluster (an OSM north-bound interface endpoint with its credentials) and OsmDeployment
+// (a Flux GitRepository applied to an OsmCluster).
+//
+// +kubebuilder:object:generate=true
+// +groupName=gitops.osmops.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of the osmops API.
+	GroupVersion = schema.GroupVersion{Group: "gitops.osmops.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the osmops types with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the osmops types to a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

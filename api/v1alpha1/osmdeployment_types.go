@@ -1,0 +1,325 @@
+package v1alpha1
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OsmDeploymentKind is the kind name of OsmDeployment.
+const OsmDeploymentKind = "OsmDeployment"
+
+// OsmDeploymentFinalizer holds an OsmDeployment back from deletion until what it owns in OSM is
+// terminated (prune) or orphaned.
+const OsmDeploymentFinalizer = "finalizers.gitops.osmops.io"
+
+// Defaults of OsmDeploymentSpec, applied by the getters when a field is not set. Path,
+// fileExtensions and packagesPath have no schema default on purpose: a repository's
+// osm_ops_config.yaml may set them, and the spec wins only when it sets them itself.
+const (
+	DefaultPackagesPath = "osm-pkgs"
+	DefaultInterval     = 10 * time.Minute
+	DefaultTimeout      = 10 * time.Minute
+)
+
+// DefaultFileExtensions are the suffixes of deployment files when neither the spec nor the
+// repository's osm_ops_config.yaml set them.
+var DefaultFileExtensions = []string{".osmops.yaml", ".osmops.yml"}
+
+// SourceReference points at the Flux source whose artifact is applied.
+type SourceReference struct {
+	// APIVersion of the source.
+	// +optional
+	// +kubebuilder:validation:Enum=source.toolkit.fluxcd.io/v1
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// Kind of the source. Only GitRepository is supported.
+	// +required
+	// +kubebuilder:validation:Enum=GitRepository
+	Kind string `json:"kind"`
+
+	// Name of the source.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Namespace of the source; the OsmDeployment's own when empty. The operator refuses other
+	// namespaces when started with --no-cross-namespace-refs.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// OsmDeploymentSpec says which Git source is applied to which OSM installation, and how.
+type OsmDeploymentSpec struct {
+	// SourceRef is the Flux GitRepository whose artifact holds the deployment files and package
+	// sources.
+	// +required
+	SourceRef SourceReference `json:"sourceRef"`
+
+	// ClusterRef names the OsmCluster, in the same namespace, to apply the source to.
+	// +required
+	ClusterRef meta.LocalObjectReference `json:"clusterRef"`
+
+	// Path of the folder scanned for deployment files, relative to the repository root. When
+	// empty, the targetDir of the repository's osm_ops_config.yaml, else the repository root.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(s, s == '..')",message="path must be relative and must not contain '..'"
+	Path string `json:"path,omitempty"`
+
+	// FileExtensions are the case-insensitive suffixes of deployment files. When empty, the
+	// fileExtensions of the repository's osm_ops_config.yaml, else .osmops.yaml and .osmops.yml.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=64
+	// +listType=set
+	FileExtensions []string `json:"fileExtensions,omitempty"`
+
+	// PackagesPath is the folder of OSM package sources, relative to path; osm-pkgs when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(s, s == '..')",message="packagesPath must be relative and must not contain '..'"
+	PackagesPath string `json:"packagesPath,omitempty"`
+
+	// Interval at which OSM is compared with the last applied revision, to correct drift.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// RetryInterval is the wait before retrying after a failure; interval when empty.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
+
+	// Timeout for OSM to finish the operations of one revision; past it the revision is reported
+	// as failed (Ready=False) and retried.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Suspend stops the reconciliation: nothing is applied, nothing is pruned.
+	// +optional
+	// +kubebuilder:default=false
+	Suspend bool `json:"suspend,omitempty"`
+
+	// Prune terminates and deletes in OSM the NS instances this OsmDeployment created and Git no
+	// longer declares, and all of them when the OsmDeployment is deleted. Without it they are left
+	// running and reported.
+	// +optional
+	// +kubebuilder:default=false
+	Prune bool `json:"prune,omitempty"`
+
+	// AdoptExisting lets this OsmDeployment take over an NS instance that already exists in OSM
+	// with a declared name but that no OsmDeployment owns. Without it such an instance is a
+	// conflict and nothing is changed.
+	// +optional
+	// +kubebuilder:default=false
+	AdoptExisting bool `json:"adoptExisting,omitempty"`
+
+	// DependsOn lists OsmDeployments that must be Ready before this one is applied.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	DependsOn []meta.NamespacedObjectReference `json:"dependsOn,omitempty"`
+}
+
+// NsInstanceState is what the operator knows of an owned NS instance.
+// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Missing;Orphaned
+type NsInstanceState string
+
+// NS instance states in the inventory.
+const (
+	// NsInstanceCreating: the create is about to be sent or was sent, and OSM has not yet given an id.
+	NsInstanceCreating NsInstanceState = "Creating"
+	// NsInstanceReady: OSM reports the instance READY with the declared values.
+	NsInstanceReady NsInstanceState = "Ready"
+	// NsInstanceProgressing: an OSM operation on the instance is running.
+	NsInstanceProgressing NsInstanceState = "Progressing"
+	// NsInstanceFailed: the last OSM operation on the instance failed.
+	NsInstanceFailed NsInstanceState = "Failed"
+	// NsInstanceDeleting: the instance is being terminated because Git no longer declares it.
+	NsInstanceDeleting NsInstanceState = "Deleting"
+	// NsInstanceMissing: the instance was deleted in OSM outside Git; it is recreated.
+	NsInstanceMissing NsInstanceState = "Missing"
+	// NsInstanceOrphaned: Git no longer declares the instance and prune is off, so it is left alone.
+	NsInstanceOrphaned NsInstanceState = "Orphaned"
+)
+
+// NsInstanceEntry is an NS instance the OsmDeployment owns.
+type NsInstanceEntry struct {
+	// Name of the NS instance in OSM.
+	Name string `json:"name"`
+	// ID is OSM's _id of the instance; empty while its creation is pending.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Digest of the declaration last applied to the instance.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// State of the instance.
+	State NsInstanceState `json:"state"`
+}
+
+// PackageEntry is an OSM package the OsmDeployment keeps in step with Git.
+type PackageEntry struct {
+	// Name is the descriptor id of the package.
+	Name string `json:"name"`
+	// Kind is vnf or ns.
+	// +kubebuilder:validation:Enum=vnf;ns
+	Kind string `json:"kind"`
+	// ID is OSM's _id of the package.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// Digest of the package tarball last uploaded.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+}
+
+// Inventory lists what the OsmDeployment owns in OSM.
+type Inventory struct {
+	// NsInstances the OsmDeployment owns, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	NsInstances []NsInstanceEntry `json:"nsInstances,omitempty"`
+	// Packages the OsmDeployment keeps in step with Git, sorted by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Packages []PackageEntry `json:"packages,omitempty"`
+}
+
+// OperationEntry is an OSM LCM operation (nslcmop) the operator started and is waiting for.
+type OperationEntry struct {
+	// ID of the operation in OSM.
+	ID string `json:"id"`
+	// Type: instantiate, action (KDU upgrade), terminate, ...
+	Type string `json:"type"`
+	// NsInstance is the name of the NS instance the operation runs on.
+	NsInstance string `json:"nsInstance"`
+	// State of the operation as OSM last reported it.
+	State string `json:"state"`
+	// StartTime is when the operator started the operation.
+	StartTime metav1.Time `json:"startTime"`
+}
+
+// OsmDeploymentStatus is the observed state of an OsmDeployment.
+type OsmDeploymentStatus struct {
+	meta.ReconcileRequestStatus `json:",inline"`
+
+	// ObservedGeneration is the last generation of the spec the operator acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling and Stalled, as kstatus reads them.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastAppliedRevision is the source revision whose every operation completed in OSM.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// LastAttemptedRevision is the source revision last tried.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// Inventory of the NS instances and packages owned in OSM.
+	// +optional
+	Inventory *Inventory `json:"inventory,omitempty"`
+
+	// Operations are the OSM operations still running.
+	// +optional
+	// +listType=map
+	// +listMapKey=id
+	Operations []OperationEntry `json:"operations,omitempty"`
+
+	// NsInstancesReady is the number of owned NS instances that are Ready.
+	// +optional
+	NsInstancesReady int32 `json:"nsInstancesReady,omitempty"`
+
+	// NsInstancesTotal is the number of NS instances the last attempted revision declares.
+	// +optional
+	NsInstancesTotal int32 `json:"nsInstancesTotal,omitempty"`
+
+	// NsInstancesSummary is "ready/total", for `kubectl get`.
+	// +optional
+	NsInstancesSummary string `json:"nsInstancesSummary,omitempty"`
+}
+
+// OsmDeployment applies the NS instances and OSM packages of a Flux GitRepository to an OsmCluster.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=osmd,categories=osm
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.sourceRef.name`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="NS",type=string,JSONPath=`.status.nsInstancesSummary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OsmDeployment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   OsmDeploymentSpec   `json:"spec,omitempty"`
+	Status OsmDeploymentStatus `json:"status,omitempty"`
+}
+
+// OsmDeploymentList is a list of OsmDeployments.
+// +kubebuilder:object:root=true
+type OsmDeploymentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OsmDeployment `json:"items"`
+}
+
+// GetConditions returns the status conditions (for fluxcd/pkg/runtime/conditions).
+func (in *OsmDeployment) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions (for fluxcd/pkg/runtime/conditions).
+func (in *OsmDeployment) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// GetInterval returns the drift-check interval, or the default one.
+func (in *OsmDeployment) GetInterval() time.Duration {
+	return durationOr(in.Spec.Interval, DefaultInterval)
+}
+
+// GetRetryInterval returns the wait before a retry: retryInterval, else interval.
+func (in *OsmDeployment) GetRetryInterval() time.Duration {
+	return durationOr(in.Spec.RetryInterval, in.GetInterval())
+}
+
+// GetTimeout returns the time OSM has to finish a revision's operations, or the default one.
+func (in *OsmDeployment) GetTimeout() time.Duration {
+	return durationOr(in.Spec.Timeout, DefaultTimeout)
+}
+
+// GetRequeueAfter returns the interval, for the reconcile loop's requeue.
+func (in *OsmDeployment) GetRequeueAfter() time.Duration { return in.GetInterval() }
+
+// GetDependsOn returns the OsmDeployments this one waits for.
+func (in *OsmDeployment) GetDependsOn() []meta.NamespacedObjectReference {
+	return in.Spec.DependsOn
+}
+
+// GetSourceNamespace returns the namespace of the source: its own, or the OsmDeployment's.
+func (in *OsmDeployment) GetSourceNamespace() string {
+	if in.Spec.SourceRef.Namespace == "" {
+		return in.Namespace
+	}
+	return in.Spec.SourceRef.Namespace
+}
+
+func init() {
+	SchemeBuilder.Register(&OsmDeployment{}, &OsmDeploymentList{})
+}

@@ -1,0 +1,316 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/testenv"
+)
+
+// k8s is a client of a real API server with the CRDs installed: the schema's validation,
+// CEL rules and defaults are the API server's own, not a re-implementation.
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithAPIServer(m))
+}
+
+func runWithAPIServer(m *testing.M) int {
+	assets, err := testenv.BinaryAssetsDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     testenv.CRDPaths(),
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, gitopsv1alpha1.AddToScheme, apiextensionsv1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "validation-"}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// object builds an unstructured osmops object from YAML, so that a test can send exactly the
+// fields it means (a typed struct would send zero values for missing ones).
+func object(t *testing.T, namespace, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetNamespace(namespace)
+	return u
+}
+
+const validCluster = `
+apiVersion: gitops.osmops.io/v1alpha1
+kind: OsmCluster
+metadata: {name: osm}
+spec:
+  url: https://osm.example.com:9999
+  credentialsSecretRef: {name: osm-credentials}
+`
+
+const validDeployment = `
+apiVersion: gitops.osmops.io/v1alpha1
+kind: OsmDeployment
+metadata: {name: ldap}
+spec:
+  sourceRef: {kind: GitRepository, name: osm-gitops}
+  clusterRef: {name: osm}
+`
+
+func TestSamplesAreAccepted(t *testing.T) {
+	ns := newNamespace(t)
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "gitops_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	created := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoder := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := decoder.Decode(&u.Object); err != nil {
+				break
+			}
+			if u.GroupVersionKind().Group != gitopsv1alpha1.GroupVersion.Group {
+				continue // Secrets and GitRepositories are not under test here.
+			}
+			u.SetNamespace(ns)
+			if err := k8s.Create(context.Background(), u); err != nil {
+				t.Errorf("%s: %s %s rejected: %v", filepath.Base(file), u.GetKind(), u.GetName(), err)
+			}
+			created++
+		}
+	}
+	if created != 2 {
+		t.Errorf("created %d osmops samples, want one of each kind", created)
+	}
+}
+
+func TestInvalidObjectsAreRejected(t *testing.T) {
+	ns := newNamespace(t)
+	tests := []struct {
+		name     string
+		manifest string
+		edit     func(obj map[string]any)
+		want     []string // substrings of the API server's message
+	}{
+		{
+			name: "deployment without clusterRef", manifest: validDeployment,
+			edit: func(o map[string]any) { delete(spec(o), "clusterRef") },
+			want: []string{"spec.clusterRef", "Required value"},
+		},
+		{
+			name: "deployment with an unknown source kind", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["sourceRef"].(map[string]any)["kind"] = "Bucket" },
+			want: []string{"spec.sourceRef.kind", `Unsupported value: "Bucket"`, "GitRepository"},
+		},
+		{
+			name: "deployment with a bad interval", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["interval"] = "ten minutes" },
+			want: []string{"spec.interval", "should match"},
+		},
+		{
+			name: "deployment with a bad timeout", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["timeout"] = "5" },
+			want: []string{"spec.timeout", "should match"},
+		},
+		{
+			name: "deployment with a path leaving the repository", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["path"] = "deploy/../../etc" },
+			want: []string{"spec.path", "must be relative and must not contain '..'"},
+		},
+		{
+			name: "cluster with a URL that is not http", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["url"] = "ftp://osm.example.com" },
+			want: []string{"spec.url", "url must be an http:// or https:// URL with a host"},
+		},
+		{
+			name: "cluster with a URL that is not a URL", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["url"] = "osm.example.com:9999" },
+			want: []string{"spec.url", "url must be an http:// or https:// URL with a host"},
+		},
+		{
+			name: "cluster with credentials in the URL", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["url"] = "https://admin:secret@osm.example.com" },
+			want: []string{"spec.url", "url must not carry credentials"},
+		},
+		{
+			name: "cluster without a credentials Secret", manifest: validCluster,
+			edit: func(o map[string]any) { delete(spec(o), "credentialsSecretRef") },
+			want: []string{"spec.credentialsSecretRef", "Required value"},
+		},
+		{
+			name: "cluster with maxConcurrentRequests 0", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["maxConcurrentRequests"] = int64(0) },
+			want: []string{"spec.maxConcurrentRequests", "should be greater than or equal to 1"},
+		},
+		{
+			name: "cluster with maxConcurrentRequests 1000", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["maxConcurrentRequests"] = int64(1000) },
+			want: []string{"spec.maxConcurrentRequests", "should be less than or equal to 64"},
+		},
+		{
+			name: "cluster with a bad timeout", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["timeout"] = "30 seconds" },
+			want: []string{"spec.timeout", "should match"},
+		},
+		{
+			name: "cluster with a CA over plain http", manifest: validCluster,
+			edit: func(o map[string]any) {
+				spec(o)["url"] = "http://osm.example.com:9999"
+				spec(o)["caSecretRef"] = map[string]any{"name": "osm-ca"}
+			},
+			want: []string{"caSecretRef needs an https URL"},
+		},
+		{
+			name: "cluster with a CA and TLS verification off", manifest: validCluster,
+			edit: func(o map[string]any) {
+				spec(o)["caSecretRef"] = map[string]any{"name": "osm-ca"}
+				spec(o)["insecureSkipTLSVerify"] = true
+			},
+			want: []string{"caSecretRef and insecureSkipTLSVerify are mutually exclusive"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := object(t, ns, tt.manifest)
+			tt.edit(obj.Object)
+			err := k8s.Create(context.Background(), obj)
+			if err == nil {
+				t.Fatalf("accepted, want rejected")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("message %q does not contain %q", err.Error(), want)
+				}
+			}
+		})
+	}
+}
+
+func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
+
+func TestDefaultsAreApplied(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	if err := k8s.Create(ctx, object(t, ns, validCluster)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx, object(t, ns, validDeployment)); err != nil {
+		t.Fatal(err)
+	}
+
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "osm"}, cluster); err != nil {
+		t.Fatal(err)
+	}
+	gotCluster := []any{cluster.Spec.Project, cluster.Spec.Timeout.Duration, cluster.Spec.Interval.Duration,
+		cluster.Spec.MaxConcurrentRequests, cluster.Spec.InsecureSkipTLSVerify}
+	wantCluster := []any{"admin", 30 * time.Second, 5 * time.Minute, int32(8), false}
+	if fmt.Sprint(gotCluster) != fmt.Sprint(wantCluster) {
+		t.Errorf("OsmCluster defaults = %v, want %v", gotCluster, wantCluster)
+	}
+
+	deployment := &gitopsv1alpha1.OsmDeployment{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ldap"}, deployment); err != nil {
+		t.Fatal(err)
+	}
+	gotDeployment := []any{deployment.Spec.Interval.Duration, deployment.Spec.Timeout.Duration,
+		deployment.Spec.Prune, deployment.Spec.Suspend, deployment.Spec.AdoptExisting,
+		deployment.Spec.Path, deployment.Spec.FileExtensions, deployment.Spec.RetryInterval}
+	wantDeployment := []any{10 * time.Minute, 10 * time.Minute, false, false, false, "", []string(nil),
+		(*metav1.Duration)(nil)}
+	if fmt.Sprint(gotDeployment) != fmt.Sprint(wantDeployment) {
+		t.Errorf("OsmDeployment defaults = %v, want %v", gotDeployment, wantDeployment)
+	}
+}
+
+func TestPrinterColumnsAreServed(t *testing.T) {
+	tests := []struct {
+		crd        string
+		shortNames []string
+		columns    []string
+	}{
+		{
+			crd: "osmdeployments.gitops.osmops.io", shortNames: []string{"osmd"},
+			columns: []string{"Source", "Revision", "Ready", "Status", "NS", "Age"},
+		},
+		{
+			crd: "osmclusters.gitops.osmops.io", shortNames: []string{"osmc"},
+			columns: []string{"URL", "Project", "Ready", "Status", "Age"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.crd, func(t *testing.T) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := k8s.Get(context.Background(), client.ObjectKey{Name: tt.crd}, crd); err != nil {
+				t.Fatal(err)
+			}
+			var columns []string
+			for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+				columns = append(columns, c.Name)
+			}
+			if fmt.Sprint(columns) != fmt.Sprint(tt.columns) {
+				t.Errorf("printer columns = %v, want %v", columns, tt.columns)
+			}
+			if fmt.Sprint(crd.Spec.Names.ShortNames) != fmt.Sprint(tt.shortNames) {
+				t.Errorf("short names = %v, want %v", crd.Spec.Names.ShortNames, tt.shortNames)
+			}
+			if fmt.Sprint(crd.Spec.Names.Categories) != "[osm]" {
+				t.Errorf("categories = %v, want [osm]", crd.Spec.Names.Categories)
+			}
+		})
+	}
+}

@@ -1,0 +1,187 @@
+// Command manager runs the osmops operator: the OsmCluster and OsmDeployment reconcilers.
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/acl"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/probes"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	flag "github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
+)
+
+// controllerName names the operator in events, leader election and field managers.
+const controllerName = "osmops"
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(sourcev1.AddToScheme(scheme))
+	utilruntime.Must(gitopsv1alpha1.AddToScheme(scheme))
+}
+
+// options are the manager's command-line settings.
+type options struct {
+	metricsAddr, healthAddr, eventsAddr string
+	metricsSecure, enableHTTP2          bool
+	concurrent                          int
+	requeueDependency                   time.Duration
+	client                              runtimeclient.Options
+	log                                 logger.Options
+	leaderElection                      leaderelection.Options
+	acl                                 acl.Options
+	watch                               runtimectrl.WatchOptions
+	rateLimiter                         runtimectrl.RateLimiterOptions
+	jitter                              jitter.IntervalOptions
+}
+
+func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
+		"The address the metrics endpoint binds to; '0' disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS with authentication and authorization by the API server; false serves plain HTTP.")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false,
+		"Serve the metrics endpoint with HTTP/2 (off by default: HTTP/2 Rapid Reset and Stream Cancellation CVEs).")
+	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081",
+		"The address the liveness and readiness probes bind to.")
+	fs.StringVar(&o.eventsAddr, "events-addr", "",
+		"The address of a Flux notification-controller to forward events to (optional).")
+	fs.IntVar(&o.concurrent, "concurrent", 4,
+		"The number of OsmDeployments and OsmClusters reconciled at once, each.")
+	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
+		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
+	o.client.BindFlags(fs)
+	o.log.BindFlags(fs)
+	o.leaderElection.BindFlags(fs)
+	o.acl.BindFlags(fs)
+	o.watch.BindFlags(fs)
+	o.rateLimiter.BindFlags(fs)
+	o.jitter.BindFlags(fs)
+}
+
+func main() {
+	var o options
+	o.bindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(logger.NewLogger(o.log))
+	if err := run(o); err != nil {
+		setupLog.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if err := o.jitter.SetGlobalJitter(nil); err != nil {
+		return fmt.Errorf("interval jitter: %w", err)
+	}
+	watchSelector, err := runtimectrl.GetWatchSelector(o.watch)
+	if err != nil {
+		return fmt.Errorf("watch label selector: %w", err)
+	}
+
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOptions := metricsserver.Options{
+		BindAddress:   o.metricsAddr,
+		SecureServing: o.metricsSecure,
+		TLSOpts:       tlsOpts,
+	}
+	if o.metricsSecure {
+		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	// The operator's own objects are sharded by label (as Flux does: several replicas, each
+	// with --watch-label-selector). Secrets are never cached: the operator may only `get` them.
+	cacheOptions := ctrlcache.Options{
+		ByObject: map[ctrlclient.Object]ctrlcache.ByObject{
+			&gitopsv1alpha1.OsmCluster{}:    {Label: watchSelector},
+			&gitopsv1alpha1.OsmDeployment{}: {Label: watchSelector},
+		},
+	}
+	if !o.watch.AllNamespaces {
+		ns := os.Getenv("RUNTIME_NAMESPACE")
+		if ns == "" {
+			return fmt.Errorf("--watch-all-namespaces=false needs the RUNTIME_NAMESPACE environment variable")
+		}
+		cacheOptions.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+	}
+
+	restConfig := runtimeclient.GetConfigOrDie(o.client)
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOptions,
+		HealthProbeBindAddress:        o.healthAddr,
+		LeaderElection:                o.leaderElection.Enable,
+		LeaderElectionReleaseOnCancel: o.leaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &o.leaderElection.LeaseDuration,
+		RenewDeadline:                 &o.leaderElection.RenewDeadline,
+		RetryPeriod:                   &o.leaderElection.RetryPeriod,
+		LeaderElectionID:              controllerName + "-leader-election",
+		Cache:                         cacheOptions,
+		Client: ctrlclient.Options{
+			Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	probes.SetupChecks(mgr, setupLog)
+
+	eventRecorder, err := events.NewRecorder(mgr, ctrl.Log, o.eventsAddr, controllerName)
+	if err != nil {
+		return fmt.Errorf("creating the event recorder: %w", err)
+	}
+
+	ctrlOptions := ctrlcontroller.Options{
+		MaxConcurrentReconciles: o.concurrent,
+		RateLimiter:             runtimectrl.GetRateLimiter(o.rateLimiter),
+	}
+	clusters := controller.NewClusterRegistry()
+	if err := (&controller.OsmClusterReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: eventRecorder,
+		Clusters:      clusters,
+	}).SetupWithManager(mgr, ctrlOptions); err != nil {
+		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
+	}
+	if err := (&controller.OsmDeploymentReconciler{
+		Client:               mgr.GetClient(),
+		EventRecorder:        eventRecorder,
+		Clusters:             clusters,
+		NoCrossNamespaceRefs: o.acl.NoCrossNamespaceRefs,
+		RequeueDependency:    o.requeueDependency,
+	}).SetupWithManager(mgr, ctrlOptions); err != nil {
+		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
+	}
+
+	setupLog.Info("starting manager")
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
