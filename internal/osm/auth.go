@@ -1,0 +1,147 @@
+package osm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// token is a bearer token of the NBI.
+type token struct {
+	id string
+	// renewAt is when the token is too close to expiring to be used.
+	renewAt time.Time
+}
+
+// maxRenewalMargin caps how long before its expiry a token is renewed.
+const maxRenewalMargin = 5 * time.Minute
+
+// tokenAnswer is the NBI's answer to a token request.
+type tokenAnswer struct {
+	ID       string `json:"id"`
+	Expires  Number `json:"expires"`
+	IssuedAt Number `json:"issued_at"`
+	// Message is "change_password" when OSM wants the password changed.
+	Message string `json:"message"`
+}
+
+// newToken works out when to renew a token received at now: when less than
+// 10% of its lifetime or 5 minutes remain, whichever is less. The lifetime is
+// expires-issued_at, both from OSM's clock, so that a clock difference
+// between OSM and the operator does not matter.
+func newToken(answer tokenAnswer, now time.Time) *token {
+	lifetime := time.Duration((float64(answer.Expires) - float64(answer.IssuedAt)) * float64(time.Second))
+	if answer.IssuedAt == 0 {
+		lifetime = answer.Expires.Time().Sub(now)
+	}
+	margin := min(lifetime/10, maxRenewalMargin)
+	return &token{id: answer.ID, renewAt: now.Add(lifetime - margin)}
+}
+
+// currentToken returns the token if it is still good to use.
+func (c *Client) currentToken() *token {
+	c.tokenMutex.Lock()
+	defer c.tokenMutex.Unlock()
+	if c.token != nil && c.now().Before(c.token.renewAt) {
+		return c.token
+	}
+	return nil
+}
+
+// invalidate forgets a token the NBI refused, unless it was already replaced.
+func (c *Client) invalidate(refused *token) {
+	c.tokenMutex.Lock()
+	defer c.tokenMutex.Unlock()
+	if c.token == refused {
+		c.token = nil
+	}
+}
+
+// validToken returns a token that is good to use, asking the NBI for one
+// when needed. Concurrent callers share a single token request.
+func (c *Client) validToken(ctx context.Context) (*token, error) {
+	if current := c.currentToken(); current != nil {
+		return current, nil
+	}
+	results := c.tokenRequests.DoChan("token", func() (any, error) {
+		// Another request may have finished between the check above and now.
+		if current := c.currentToken(); current != nil {
+			return current, nil
+		}
+		// Detached from this caller's cancellation because other callers wait
+		// for the same answer; the request timeout still bounds it.
+		fresh, err := c.requestToken(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		c.tokenMutex.Lock()
+		c.token = fresh
+		c.tokenMutex.Unlock()
+		return fresh, nil
+	})
+	select {
+	case result := <-results:
+		if result.Err != nil {
+			return nil, result.Err
+		}
+		return result.Val.(*token), nil
+	case <-ctx.Done():
+		req := tokenRequest(c.credentials)
+		return nil, transportError(req.method, c.displayPath(req), ctx.Err())
+	}
+}
+
+// requestToken asks the NBI for a new token.
+func (c *Client) requestToken(ctx context.Context) (*token, error) {
+	req := tokenRequest(c.credentials)
+	answer, err := c.send(ctx, req, "")
+	if statusOf(err) == http.StatusUnauthorized {
+		return nil, c.authError("OSM refused the username, password or project", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var decoded tokenAnswer
+	if err := c.decode(req, answer, &decoded); err != nil {
+		return nil, err
+	}
+	switch {
+	case decoded.Message == "change_password":
+		return nil, c.authError("OSM wants the password changed before it accepts it; "+
+			"change it (for example with the osm client) and update the credentials", nil)
+	case decoded.Expires == 0:
+		return nil, c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
+	case decoded.ID == "":
+		return nil, &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
+	}
+	return newToken(decoded, c.now()), nil
+}
+
+func (c *Client) authError(reason string, err error) *AuthError {
+	return &AuthError{Username: c.credentials.Username, Project: c.credentials.Project, Reason: reason, Err: err}
+}
+
+// Authenticate gets a new token now, checking the credentials.
+func (c *Client) Authenticate(ctx context.Context) error {
+	c.tokenMutex.Lock()
+	c.token = nil
+	c.tokenMutex.Unlock()
+	_, err := c.validToken(ctx)
+	return err
+}
+
+// Logout revokes the Client's token, if it has one. The Client logs in
+// again on its next call.
+func (c *Client) Logout(ctx context.Context) error {
+	c.tokenMutex.Lock()
+	current := c.token
+	c.token = nil
+	c.tokenMutex.Unlock()
+	if current == nil {
+		return nil
+	}
+	_, err := c.send(ctx, logoutRequest(current.id), current.id)
+	return err
+}

@@ -1,0 +1,242 @@
+package osm
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNewTokenRenewal(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		answer tokenAnswer
+		want   time.Duration
+	}{
+		{"an hour: renewed 5 minutes before", tokenAnswer{IssuedAt: 1000, Expires: 4600}, 55 * time.Minute},
+		{"10 minutes: renewed at 90%", tokenAnswer{IssuedAt: 1000, Expires: 1600}, 9 * time.Minute},
+		{"OSM's clock far from ours", tokenAnswer{IssuedAt: 9e9, Expires: 9e9 + 3600}, 55 * time.Minute},
+		{"no issued_at: expires read against our clock", tokenAnswer{Expires: Number(now.Add(time.Hour).Unix())}, 55 * time.Minute},
+	}
+	for _, test := range tests {
+		if got := newToken(test.answer, now).renewAt.Sub(now); got != test.want {
+			t.Errorf("%s: renewed after %v, want %v", test.name, got, test.want)
+		}
+	}
+}
+
+func bearerOf(req recordedRequest) string {
+	return strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+}
+
+func TestTokenIsSharedAndRenewedBeforeExpiry(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusOK, `[]`))
+	clock := newFakeClock()
+	client := nbi.client(t, WithClock(clock.Now))
+	steps := []struct {
+		advance    time.Duration
+		wantTokens int
+	}{
+		{0, 1},
+		{54 * time.Minute, 1},
+		{2 * time.Minute, 2}, // 56 minutes into a 60-minute token
+		{30 * time.Minute, 2},
+	}
+	for i, step := range steps {
+		clock.advance(step.advance)
+		if _, err := client.ListVIMAccounts(t.Context()); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got := nbi.tokenCount(); got != step.wantTokens {
+			t.Errorf("step %d: %d token requests, want %d", i, got, step.wantTokens)
+		}
+	}
+	var used []string
+	for _, req := range nbi.received() {
+		used = append(used, bearerOf(req))
+	}
+	if diff := cmp.Diff([]string{"token-1", "token-1", "token-2", "token-2"}, used); diff != "" {
+		t.Errorf("tokens used (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnauthorizedIsRetriedOnceWithANewToken(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusCreated, `{"id": "ns-1", "nslcmop_id": "op-1"}`))
+	client := nbi.client(t)
+	mustAuthenticate(t, client)
+	nbi.revokeAll()
+	created, err := client.CreateNSInstance(t.Context(), NSInstanceCreate{Name: "ldap", NsdID: "n", VIMAccountID: "v"})
+	if err != nil || created.ID != "ns-1" {
+		t.Fatalf("CreateNSInstance = %+v, %v", created, err)
+	}
+	calls := nbi.received()
+	if len(calls) != 2 || bearerOf(calls[0]) != "token-1" || bearerOf(calls[1]) != "token-2" {
+		t.Fatalf("calls: %+v", calls)
+	}
+	if string(calls[0].Body) != string(calls[1].Body) || len(calls[1].Body) == 0 {
+		t.Errorf("the retry sent %q, the first attempt %q", calls[1].Body, calls[0].Body)
+	}
+}
+
+func TestSecondUnauthorizedIsReturned(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusUnauthorized, `{"code": "UNAUTHORIZED", "status": 401, "detail": "Access denied"}`))
+	client := nbi.client(t)
+	_, err := client.ListNSInstances(t.Context(), "")
+	var apiError *APIError
+	if !errors.As(err, &apiError) || !IsUnauthorized(err) || apiError.Detail != "Access denied" {
+		t.Fatalf("got %v, want the 401", err)
+	}
+	if calls, tokens := len(nbi.received()), nbi.tokenCount(); calls != 2 || tokens != 2 {
+		t.Errorf("%d calls and %d token requests, want 2 and 2", calls, tokens)
+	}
+}
+
+func TestConcurrentCallersShareOneTokenRequest(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusOK, `[]`))
+	client := nbi.client(t)
+	start := make(chan struct{})
+	errs := make(chan error, 100)
+	var callers sync.WaitGroup
+	for range 100 {
+		callers.Go(func() {
+			<-start
+			_, err := client.ListNSDescriptors(t.Context())
+			errs <- err
+		})
+	}
+	close(start)
+	callers.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := nbi.tokenCount(); got != 1 {
+		t.Errorf("%d token requests, want 1", got)
+	}
+}
+
+func mustAuthenticate(t *testing.T, client *Client) {
+	t.Helper()
+	if err := client.Authenticate(t.Context()); err != nil {
+		t.Fatalf("Authenticate: %v", err)
+	}
+}
+
+func TestAuthenticationFailures(t *testing.T) {
+	tests := []struct {
+		name          string
+		tokenAnswer   http.HandlerFunc
+		unauthorized  bool
+		transient     bool
+		wantInMessage string
+	}{
+		{"password change", answer(http.StatusOK, `{"id": "x", "message": "change_password", "user_id": "u"}`), true, false,
+			"OSM wants the password changed"},
+		{"bad credentials echoed by the NBI", answer(http.StatusUnauthorized,
+			`{"code": "UNAUTHORIZED", "status": 401, "detail": "wrong password '`+testPassword+`' for admin"}`), true, false,
+			`user "admin" in project "admin" failed: OSM refused the username, password or project`},
+		{"no expiry", answer(http.StatusOK, `{"id": "x"}`), true, false, "the token answer has no expiry"},
+		{"no id", answer(http.StatusOK, `{"expires": 5000, "issued_at": 1000}`), false, false, "the token answer has no id"},
+		{"server error", answer(http.StatusServiceUnavailable, `{"code": "SERVICE_UNAVAILABLE", "status": 503, "detail": "db down"}`),
+			false, true, "503 SERVICE_UNAVAILABLE: db down"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			nbi := newFakeNBI(t, nil)
+			nbi.answerTokenRequests(func(w http.ResponseWriter) { test.tokenAnswer(w, nil) })
+			err := nbi.client(t).Authenticate(t.Context())
+			if err == nil {
+				t.Fatal("Authenticate succeeded")
+			}
+			if IsUnauthorized(err) != test.unauthorized || IsTransient(err) != test.transient {
+				t.Errorf("IsUnauthorized %v IsTransient %v, want %v %v", IsUnauthorized(err), IsTransient(err), test.unauthorized, test.transient)
+			}
+			if !strings.Contains(err.Error(), test.wantInMessage) {
+				t.Errorf("got %q, want it to contain %q", err, test.wantInMessage)
+			}
+			if strings.Contains(err.Error(), testPassword) {
+				t.Errorf("the error shows the password: %q", err)
+			}
+		})
+	}
+}
+
+func TestAuthenticateGetsAFreshToken(t *testing.T) {
+	nbi := newFakeNBI(t, nil)
+	client := nbi.client(t)
+	mustAuthenticate(t, client)
+	mustAuthenticate(t, client)
+	if got := nbi.tokenCount(); got != 2 {
+		t.Errorf("%d token requests, want 2", got)
+	}
+	nbi.mutex.Lock()
+	tokenBody := nbi.requests[0].Body
+	nbi.mutex.Unlock()
+	checkBody(t, tokenBody, `{"username": "admin", "password": "`+testPassword+`", "project_id": "admin"}`, nil)
+}
+
+func TestLogout(t *testing.T) {
+	var logoutStatus atomic.Int32
+	logoutStatus.Store(http.StatusNoContent)
+	nbi := newFakeNBI(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			w.WriteHeader(int(logoutStatus.Load()))
+			return
+		}
+		answer(http.StatusOK, `[]`)(w, r)
+	})
+	client := nbi.client(t)
+	if err := client.Logout(t.Context()); err != nil || len(nbi.received()) != 0 {
+		t.Fatalf("Logout without a token: %v, %d requests", err, len(nbi.received()))
+	}
+	mustAuthenticate(t, client)
+	if err := client.Logout(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	logout := nbi.received()[0]
+	if logout.Method != http.MethodDelete || logout.Path != "/osm/admin/v1/tokens/token-1" || bearerOf(logout) != "token-1" {
+		t.Errorf("logout request: %+v", logout)
+	}
+	if _, err := client.ListVIMAccounts(t.Context()); err != nil || nbi.tokenCount() != 2 {
+		t.Errorf("after Logout: %v, %d token requests", err, nbi.tokenCount())
+	}
+	logoutStatus.Store(http.StatusInternalServerError)
+	err := client.Logout(t.Context())
+	if err == nil || strings.Contains(err.Error(), "token-2") || !strings.Contains(err.Error(), "/osm/admin/v1/tokens/{id}") {
+		t.Errorf("a failed logout says %v: want the route, never the token", err)
+	}
+}
+
+func TestCancelledWhileWaitingForAToken(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{})
+	nbi := newFakeNBI(t, answer(http.StatusOK, `[]`))
+	nbi.answerTokenRequests(func(w http.ResponseWriter) {
+		close(arrived)
+		<-release
+		answer(http.StatusOK, `{"id": "late", "expires": 5000, "issued_at": 1000}`)(w, nil)
+	})
+	client := nbi.client(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() {
+		_, err := client.ListVIMAccounts(ctx)
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	err := <-done
+	close(release)
+	if !errors.Is(err, context.Canceled) || IsTransient(err) {
+		t.Errorf("got %v, want a cancellation that is not transient", err)
+	}
+}

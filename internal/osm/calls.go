@@ -1,0 +1,166 @@
+package osm
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// Version returns the NBI's version; it needs no authentication.
+func (c *Client) Version(ctx context.Context) (*Version, error) {
+	return fetch[Version](ctx, c, versionRequest())
+}
+
+// fetch sends req and decodes its answer into a new T.
+func fetch[T any](ctx context.Context, c *Client, req request) (*T, error) {
+	var decoded T
+	if err := c.do(ctx, req, &decoded); err != nil {
+		return nil, err
+	}
+	return &decoded, nil
+}
+
+// list sends a GET whose answer is a JSON list.
+func list[T any](ctx context.Context, c *Client, req request) ([]T, error) {
+	items, err := fetch[[]T](ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	return *items, nil
+}
+
+// ListVIMAccounts returns every VIM account of the project.
+func (c *Client) ListVIMAccounts(ctx context.Context) ([]VIMAccount, error) {
+	return list[VIMAccount](ctx, c, listVIMAccountsRequest())
+}
+
+// ListNSDescriptors returns every NS descriptor of the project.
+func (c *Client) ListNSDescriptors(ctx context.Context) ([]NSDescriptor, error) {
+	return list[NSDescriptor](ctx, c, listNSDescriptorsRequest())
+}
+
+// ListVNFDescriptors returns every VNF descriptor of the project.
+func (c *Client) ListVNFDescriptors(ctx context.Context) ([]VNFDescriptor, error) {
+	return list[VNFDescriptor](ctx, c, listVNFDescriptorsRequest())
+}
+
+// ListNSInstances returns the NS instances named name (names are not
+// unique), or every NS instance when name is empty.
+func (c *Client) ListNSInstances(ctx context.Context, name string) ([]NSInstance, error) {
+	return list[NSInstance](ctx, c, listNSInstancesRequest(name))
+}
+
+// GetNSInstance returns one NS instance by id.
+func (c *Client) GetNSInstance(ctx context.Context, id string) (*NSInstance, error) {
+	return fetch[NSInstance](ctx, c, getNSInstanceRequest(id))
+}
+
+// ListVNFInstances returns the VNF records of an NS instance, or every VNF
+// record when nsInstanceID is empty.
+func (c *Client) ListVNFInstances(ctx context.Context, nsInstanceID string) ([]VNFInstance, error) {
+	return list[VNFInstance](ctx, c, listVNFInstancesRequest(nsInstanceID))
+}
+
+// GetOperation returns one LCM operation by id.
+func (c *Client) GetOperation(ctx context.Context, id string) (*Operation, error) {
+	return fetch[Operation](ctx, c, getOperationRequest(id))
+}
+
+// ListOperations returns the LCM operations of an NS instance, or every
+// operation when nsInstanceID is empty.
+func (c *Client) ListOperations(ctx context.Context, nsInstanceID string) ([]Operation, error) {
+	return list[Operation](ctx, c, listOperationsRequest(nsInstanceID))
+}
+
+// CreatePackage uploads a new package and returns OSM's id of its descriptor.
+func (c *Client) CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error) {
+	req, err := createPackageRequest(pkg)
+	if err != nil {
+		return "", err
+	}
+	return c.doForID(ctx, req)
+}
+
+// UpdatePackage replaces the whole content of the package with OSM id id.
+func (c *Client) UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error {
+	req, err := updatePackageRequest(id, pkg)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, req, nil)
+}
+
+// DeletePackage deletes the package of the given kind with OSM id id.
+func (c *Client) DeletePackage(ctx context.Context, kind osmpkg.Kind, id string) error {
+	req, err := deletePackageRequest(kind, id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, req, nil)
+}
+
+// CreateNSInstance creates and instantiates an NS instance.
+func (c *Client) CreateNSInstance(ctx context.Context, create NSInstanceCreate) (*NSInstanceCreated, error) {
+	req, err := createNSInstanceRequest(create)
+	if err != nil {
+		return nil, err
+	}
+	return fetch[NSInstanceCreated](ctx, c, req)
+}
+
+// UpgradeKDU changes the Helm values of a KDU and returns the LCM operation id.
+func (c *Client) UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade KDUUpgrade) (string, error) {
+	req, err := upgradeKDURequest(nsInstanceID, upgrade)
+	if err != nil {
+		return "", err
+	}
+	return c.doForID(ctx, req)
+}
+
+// ScaleNSInstance scales a VNF of an NS instance and returns the LCM operation id.
+func (c *Client) ScaleNSInstance(ctx context.Context, nsInstanceID string, scale NSScale) (string, error) {
+	req, err := scaleNSInstanceRequest(nsInstanceID, scale)
+	if err != nil {
+		return "", err
+	}
+	return c.doForID(ctx, req)
+}
+
+// TerminateNSInstance terminates an NS instance and returns the LCM
+// operation id; with autoremove OSM deletes the record when done.
+func (c *Client) TerminateNSInstance(ctx context.Context, id string, autoremove bool) (string, error) {
+	req, err := terminateNSInstanceRequest(id, autoremove)
+	if err != nil {
+		return "", err
+	}
+	return c.doForID(ctx, req)
+}
+
+// DeleteNSInstance terminates and removes an NS instance and returns the
+// LCM operation id. With force OSM deletes the record at once, with no
+// operation: the id is then "".
+func (c *Client) DeleteNSInstance(ctx context.Context, id string, force bool) (string, error) {
+	req := deleteNSInstanceRequest(id, force)
+	answer, err := c.doAuthenticated(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if len(bytes.TrimSpace(answer.body)) == 0 {
+		return "", nil
+	}
+	var decoded idAnswer
+	if err := c.decode(req, answer, &decoded); err != nil {
+		return "", err
+	}
+	return decoded.ID, nil
+}
+
+// doForID sends req and returns the id of its {"id": ...} answer.
+func (c *Client) doForID(ctx context.Context, req request) (string, error) {
+	answer, err := fetch[idAnswer](ctx, c, req)
+	if err != nil {
+		return "", err
+	}
+	return answer.ID, nil
+}

@@ -1,0 +1,457 @@
+// Package osm is the operator's client of OSM's north-bound REST interface
+// (the NBI): authentication, descriptors and packages, NS and VNF instances,
+// and LCM operations.
+//
+// A Client is safe for concurrent use. It keeps one token for all
+// goroutines, renews it before it expires, and retries a call once after a
+// 401; it retries nothing else, since the caller's work queue owns back-off
+// (see IsTransient). Errors are *APIError (the NBI answered with an error),
+// *AuthError (authentication failed) or *RequestError (no usable answer).
+package osm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Defaults of the Client's options.
+const (
+	DefaultTimeout          = time.Minute
+	DefaultMaxResponseBytes = 256 << 20
+	DefaultUserAgent        = "osmops"
+	// maxErrorBodyBytes bounds what is read of an error answer.
+	maxErrorBodyBytes = 64 << 10
+)
+
+// Credentials are an OSM user's credentials.
+type Credentials struct {
+	Username string
+	Password string
+	// Project is the OSM project, by name or id.
+	Project string
+}
+
+// String shows the user and project, never the password.
+func (c Credentials) String() string {
+	return fmt.Sprintf("user %q in project %q", c.Username, c.Project)
+}
+
+// GoString keeps %#v from printing the password.
+func (c Credentials) GoString() string {
+	return fmt.Sprintf("osm.Credentials{Username:%q, Password:\"[redacted]\", Project:%q}", c.Username, c.Project)
+}
+
+// Client talks to one OSM NBI as one user.
+type Client struct {
+	// baseURL is the NBI root, with the path prefix ("/osm" by default).
+	baseURL          *url.URL
+	credentials      Credentials
+	httpClient       *http.Client
+	userAgent        string
+	timeout          time.Duration
+	maxResponseBytes int64
+	now              func() time.Time
+	// slots is a semaphore on in-flight requests; nil means no limit.
+	slots   chan struct{}
+	metrics clientMetrics
+
+	tokenMutex sync.Mutex
+	token      *token
+	// tokenRequests makes concurrent callers with no valid token share one token request.
+	tokenRequests singleflight.Group
+}
+
+// Option configures a Client.
+type Option func(*settings) error
+
+// settings collects the options before NewClient builds the HTTP client.
+type settings struct {
+	httpClient            *http.Client
+	caBundle              []byte
+	insecureSkipTLSVerify bool
+	timeout               time.Duration
+	maxConcurrent         int
+	userAgent             string
+	maxResponseBytes      int64
+	now                   func() time.Time
+	cluster               string
+}
+
+// WithHTTPClient makes the Client send its requests with httpClient. The TLS
+// options, if given too, apply to a copy of its *http.Transport.
+func WithHTTPClient(httpClient *http.Client) Option {
+	return func(s *settings) error {
+		if httpClient == nil {
+			return errors.New("WithHTTPClient: nil HTTP client")
+		}
+		s.httpClient = httpClient
+		return nil
+	}
+}
+
+// WithCABundle makes the Client trust only the certificate authorities of a
+// PEM bundle, instead of the system's, when it verifies the NBI's certificate.
+func WithCABundle(pem []byte) Option {
+	return func(s *settings) error {
+		s.caBundle = pem
+		return nil
+	}
+}
+
+// WithInsecureSkipTLSVerify turns off the verification of the NBI's TLS
+// certificate. Only for tests and demos.
+func WithInsecureSkipTLSVerify(skip bool) Option {
+	return func(s *settings) error {
+		s.insecureSkipTLSVerify = skip
+		return nil
+	}
+}
+
+// WithTimeout bounds each HTTP request, from sending it to reading the
+// answer (default DefaultTimeout).
+func WithTimeout(timeout time.Duration) Option {
+	return func(s *settings) error {
+		if timeout <= 0 {
+			return fmt.Errorf("WithTimeout: %v is not a positive duration", timeout)
+		}
+		s.timeout = timeout
+		return nil
+	}
+}
+
+// WithMaxConcurrentRequests bounds the number of requests in flight at once
+// (default: no bound).
+func WithMaxConcurrentRequests(n int) Option {
+	return func(s *settings) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxConcurrentRequests: %d is not positive", n)
+		}
+		s.maxConcurrent = n
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header (default DefaultUserAgent).
+func WithUserAgent(userAgent string) Option {
+	return func(s *settings) error {
+		s.userAgent = userAgent
+		return nil
+	}
+}
+
+// WithMaxResponseBytes bounds the size of a successful answer's body
+// (default DefaultMaxResponseBytes: a list of 10,000 NS records is large).
+func WithMaxResponseBytes(n int64) Option {
+	return func(s *settings) error {
+		if n <= 0 {
+			return fmt.Errorf("WithMaxResponseBytes: %d is not positive", n)
+		}
+		s.maxResponseBytes = n
+		return nil
+	}
+}
+
+// WithClock replaces time.Now for token expiry, for tests.
+func WithClock(now func() time.Time) Option {
+	return func(s *settings) error {
+		s.now = now
+		return nil
+	}
+}
+
+// WithMetricsLabel sets the value of the `cluster` label of the Client's
+// metrics, to tell OSM clusters apart.
+func WithMetricsLabel(cluster string) Option {
+	return func(s *settings) error {
+		s.cluster = cluster
+		return nil
+	}
+}
+
+// NewClient makes a Client of the NBI at baseURL, such as
+// "https://osm.example.com:9999". When baseURL has no path, the Client
+// prefixes "/osm" to the NBI's routes; otherwise it uses the path as given
+// (an NBI behind a proxy). TLS certificates are verified unless
+// WithInsecureSkipTLSVerify says otherwise.
+func NewClient(baseURL string, credentials Credentials, options ...Option) (*Client, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	s := settings{timeout: DefaultTimeout, userAgent: DefaultUserAgent, maxResponseBytes: DefaultMaxResponseBytes, now: time.Now}
+	for _, option := range options {
+		if err := option(&s); err != nil {
+			return nil, err
+		}
+	}
+	httpClient, err := s.buildHTTPClient()
+	if err != nil {
+		return nil, err
+	}
+	client := &Client{
+		baseURL:          base,
+		credentials:      credentials,
+		httpClient:       httpClient,
+		userAgent:        s.userAgent,
+		timeout:          s.timeout,
+		maxResponseBytes: s.maxResponseBytes,
+		now:              s.now,
+		metrics:          clientMetrics{cluster: s.cluster},
+	}
+	if s.maxConcurrent > 0 {
+		client.slots = make(chan struct{}, s.maxConcurrent)
+	}
+	return client, nil
+}
+
+// parseBaseURL checks the NBI root URL and gives it its default path.
+func parseBaseURL(baseURL string) (*url.URL, error) {
+	base, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("OSM NBI URL: %w", err)
+	}
+	if base.Scheme != "http" && base.Scheme != "https" {
+		return nil, fmt.Errorf("OSM NBI URL %q: the scheme must be http or https", base.Redacted())
+	}
+	if base.User != nil {
+		return nil, fmt.Errorf("OSM NBI URL %q: credentials belong in the Credentials, not in the URL", base.Redacted())
+	}
+	if base.Host == "" {
+		return nil, fmt.Errorf("OSM NBI URL %q has no host", baseURL)
+	}
+	if base.RawQuery != "" || base.Fragment != "" {
+		return nil, fmt.Errorf("OSM NBI URL %q: a query or fragment is not allowed", baseURL)
+	}
+	base.Path = strings.TrimSuffix(base.Path, "/")
+	base.RawPath = ""
+	if base.Path == "" {
+		base.Path = "/osm"
+	}
+	return base, nil
+}
+
+// buildHTTPClient makes the HTTP client, applying the TLS options to a
+// copy of the transport so that a caller's client is never changed.
+func (s *settings) buildHTTPClient() (*http.Client, error) {
+	httpClient := &http.Client{}
+	if s.httpClient != nil {
+		copied := *s.httpClient
+		httpClient = &copied
+	}
+	if s.caBundle == nil && !s.insecureSkipTLSVerify {
+		return httpClient, nil
+	}
+	transport, err := cloneTransport(httpClient.Transport)
+	if err != nil {
+		return nil, err
+	}
+	if transport.TLSClientConfig == nil {
+		transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if s.caBundle != nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(s.caBundle) {
+			return nil, errors.New("WithCABundle: the bundle holds no PEM certificate")
+		}
+		transport.TLSClientConfig.RootCAs = pool
+	}
+	transport.TLSClientConfig.InsecureSkipVerify = s.insecureSkipTLSVerify
+	httpClient.Transport = transport
+	return httpClient, nil
+}
+
+// cloneTransport copies an *http.Transport (http.DefaultTransport when nil)
+// with a copy of its TLS configuration.
+func cloneTransport(roundTripper http.RoundTripper) (*http.Transport, error) {
+	if roundTripper == nil {
+		roundTripper = http.DefaultTransport
+	}
+	transport, ok := roundTripper.(*http.Transport)
+	if !ok {
+		return nil, fmt.Errorf("the TLS options need an *http.Transport, not a %T", roundTripper)
+	}
+	return transport.Clone(), nil
+}
+
+// request is one NBI call, built by the pure functions of requests.go.
+type request struct {
+	method string
+	// route is the path template, such as "/nslcm/v1/ns_instances/{id}/action":
+	// the metrics' label, which must not hold ids.
+	route string
+	// path is the route with its ids, relative to the NBI root.
+	path  string
+	query url.Values
+	// body is replayable, for the retry after a 401.
+	body        []byte
+	contentType string
+	header      http.Header
+	// anonymous requests carry no token.
+	anonymous bool
+	// secretPath marks a path that holds a secret (a token): errors show the route instead.
+	secretPath bool
+}
+
+// response is a 2xx answer.
+type response struct {
+	status int
+	body   []byte
+}
+
+// displayPath is the URL path of a request, for errors and logs.
+func (c *Client) displayPath(req request) string {
+	if req.secretPath {
+		return c.baseURL.Path + req.route
+	}
+	return c.baseURL.Path + req.path
+}
+
+// do sends an authenticated request and decodes a 2xx answer's JSON into
+// out (unless out is nil). A 401 invalidates the token; the request is then
+// sent once more with a new token.
+func (c *Client) do(ctx context.Context, req request, out any) error {
+	answer, err := c.doAuthenticated(ctx, req)
+	if err != nil {
+		return err
+	}
+	return c.decode(req, answer, out)
+}
+
+func (c *Client) doAuthenticated(ctx context.Context, req request) (*response, error) {
+	if req.anonymous {
+		return c.send(ctx, req, "")
+	}
+	current, err := c.validToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	answer, err := c.send(ctx, req, current.id)
+	if statusOf(err) != http.StatusUnauthorized {
+		return answer, err
+	}
+	c.invalidate(current)
+	renewed, err := c.validToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(ctx, req, renewed.id)
+}
+
+// decode reads a 2xx answer's JSON into out.
+func (c *Client) decode(req request, answer *response, out any) error {
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(answer.body, out); err != nil {
+		return &RequestError{Method: req.method, Path: c.displayPath(req),
+			Err: fmt.Errorf("the %d answer is not the JSON expected: %w", answer.status, err)}
+	}
+	return nil
+}
+
+// send makes one HTTP request. A non-2xx answer is an *APIError; a failure
+// to get an answer is a *RequestError.
+func (c *Client) send(ctx context.Context, req request, bearer string) (*response, error) {
+	path := c.displayPath(req)
+	if err := c.acquireSlot(ctx); err != nil {
+		return nil, transportError(req.method, path, err)
+	}
+	defer c.releaseSlot()
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	// req.path is already escaped (ids go through url.PathEscape).
+	target := c.baseURL.Scheme + "://" + c.baseURL.Host + c.baseURL.EscapedPath() + req.path
+	if len(req.query) > 0 {
+		target += "?" + req.query.Encode()
+	}
+	httpRequest, err := http.NewRequestWithContext(ctx, req.method, target, bytes.NewReader(req.body))
+	if err != nil {
+		return nil, &RequestError{Method: req.method, Path: path, Err: err}
+	}
+	for name, values := range req.header {
+		httpRequest.Header[name] = values
+	}
+	httpRequest.Header.Set("Accept", "application/json")
+	httpRequest.Header.Set("User-Agent", c.userAgent)
+	if req.contentType != "" {
+		httpRequest.Header.Set("Content-Type", req.contentType)
+	}
+	if bearer != "" {
+		httpRequest.Header.Set("Authorization", "Bearer "+bearer)
+	}
+
+	started := time.Now()
+	httpResponse, err := c.httpClient.Do(httpRequest)
+	if err != nil {
+		c.metrics.observe(req, 0, len(req.body), 0, time.Since(started))
+		return nil, transportError(req.method, path, err)
+	}
+	defer httpResponse.Body.Close()
+	success := httpResponse.StatusCode >= 200 && httpResponse.StatusCode < 300
+	limit := int64(maxErrorBodyBytes)
+	if success {
+		limit = c.maxResponseBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(httpResponse.Body, limit+1))
+	c.metrics.observe(req, httpResponse.StatusCode, len(req.body), len(body), time.Since(started))
+	switch {
+	case err != nil:
+		return nil, transportError(req.method, path, err)
+	case !success:
+		return nil, newAPIError(req.method, path, httpResponse.StatusCode, body[:min(int64(len(body)), limit)], c.credentials.Password, bearer)
+	case int64(len(body)) > limit:
+		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf("the answer is larger than %d bytes", limit)}
+	}
+	return &response{status: httpResponse.StatusCode, body: body}, nil
+}
+
+// transportError wraps an error of the HTTP client; url.Error is unwrapped
+// since the RequestError already names the request.
+func transportError(method, path string, err error) *RequestError {
+	var urlError *url.Error
+	if errors.As(err, &urlError) {
+		err = urlError.Err
+	}
+	return &RequestError{Method: method, Path: path, Err: err, transient: isTransientCause(err)}
+}
+
+func (c *Client) acquireSlot(ctx context.Context) error {
+	if c.slots == nil {
+		return nil
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Client) releaseSlot() {
+	if c.slots != nil {
+		<-c.slots
+	}
+}
+
+// String names the NBI and the user, never the password, so that printing
+// a Client cannot leak it.
+func (c *Client) String() string {
+	return fmt.Sprintf("OSM NBI client of %s as %s", c.baseURL.Redacted(), c.credentials)
+}
+
+// GoString is String, for %#v.
+func (c *Client) GoString() string { return c.String() }

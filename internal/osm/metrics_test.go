@@ -1,0 +1,86 @@
+package osm
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// gatheredMetric returns the metric of the controller-runtime registry with
+// that name and labels, or nil.
+func gatheredMetric(t *testing.T, name string, labels map[string]string) *dto.Metric {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			matches := 0
+			for _, pair := range metric.GetLabel() {
+				if labels[pair.GetName()] == pair.GetValue() {
+					matches++
+				}
+			}
+			if matches == len(labels) && len(metric.GetLabel()) == len(labels) {
+				return metric
+			}
+		}
+	}
+	return nil
+}
+
+func TestMetricsAreRecordedPerRoute(t *testing.T) {
+	const body = `{"_id": "ns-secret-id", "name": "ldap"}`
+	nbi := newFakeNBI(t, answer(http.StatusOK, body))
+	client := nbi.client(t, WithMetricsLabel("metrics-test"))
+	if _, err := client.GetNSInstance(t.Context(), "ns-secret-id"); err != nil {
+		t.Fatal(err)
+	}
+	get := map[string]string{"cluster": "metrics-test", "method": "GET", "route": "/nslcm/v1/ns_instances_content/{id}"}
+	withCode := map[string]string{"code": "200"}
+	for name, value := range get {
+		withCode[name] = value
+	}
+	if metric := gatheredMetric(t, "osmops_nbi_requests_total", withCode); metric.GetCounter().GetValue() != 1 {
+		t.Errorf("requests: %v", metric)
+	}
+	if metric := gatheredMetric(t, "osmops_nbi_request_duration_seconds", withCode); metric.GetHistogram().GetSampleCount() != 1 {
+		t.Errorf("durations: %v", metric)
+	}
+	if metric := gatheredMetric(t, "osmops_nbi_response_bytes_total", get); metric.GetCounter().GetValue() != float64(len(body)) {
+		t.Errorf("response bytes: %v", metric)
+	}
+	token := map[string]string{"cluster": "metrics-test", "method": "POST", "route": "/admin/v1/tokens"}
+	if metric := gatheredMetric(t, "osmops_nbi_request_bytes_total", token); metric.GetCounter().GetValue() == 0 {
+		t.Errorf("request bytes of the token request: %v", metric)
+	}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if strings.Contains(family.String(), "ns-secret-id") {
+			t.Errorf("metric %s has a raw id in a label", family.GetName())
+		}
+	}
+}
+
+func TestMetricsCountFailedRequests(t *testing.T) {
+	nbi := newFakeNBI(t, nil)
+	client := nbi.client(t, WithMetricsLabel("metrics-failure-test"))
+	nbi.server.Close()
+	if _, err := client.Version(t.Context()); err == nil {
+		t.Fatal("Version succeeded against a closed server")
+	}
+	labels := map[string]string{"cluster": "metrics-failure-test", "method": "GET", "route": "/version", "code": "error"}
+	if metric := gatheredMetric(t, "osmops_nbi_requests_total", labels); metric.GetCounter().GetValue() != 1 {
+		t.Errorf("failed requests: %v", metric)
+	}
+}

@@ -1,0 +1,268 @@
+package osm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// NSInstanceCreate is the body of an NS instance creation (which also
+// instantiates it).
+type NSInstanceCreate struct {
+	Name string `json:"nsName"`
+	// NsdID is OSM's id (`_id`) of the NSD.
+	NsdID string `json:"nsdId"`
+	// VIMAccountID is OSM's id (`_id`) of the VIM account.
+	VIMAccountID          string         `json:"vimAccountId"`
+	Description           string         `json:"nsDescription,omitempty"`
+	AdditionalParamsForNs map[string]any `json:"additionalParamsForNs,omitempty"`
+	// AdditionalParamsForVnf carries the KDU values, per VNF.
+	AdditionalParamsForVnf []VnfParams `json:"additionalParamsForVnf,omitempty"`
+}
+
+// VnfParams are the parameters of one VNF of an NS instance.
+type VnfParams struct {
+	// MemberVnfIndex is the NSD vnf-profile id of the VNF. The NBI does not
+	// check it: a wrong one fails later inside OSM.
+	MemberVnfIndex         string         `json:"member-vnf-index"`
+	AdditionalParams       map[string]any `json:"additionalParams,omitempty"`
+	AdditionalParamsForKdu []KDUParams    `json:"additionalParamsForKdu,omitempty"`
+}
+
+// KDUParams are the parameters of one KDU: AdditionalParams are its Helm values.
+type KDUParams struct {
+	// KDUName is the VNFD's KDU name. The NBI does not check it either.
+	KDUName          string         `json:"kdu_name"`
+	AdditionalParams map[string]any `json:"additionalParams,omitempty"`
+	KDUModel         string         `json:"kdu_model,omitempty"`
+	K8sNamespace     string         `json:"k8s-namespace,omitempty"`
+}
+
+// NSInstanceCreated is the answer to an NS instance creation.
+type NSInstanceCreated struct {
+	ID string `json:"id"`
+	// OperationID is the instantiation's LCM operation.
+	OperationID string `json:"nslcmop_id"`
+}
+
+// KDUUpgrade changes the Helm values of a KDU of an NS instance.
+type KDUUpgrade struct {
+	MemberVnfIndex string
+	KDUName        string
+	// Params are the new values; nil sends an empty object, never null,
+	// which the NBI refuses.
+	Params map[string]any
+}
+
+// ScaleDirection is the direction of a VNF scaling.
+type ScaleDirection string
+
+// Scaling directions.
+const (
+	ScaleOut ScaleDirection = "SCALE_OUT"
+	ScaleIn  ScaleDirection = "SCALE_IN"
+)
+
+// NSScale scales a VNF of an NS instance by one step of a scaling group.
+type NSScale struct {
+	MemberVnfIndex string
+	// ScalingGroup is the VNFD's scaling-group-descriptor.
+	ScalingGroup string
+	Direction    ScaleDirection
+}
+
+// idAnswer is the NBI's answer to calls that create something.
+type idAnswer struct {
+	ID string `json:"id"`
+}
+
+// The request builders below are pure: they turn a call's arguments into a
+// request, so that tests (and a simulator) can check them without a server.
+
+func getRequest(route, path string, query url.Values) request {
+	return request{method: http.MethodGet, route: route, path: path, query: query}
+}
+
+// jsonRequest makes a request whose body is the JSON of body.
+func jsonRequest(method, route, path string, body any) (request, error) {
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		return request{}, fmt.Errorf("OSM NBI %s %s: cannot encode the body: %w", method, route, err)
+	}
+	return request{method: method, route: route, path: path, body: encoded, contentType: "application/json"}, nil
+}
+
+// filter is a list filter; an empty value means no filter.
+func filter(name, value string) url.Values {
+	if value == "" {
+		return nil
+	}
+	return url.Values{name: {value}}
+}
+
+// withID fills the {id} of a route.
+func withID(route, id string) string {
+	return strings.Replace(route, "{id}", url.PathEscape(id), 1)
+}
+
+func versionRequest() request {
+	req := getRequest("/version", "/version", nil)
+	req.anonymous = true
+	return req
+}
+
+func tokenRequest(credentials Credentials) request {
+	body, _ := json.Marshal(map[string]string{
+		"username":   credentials.Username,
+		"password":   credentials.Password,
+		"project_id": credentials.Project,
+	})
+	return request{method: http.MethodPost, route: "/admin/v1/tokens", path: "/admin/v1/tokens",
+		body: body, contentType: "application/json", anonymous: true}
+}
+
+// logoutRequest revokes a token; its path holds the token, so errors show
+// the route instead.
+func logoutRequest(tokenID string) request {
+	const route = "/admin/v1/tokens/{id}"
+	return request{method: http.MethodDelete, route: route, path: withID(route, tokenID), secretPath: true}
+}
+
+func listVIMAccountsRequest() request {
+	return getRequest("/admin/v1/vim_accounts", "/admin/v1/vim_accounts", nil)
+}
+
+func listNSDescriptorsRequest() request {
+	return getRequest("/nsd/v1/ns_descriptors", "/nsd/v1/ns_descriptors", nil)
+}
+
+func listVNFDescriptorsRequest() request {
+	return getRequest("/vnfpkgm/v1/vnf_packages_content", "/vnfpkgm/v1/vnf_packages_content", nil)
+}
+
+func listNSInstancesRequest(name string) request {
+	return getRequest("/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", filter("name", name))
+}
+
+func getNSInstanceRequest(id string) request {
+	const route = "/nslcm/v1/ns_instances_content/{id}"
+	return getRequest(route, withID(route, id), nil)
+}
+
+func listVNFInstancesRequest(nsInstanceID string) request {
+	return getRequest("/nslcm/v1/vnf_instances", "/nslcm/v1/vnf_instances", filter("nsr-id-ref", nsInstanceID))
+}
+
+func getOperationRequest(id string) request {
+	const route = "/nslcm/v1/ns_lcm_op_occs/{id}"
+	return getRequest(route, withID(route, id), nil)
+}
+
+func listOperationsRequest(nsInstanceID string) request {
+	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", filter("nsInstanceId", nsInstanceID))
+}
+
+// packageRoutes are the NBI routes of each kind of package.
+var packageRoutes = map[osmpkg.Kind]struct{ create, update, remove string }{
+	osmpkg.KindVNF: {
+		create: "/vnfpkgm/v1/vnf_packages_content",
+		update: "/vnfpkgm/v1/vnf_packages/{id}/package_content",
+		remove: "/vnfpkgm/v1/vnf_packages_content/{id}",
+	},
+	osmpkg.KindNS: {
+		create: "/nsd/v1/ns_descriptors_content",
+		update: "/nsd/v1/ns_descriptors/{id}/nsd_content",
+		remove: "/nsd/v1/ns_descriptors_content/{id}",
+	},
+}
+
+func routesOf(kind osmpkg.Kind) (struct{ create, update, remove string }, error) {
+	routes, known := packageRoutes[kind]
+	if !known {
+		return routes, fmt.Errorf("OSM NBI: unknown package kind %q", kind)
+	}
+	return routes, nil
+}
+
+// packageUpload sends a whole package tarball, for a creation or a full
+// update (never the descriptor-only edit, which leaves the other files stale).
+func packageUpload(method, route, path string, pkg *osmpkg.Package) request {
+	header := http.Header{}
+	header.Set("Content-Filename", pkg.Name+".tar.gz")
+	header.Set("Content-File-MD5", pkg.MD5)
+	return request{method: method, route: route, path: path, body: pkg.Tarball, contentType: "application/gzip", header: header}
+}
+
+func createPackageRequest(pkg *osmpkg.Package) (request, error) {
+	routes, err := routesOf(pkg.Descriptor.Kind)
+	if err != nil {
+		return request{}, err
+	}
+	return packageUpload(http.MethodPost, routes.create, routes.create, pkg), nil
+}
+
+func updatePackageRequest(id string, pkg *osmpkg.Package) (request, error) {
+	routes, err := routesOf(pkg.Descriptor.Kind)
+	if err != nil {
+		return request{}, err
+	}
+	return packageUpload(http.MethodPut, routes.update, withID(routes.update, id), pkg), nil
+}
+
+func deletePackageRequest(kind osmpkg.Kind, id string) (request, error) {
+	routes, err := routesOf(kind)
+	if err != nil {
+		return request{}, err
+	}
+	return request{method: http.MethodDelete, route: routes.remove, path: withID(routes.remove, id)}, nil
+}
+
+func createNSInstanceRequest(create NSInstanceCreate) (request, error) {
+	return jsonRequest(http.MethodPost, "/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", create)
+}
+
+func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error) {
+	params := upgrade.Params
+	if params == nil {
+		params = map[string]any{}
+	}
+	const route = "/nslcm/v1/ns_instances/{id}/action"
+	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
+		"member_vnf_index": upgrade.MemberVnfIndex,
+		"kdu_name":         upgrade.KDUName,
+		"primitive":        "upgrade",
+		"primitive_params": params,
+	})
+}
+
+func scaleNSInstanceRequest(nsInstanceID string, scale NSScale) (request, error) {
+	const route = "/nslcm/v1/ns_instances/{id}/scale"
+	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
+		"scaleType": "SCALE_VNF",
+		"scaleVnfData": map[string]any{
+			"scaleVnfType": scale.Direction,
+			"scaleByStepData": map[string]any{
+				"scaling-group-descriptor": scale.ScalingGroup,
+				"member-vnf-index":         scale.MemberVnfIndex,
+			},
+		},
+	})
+}
+
+func terminateNSInstanceRequest(id string, autoremove bool) (request, error) {
+	const route = "/nslcm/v1/ns_instances/{id}/terminate"
+	return jsonRequest(http.MethodPost, route, withID(route, id), map[string]any{"autoremove": autoremove})
+}
+
+func deleteNSInstanceRequest(id string, force bool) request {
+	const route = "/nslcm/v1/ns_instances_content/{id}"
+	req := request{method: http.MethodDelete, route: route, path: withID(route, id)}
+	if force {
+		req.query = url.Values{"FORCE": {"True"}}
+	}
+	return req
+}

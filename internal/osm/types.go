@@ -1,0 +1,314 @@
+package osm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LooseString is a JSON field that OSM fills loosely: a string, null, a
+// number or even an object (errorDetail, detailed-status). A string keeps its
+// text, null is "", anything else is its compact JSON text.
+type LooseString string
+
+// UnmarshalJSON accepts any JSON value.
+func (s *LooseString) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	switch {
+	case bytes.Equal(data, []byte("null")):
+		*s = ""
+	case len(data) > 0 && data[0] == '"':
+		var text string
+		if err := json.Unmarshal(data, &text); err != nil {
+			return err
+		}
+		*s = LooseString(text)
+	default:
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			return err
+		}
+		*s = LooseString(compact.String())
+	}
+	return nil
+}
+
+// Number is a JSON number that OSM may also send as a string ("0.25") or
+// null (0).
+type Number float64
+
+// UnmarshalJSON accepts a number, a string holding one, or null.
+func (n *Number) UnmarshalJSON(data []byte) error {
+	text := strings.Trim(string(bytes.TrimSpace(data)), `"`)
+	if text == "null" || text == "" {
+		*n = 0
+		return nil
+	}
+	value, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not a number", data)
+	}
+	*n = Number(value)
+	return nil
+}
+
+// Time reads the number as seconds since the Unix epoch, as OSM writes
+// times; 0 gives the zero time.
+func (n Number) Time() time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	seconds, fraction := math.Modf(float64(n))
+	return time.Unix(int64(seconds), int64(fraction*1e9)).UTC()
+}
+
+// NS instance states (nsState).
+const (
+	NSStateNotInstantiated = "NOT_INSTANTIATED"
+	NSStateBuilding        = "BUILDING"
+	NSStateReady           = "READY"
+	NSStateDegraded        = "DEGRADED"
+	NSStateBroken          = "BROKEN"
+	NSStateTerminating     = "TERMINATING"
+)
+
+// LCM operation states (operationState).
+const (
+	OperationProcessing         = "PROCESSING"
+	OperationCompleted          = "COMPLETED"
+	OperationPartiallyCompleted = "PARTIALLY_COMPLETED"
+	OperationFailedTemp         = "FAILED_TEMP"
+	OperationFailed             = "FAILED"
+	OperationRollingBack        = "ROLLING_BACK"
+	OperationRolledBack         = "ROLLED_BACK"
+)
+
+// Version is the NBI's version answer.
+type Version struct {
+	Version string `json:"version"`
+	Date    string `json:"date"`
+}
+
+// VIMAccount is a VIM account record.
+type VIMAccount struct {
+	// ID is OSM's id, which NS instances refer to.
+	ID          string          `json:"_id"`
+	Name        string          `json:"name"`
+	VIMType     string          `json:"vim_type"`
+	Description LooseString     `json:"description"`
+	Admin       VIMAccountAdmin `json:"_admin"`
+}
+
+// VIMAccountAdmin is the _admin part of a VIM account.
+type VIMAccountAdmin struct {
+	OperationalState string `json:"operationalState"`
+}
+
+// DescriptorAdmin is the _admin part of a descriptor record.
+type DescriptorAdmin struct {
+	OnboardingState  string `json:"onboardingState"`
+	OperationalState string `json:"operationalState"`
+	UsageState       string `json:"usageState"`
+	Revision         Number `json:"revision"`
+	Created          Number `json:"created"`
+	Modified         Number `json:"modified"`
+}
+
+// NSDescriptor is an NSD record.
+type NSDescriptor struct {
+	// ID is OSM's id (`_id`), which NS instances refer to.
+	ID string `json:"_id"`
+	// DescriptorID is the descriptor's own `id`, unique per project.
+	DescriptorID string `json:"id"`
+	Name         string `json:"name"`
+	// Version is loose: a descriptor's unquoted `version: 1.0` is a number.
+	Version LooseString `json:"version"`
+	// VnfdIDs are the `id`s of the VNF descriptors the NSD uses.
+	VnfdIDs            []string              `json:"vnfd-id"`
+	DeploymentFlavours []NSDeploymentFlavour `json:"df"`
+	Admin              DescriptorAdmin       `json:"_admin"`
+}
+
+// NSDeploymentFlavour is an entry of an NSD's df list.
+type NSDeploymentFlavour struct {
+	ID          string         `json:"id"`
+	VnfProfiles []NSVnfProfile `json:"vnf-profile"`
+}
+
+// NSVnfProfile is an entry of an NSD's df[].vnf-profile list; its ID is the
+// member-vnf-index of the VNF in NS instances.
+type NSVnfProfile struct {
+	ID     string `json:"id"`
+	VnfdID string `json:"vnfd-id"`
+}
+
+// VNFDescriptor is a VNFD record.
+type VNFDescriptor struct {
+	// ID is OSM's id (`_id`).
+	ID string `json:"_id"`
+	// DescriptorID is the descriptor's own `id`, unique per project.
+	DescriptorID string          `json:"id"`
+	ProductName  string          `json:"product-name"`
+	Version      LooseString     `json:"version"`
+	KDUs         []DescriptorKDU `json:"kdu"`
+	Admin        DescriptorAdmin `json:"_admin"`
+}
+
+// DescriptorKDU is an entry of a VNFD's kdu list.
+type DescriptorKDU struct {
+	Name       string `json:"name"`
+	HelmChart  string `json:"helm-chart"`
+	JujuBundle string `json:"juju-bundle"`
+}
+
+// NSInstance is an NS instance record.
+type NSInstance struct {
+	ID                 string      `json:"_id"`
+	Name               string      `json:"name"`
+	Description        LooseString `json:"description"`
+	NSState            string      `json:"nsState"`
+	CurrentOperation   LooseString `json:"currentOperation"`
+	CurrentOperationID LooseString `json:"currentOperationID"`
+	ErrorDescription   LooseString `json:"errorDescription"`
+	ErrorDetail        LooseString `json:"errorDetail"`
+	DetailedStatus     LooseString `json:"detailed-status"`
+	OperationalStatus  LooseString `json:"operational-status"`
+	ConfigStatus       LooseString `json:"config-status"`
+	// NsdID is OSM's id of the NSD; NsdRef is the NSD's own id.
+	NsdID             string              `json:"nsd-id"`
+	NsdRef            string              `json:"nsd-ref"`
+	InstantiateParams NSInstantiateParams `json:"instantiate_params"`
+	// VNFInstanceIDs are the ids of the NS instance's VNF records.
+	VNFInstanceIDs []string        `json:"constituent-vnfr-ref"`
+	CreateTime     Number          `json:"create-time"`
+	Admin          NSInstanceAdmin `json:"_admin"`
+}
+
+// NSInstantiateParams are the parameters an NS instance was created with.
+// OSM keeps the KDU values in the VNF records (VNFInstance), not here.
+type NSInstantiateParams struct {
+	NSName                 string      `json:"nsName"`
+	NsdID                  string      `json:"nsdId"`
+	VIMAccountID           string      `json:"vimAccountId"`
+	NSDescription          LooseString `json:"nsDescription"`
+	AdditionalParamsForVnf []VnfParams `json:"additionalParamsForVnf"`
+}
+
+// NSInstanceAdmin is the _admin part of an NS instance record.
+type NSInstanceAdmin struct {
+	NSState  string             `json:"nsState"`
+	Deployed NSInstanceDeployed `json:"deployed"`
+}
+
+// NSInstanceDeployed is what OSM deployed for an NS instance.
+type NSInstanceDeployed struct {
+	K8s []DeployedKDU `json:"K8s"`
+}
+
+// DeployedKDU is an entry of an NS instance's _admin.deployed.K8s list.
+type DeployedKDU struct {
+	KDUInstance    string      `json:"kdu-instance"`
+	KDUName        string      `json:"kdu-name"`
+	MemberVnfIndex string      `json:"member-vnf-index"`
+	KDUModel       string      `json:"kdu-model"`
+	Namespace      string      `json:"namespace"`
+	K8sClusterID   string      `json:"k8scluster-uuid"`
+	Status         LooseString `json:"status"`
+}
+
+// VNFInstance is a VNF record: where OSM keeps a KNF's live KDU values.
+type VNFInstance struct {
+	ID             string      `json:"_id"`
+	NSInstanceID   string      `json:"nsr-id-ref"`
+	MemberVnfIndex string      `json:"member-vnf-index-ref"`
+	VnfdRef        string      `json:"vnfd-ref"`
+	VnfdID         string      `json:"vnfd-id"`
+	VIMAccountID   string      `json:"vim-account-id"`
+	KDURecords     []KDURecord `json:"kdur"`
+}
+
+// KDURecord is an entry of a VNF record's kdur list.
+type KDURecord struct {
+	KDUName   string `json:"kdu-name"`
+	HelmChart string `json:"helm-chart"`
+	// AdditionalParams holds the KDU's values as OSM stores them: a
+	// JSON-encoded string (an object is tolerated too). See Params.
+	AdditionalParams LooseString     `json:"additionalParams"`
+	K8sNamespace     string          `json:"k8s-namespace"`
+	K8sCluster       KDURecordTarget `json:"k8s-cluster"`
+	Status           LooseString     `json:"status"`
+}
+
+// KDURecordTarget names the Kubernetes cluster a KDU runs on.
+type KDURecordTarget struct {
+	ID string `json:"id"`
+}
+
+// Params decodes AdditionalParams; no values give a nil map.
+func (k KDURecord) Params() (map[string]any, error) {
+	if strings.TrimSpace(string(k.AdditionalParams)) == "" {
+		return nil, nil
+	}
+	var params map[string]any
+	if err := json.Unmarshal([]byte(k.AdditionalParams), &params); err != nil {
+		return nil, fmt.Errorf("additionalParams of KDU %q are not a JSON object: %w", k.KDUName, err)
+	}
+	return params, nil
+}
+
+// Operation is an NS LCM operation record (nslcmop).
+type Operation struct {
+	ID               string `json:"_id"`
+	OperationState   string `json:"operationState"`
+	LCMOperationType string `json:"lcmOperationType"`
+	NSInstanceID     string `json:"nsInstanceId"`
+	// StartTime and StatusEnteredTime are epoch seconds; see StartedAt and StatusEnteredAt.
+	StartTime         Number      `json:"startTime"`
+	StatusEnteredTime Number      `json:"statusEnteredTime"`
+	ErrorMessage      LooseString `json:"errorMessage"`
+	// DetailedStatus is read from detailedStatus or, failing that, detailed-status.
+	DetailedStatus  LooseString    `json:"detailedStatus"`
+	Stage           LooseString    `json:"stage"`
+	OperationParams map[string]any `json:"operationParams"`
+}
+
+// UnmarshalJSON reads an operation record; OSM spells the detailed status
+// both detailedStatus and detailed-status.
+func (o *Operation) UnmarshalJSON(data []byte) error {
+	type plain Operation
+	var record struct {
+		plain
+		DashedStatus LooseString `json:"detailed-status"`
+	}
+	if err := json.Unmarshal(data, &record); err != nil {
+		return err
+	}
+	*o = Operation(record.plain)
+	if o.DetailedStatus == "" {
+		o.DetailedStatus = record.DashedStatus
+	}
+	return nil
+}
+
+// StartedAt is when the operation started.
+func (o Operation) StartedAt() time.Time { return o.StartTime.Time() }
+
+// StatusEnteredAt is when the operation entered its current state.
+func (o Operation) StatusEnteredAt() time.Time { return o.StatusEnteredTime.Time() }
+
+// Done tells whether the operation has ended, well or badly. ROLLING_BACK
+// is still under way.
+func (o Operation) Done() bool {
+	switch o.OperationState {
+	case OperationCompleted, OperationPartiallyCompleted, OperationFailedTemp, OperationFailed, OperationRolledBack:
+		return true
+	}
+	return false
+}
+
+// Succeeded tells whether the operation ended completely well.
+func (o Operation) Succeeded() bool { return o.OperationState == OperationCompleted }
