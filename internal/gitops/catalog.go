@@ -1,0 +1,153 @@
+package gitops
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// maxListedVIMAccounts bounds the VIM account names a problem lists.
+const maxListedVIMAccounts = 10
+
+// Catalog is what a revision may reference: OSM's descriptors and VIM
+// accounts, with the revision's own packages laid over them.
+type Catalog struct {
+	// NSDs are by descriptor id.
+	NSDs map[string]osmpkg.Descriptor
+	// VNFDs are by descriptor id.
+	VNFDs map[string]osmpkg.Descriptor
+	// VIMAccounts are by name.
+	VIMAccounts map[string]bool
+}
+
+// NewCatalog makes the catalog of OSM's current descriptors and VIM account
+// names, with the descriptors of rev's packages (nil for none) replacing
+// OSM's ones of the same id: those are what OSM will hold once the revision
+// is applied.
+func NewCatalog(nsds, vnfds []osmpkg.Descriptor, vimNames []string, rev *Revision) Catalog {
+	catalog := Catalog{
+		NSDs:        map[string]osmpkg.Descriptor{},
+		VNFDs:       map[string]osmpkg.Descriptor{},
+		VIMAccounts: map[string]bool{},
+	}
+	for _, nsd := range nsds {
+		catalog.NSDs[nsd.ID] = nsd
+	}
+	for _, vnfd := range vnfds {
+		catalog.VNFDs[vnfd.ID] = vnfd
+	}
+	for _, name := range vimNames {
+		catalog.VIMAccounts[name] = true
+	}
+	if rev == nil {
+		return catalog
+	}
+	for _, pkg := range rev.Packages {
+		switch pkg.Descriptor.Kind {
+		case osmpkg.KindNS:
+			catalog.NSDs[pkg.Descriptor.ID] = pkg.Descriptor
+		case osmpkg.KindVNF:
+			catalog.VNFDs[pkg.Descriptor.ID] = pkg.Descriptor
+		}
+	}
+	return catalog
+}
+
+// CheckReferences checks what the revision names against the catalog, since
+// the NBI accepts a wrong member-vnf-index or KDU name and fails only later,
+// inside OSM: each NS instance's NSD, vnf-profile, the profile's VNFD, KDU
+// and VIM account, and each NS package's VNFDs. The problems are sorted, at
+// the line of the field concerned, or at the package folder.
+func (r *Revision) CheckReferences(c Catalog) []Problem {
+	var problems []Problem
+	for _, instance := range r.NsInstances {
+		problems = append(problems, instance.checkReferences(c)...)
+	}
+	for _, pkg := range r.Packages {
+		if pkg.Descriptor.Kind != osmpkg.KindNS {
+			continue
+		}
+		for _, id := range pkg.Descriptor.VnfdIDs {
+			if _, known := c.VNFDs[id]; !known {
+				problems = append(problems, problemf(pkg.Source, 0, "vnfd-id %q names a VNFD that is neither in OSM nor in this revision", id))
+			}
+		}
+	}
+	sortProblems(problems)
+	return problems
+}
+
+// checkReferences checks one NS instance; a reference is checked only when
+// the one it depends on resolved.
+func (n NsInstance) checkReferences(c Catalog) []Problem {
+	var problems []Problem
+	at := func(field, format string, args ...any) {
+		problems = append(problems, problemf(n.Source.File, n.Source.LineOf(field), format, args...))
+	}
+	if !c.VIMAccounts[n.VimAccountName] {
+		at("vimAccountName", "vimAccountName %q is not a VIM account of OSM (known: %s)", n.VimAccountName, listSome(slices.Collect(maps.Keys(c.VIMAccounts)), maxListedVIMAccounts))
+	}
+	nsd, known := c.NSDs[n.NsdName]
+	if !known {
+		at("nsdName", "nsdName %q is not an NSD id in OSM nor in this revision", n.NsdName)
+		return problems
+	}
+	profile, found := findVnfProfile(nsd, n.VnfName)
+	if !found {
+		at("vnfName", "vnfName %q is not a vnf-profile of NSD %q (valid: %s)", n.VnfName, nsd.ID, listSome(namesOf(nsd.VnfProfiles, func(p osmpkg.VnfProfile) string { return p.ID }), 0))
+		return problems
+	}
+	vnfd, known := c.VNFDs[profile.VnfdID]
+	if !known {
+		at("vnfName", "vnf-profile %q of NSD %q uses VNFD %q, which is neither in OSM nor in this revision", profile.ID, nsd.ID, profile.VnfdID)
+		return problems
+	}
+	if !slices.ContainsFunc(vnfd.KDUs, func(kdu osmpkg.KDU) bool { return kdu.Name == n.KDU.Name }) {
+		at("kdu.name", "kdu.name %q is not a KDU of VNFD %q (valid: %s)", n.KDU.Name, vnfd.ID, listSome(namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name }), 0))
+	}
+	return problems
+}
+
+// findVnfProfile finds the vnf-profile id of an NSD.
+func findVnfProfile(nsd osmpkg.Descriptor, id string) (osmpkg.VnfProfile, bool) {
+	at := slices.IndexFunc(nsd.VnfProfiles, func(profile osmpkg.VnfProfile) bool { return profile.ID == id })
+	if at < 0 {
+		return osmpkg.VnfProfile{}, false
+	}
+	return nsd.VnfProfiles[at], true
+}
+
+// namesOf lists the name of each item, for messages.
+func namesOf[T any](items []T, name func(T) string) []string {
+	names := make([]string, 0, len(items))
+	for _, item := range items {
+		names = append(names, name(item))
+	}
+	return names
+}
+
+// listSome renders names sorted and without repeats, quoted, at most limit
+// of them (0: all) and how many more: `"a", "b" and 3 more`; "none" when
+// empty.
+func listSome(names []string, limit int) string {
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	if len(names) == 0 {
+		return "none"
+	}
+	shown := names
+	if limit > 0 && len(names) > limit {
+		shown = names[:limit]
+	}
+	quoted := make([]string, 0, len(shown))
+	for _, name := range shown {
+		quoted = append(quoted, fmt.Sprintf("%q", name))
+	}
+	text := strings.Join(quoted, ", ")
+	if hidden := len(names) - len(shown); hidden > 0 {
+		text += fmt.Sprintf(" and %d more", hidden)
+	}
+	return text
+}

@@ -1,0 +1,123 @@
+package gitops
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+func TestCheckReferencesOfTheFirstGenerationRepository(t *testing.T) {
+	revision, err := Load("testdata/firstgen", Options{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	// OSM holds nothing yet: the revision's packages provide the NSD and VNFD.
+	catalog := NewCatalog(nil, nil, []string{"mylocation1"}, revision)
+	if problems := revision.CheckReferences(catalog); problems != nil {
+		t.Errorf("CheckReferences = %v, want none", problemStrings(problems))
+	}
+}
+
+func TestCheckReferences(t *testing.T) {
+	osmNSD := osmpkg.Descriptor{
+		Kind: osmpkg.KindNS, ID: "openldap_ns", VnfdIDs: []string{"openldap_knf"},
+		VnfProfiles: []osmpkg.VnfProfile{{ID: "openldap", VnfdID: "openldap_knf"}, {ID: "backup", VnfdID: "backup_knf"}},
+	}
+	osmVNFD := osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", KDUs: []osmpkg.KDU{{Name: "ldap"}, {Name: "admin"}}}
+	var manyVIMs []string
+	for i := range 12 {
+		manyVIMs = append(manyVIMs, fmt.Sprintf("vim%02d", i))
+	}
+	instance := func(change func(*NsInstance)) NsInstance {
+		n := NsInstance{
+			Name: "ldap", NsdName: "openldap_ns", VnfName: "openldap", VimAccountName: "vim00", KDU: KDU{Name: "ldap"},
+			Source: SourceRef{File: "ldap.ops.yaml", Line: 1, FieldLines: map[string]int{
+				"name": 2, "nsdName": 3, "vnfName": 4, "vimAccountName": 5, "kdu": 6, "kdu.name": 7,
+			}},
+		}
+		if change != nil {
+			change(&n)
+		}
+		return n
+	}
+	revisionPackage := func(source string, descriptor osmpkg.Descriptor) Package {
+		return Package{Source: source, Package: &osmpkg.Package{Name: descriptor.ID, Descriptor: descriptor}}
+	}
+	tests := []struct {
+		name      string
+		instances []NsInstance
+		packages  []Package
+		want      []string
+	}{
+		{name: "all known", instances: []NsInstance{instance(nil)}},
+		{
+			name:      "unknown NSD",
+			instances: []NsInstance{instance(func(n *NsInstance) { n.NsdName = "ldap_ns" })},
+			want:      []string{`ldap.ops.yaml:3: nsdName "ldap_ns" is not an NSD id in OSM nor in this revision`},
+		},
+		{
+			name:      "unknown vnf-profile",
+			instances: []NsInstance{instance(func(n *NsInstance) { n.VnfName = "1" })},
+			want:      []string{`ldap.ops.yaml:4: vnfName "1" is not a vnf-profile of NSD "openldap_ns" (valid: "backup", "openldap")`},
+		},
+		{
+			name:      "the profile's VNFD is unknown",
+			instances: []NsInstance{instance(func(n *NsInstance) { n.VnfName = "backup" })},
+			want:      []string{`ldap.ops.yaml:4: vnf-profile "backup" of NSD "openldap_ns" uses VNFD "backup_knf", which is neither in OSM nor in this revision`},
+		},
+		{
+			name:      "unknown KDU",
+			instances: []NsInstance{instance(func(n *NsInstance) { n.KDU.Name = "openldap" })},
+			want:      []string{`ldap.ops.yaml:7: kdu.name "openldap" is not a KDU of VNFD "openldap_knf" (valid: "admin", "ldap")`},
+		},
+		{
+			name:      "unknown VIM account, and NSD: both reported",
+			instances: []NsInstance{instance(func(n *NsInstance) { n.VimAccountName = "mylocation1"; n.NsdName = "x" })},
+			want: []string{
+				`ldap.ops.yaml:3: nsdName "x" is not an NSD id in OSM nor in this revision`,
+				`ldap.ops.yaml:5: vimAccountName "mylocation1" is not a VIM account of OSM (known: "vim00", "vim01", "vim02", "vim03", "vim04", "vim05", "vim06", "vim07", "vim08", "vim09" and 2 more)`,
+			},
+		},
+		{
+			name: "the revision's packages replace OSM's descriptors",
+			instances: []NsInstance{instance(func(n *NsInstance) {
+				n.VnfName = "backup"
+				n.KDU.Name = "restic"
+			})},
+			packages: []Package{
+				revisionPackage("osm-pkgs/backup_knf", osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "backup_knf", KDUs: []osmpkg.KDU{{Name: "restic"}}}),
+			},
+		},
+		{
+			name: "an NS package naming an unknown VNFD",
+			packages: []Package{
+				revisionPackage("osm-pkgs/new_ns", osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns", VnfdIDs: []string{"openldap_knf", "missing_knf"}}),
+			},
+			want: []string{`osm-pkgs/new_ns: vnfd-id "missing_knf" names a VNFD that is neither in OSM nor in this revision`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			revision := &Revision{NsInstances: tc.instances, Packages: tc.packages}
+			catalog := NewCatalog([]osmpkg.Descriptor{osmNSD}, []osmpkg.Descriptor{osmVNFD}, manyVIMs, revision)
+			if diff := cmp.Diff(tc.want, problemStrings(revision.CheckReferences(catalog))); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewCatalogWithoutRevision(t *testing.T) {
+	catalog := NewCatalog(nil, []osmpkg.Descriptor{{Kind: osmpkg.KindVNF, ID: "v"}}, nil, nil)
+	want := Catalog{
+		NSDs:        map[string]osmpkg.Descriptor{},
+		VNFDs:       map[string]osmpkg.Descriptor{"v": {Kind: osmpkg.KindVNF, ID: "v"}},
+		VIMAccounts: map[string]bool{},
+	}
+	if diff := cmp.Diff(want, catalog); diff != "" {
+		t.Errorf("NewCatalog (-want +got):\n%s", diff)
+	}
+}

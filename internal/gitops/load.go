@@ -1,0 +1,156 @@
+// Package gitops reads one unpacked revision of a GitOps repository (the
+// deployment files that declare NS instances, and the OSM package sources)
+// into a validated model, and cross-checks it against what OSM holds. It
+// reads the repositories of the first generation (OSM Ops) unchanged,
+// osm_ops_config.yaml included.
+//
+// Every problem of a revision is collected, with its file and line, so that
+// the operator can apply nothing and say everything that is wrong at once.
+package gitops
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Revision is a validated revision.
+type Revision struct {
+	// NsInstances are sorted by Name; names are unique.
+	NsInstances []NsInstance
+	// Packages come in dependency order: each after the packages of the
+	// revision it references.
+	Packages []Package
+	// Warnings are things to tell the user (as events) that do not stop
+	// the revision from being applied.
+	Warnings []string
+	// Settings are the resolved settings the revision was read with.
+	Settings Settings
+}
+
+// Load reads and validates the revision unpacked at root. Every problem of
+// the revision is returned at once in a *ValidationError; the Revision then
+// holds only Settings and Warnings (for status and events) and must not be
+// applied. Other errors are I/O failures. Files are read through an
+// os.Root, so no symlink can lead the reads outside root.
+func Load(root string, opts Options) (*Revision, error) {
+	dir, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("opening the revision: %w", err)
+	}
+	defer func() { _ = dir.Close() }()
+	fsys := dir.FS()
+
+	config, warnings, problems, err := readRepoConfig(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", ConfigFileName, err)
+	}
+	settings, settingProblems := resolveSettings(opts, config)
+	problems = append(problems, settingProblems...)
+	revision := &Revision{Settings: settings, Warnings: warnings}
+	if len(problems) > 0 {
+		return revision, newValidationError(problems)
+	}
+	if problem := checkScanFolder(fsys, settings, opts, config); problem != nil {
+		return revision, newValidationError([]Problem{*problem})
+	}
+
+	instances, problems, err := loadNsInstances(fsys, settings)
+	if err != nil {
+		return nil, err
+	}
+	packages, packageProblems, err := loadPackages(root, fsys, settings)
+	if err != nil {
+		return nil, fmt.Errorf("reading the packages: %w", err)
+	}
+	problems = append(problems, packageProblems...)
+	if len(problems) > 0 {
+		return revision, newValidationError(problems)
+	}
+	revision.NsInstances, revision.Packages = instances, packages
+	return revision, nil
+}
+
+// newValidationError sorts the problems into a ValidationError.
+func newValidationError(problems []Problem) *ValidationError {
+	sortProblems(problems)
+	return &ValidationError{Problems: problems}
+}
+
+// checkScanFolder makes sure the scanned folder exists, reporting it where
+// its path was set.
+func checkScanFolder(fsys fs.FS, settings Settings, opts Options, config repoConfig) *Problem {
+	info, err := fs.Stat(fsys, settings.Path)
+	if err == nil && info.IsDir() {
+		return nil
+	}
+	at := specOrigin("path")
+	if opts.Path == "" {
+		at = config.targetDirAt
+	}
+	problem := at.problemf("the folder %q does not exist in the revision", settings.Path)
+	return &problem
+}
+
+// loadNsInstances parses every deployment file below the scanned folder
+// (in path order, leaving out the packages folder and the settings file) and
+// refuses a name declared twice. It returns the instances sorted by name.
+func loadNsInstances(fsys fs.FS, settings Settings) ([]NsInstance, []Problem, error) {
+	files, err := deploymentFiles(fsys, settings)
+	if err != nil {
+		return nil, nil, err
+	}
+	var instances []NsInstance
+	var problems []Problem
+	declaredAt := map[string]NsInstance{}
+	for _, file := range files {
+		data, tooBig, err := readBoundedFile(fsys, file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", file, err)
+		}
+		if tooBig != nil {
+			problems = append(problems, *tooBig)
+			continue
+		}
+		instance, fileProblems := parseDeploymentFile(file, data)
+		if len(fileProblems) > 0 {
+			problems = append(problems, fileProblems...)
+			continue
+		}
+		if first, declared := declaredAt[instance.Name]; declared {
+			problems = append(problems, problemf(file, instance.Source.LineOf("name"),
+				"NS instance %q is already declared in %s:%d", instance.Name, first.Source.File, first.Source.LineOf("name")))
+			continue
+		}
+		declaredAt[instance.Name] = instance
+		instances = append(instances, instance)
+	}
+	slices.SortFunc(instances, func(a, b NsInstance) int { return strings.Compare(a.Name, b.Name) })
+	return instances, problems, nil
+}
+
+// deploymentFiles lists the regular files below the scanned folder whose
+// names have a deployment file extension, in path order.
+func deploymentFiles(fsys fs.FS, settings Settings) ([]string, error) {
+	packagesDir := settings.packagesDir()
+	var files []string
+	err := fs.WalkDir(fsys, settings.Path, func(name string, entry fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case entry.IsDir() && name == packagesDir:
+			return fs.SkipDir
+		case entry.Type().IsRegular() && name != ConfigFileName && settings.isDeploymentFile(path.Base(name)):
+			files = append(files, name)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.SkipDir) {
+		return nil, fmt.Errorf("listing the deployment files: %w", err)
+	}
+	return files, nil
+}
