@@ -52,6 +52,7 @@ type options struct {
 	metricsSecure, enableHTTP2          bool
 	concurrent                          int
 	requeueDependency                   time.Duration
+	operationPollInterval               time.Duration
 	client                              runtimeclient.Options
 	log                                 logger.Options
 	leaderElection                      leaderelection.Options
@@ -76,6 +77,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"The number of OsmDeployments and OsmClusters reconciled at once, each.")
 	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
+	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
+		"How often the OSM operations of an OsmDeployment are checked while they run.")
 	o.client.BindFlags(fs)
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
@@ -164,6 +167,10 @@ func run(o options) error {
 		MaxConcurrentReconciles: o.concurrent,
 		RateLimiter:             runtimectrl.GetRateLimiter(o.rateLimiter),
 	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controller.SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
 	clusters := controller.NewClusterRegistry()
 	if err := (&controller.OsmClusterReconciler{
 		Client:        mgr.GetClient(),
@@ -173,15 +180,16 @@ func run(o options) error {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
 	}
 	if err := (&controller.OsmDeploymentReconciler{
-		Client:               mgr.GetClient(),
-		EventRecorder:        eventRecorder,
-		Clusters:             clusters,
-		NoCrossNamespaceRefs: o.acl.NoCrossNamespaceRefs,
-		RequeueDependency:    o.requeueDependency,
+		Client:                mgr.GetClient(),
+		EventRecorder:         eventRecorder,
+		Clusters:              clusters,
+		NoCrossNamespaceRefs:  o.acl.NoCrossNamespaceRefs,
+		RequeueDependency:     o.requeueDependency,
+		OperationPollInterval: o.operationPollInterval,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}
 
 	setupLog.Info("starting manager")
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }

@@ -86,6 +86,8 @@ type OsmClusterSpec struct {
 
 // OsmClusterStatus is what the operator last learnt of the OSM installation.
 type OsmClusterStatus struct {
+	meta.ReconcileRequestStatus `json:",inline"`
+
 	// ObservedGeneration is the last generation of the spec the operator acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

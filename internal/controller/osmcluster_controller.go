@@ -2,24 +2,54 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
 )
 
-// OsmClusterReconciler checks an OSM NBI endpoint and keeps its shared client.
+// OsmClusterFinalizer holds an OsmCluster back from deletion while OsmDeployments use it.
+const OsmClusterFinalizer = "finalizers.gitops.osmops.io"
+
+// clusterRetryInterval is the wait before checking again an OsmCluster whose Secret is missing
+// or whose NBI did not answer.
+const clusterRetryInterval = 30 * time.Second
+
+// OsmClusterReconciler checks an OSM NBI endpoint and keeps its shared client in the registry.
 type OsmClusterReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
 	Clusters *ClusterRegistry
+	// ClientOptions are added to every NBI client (tests inject transports and clocks).
+	ClientOptions []osm.Option
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;update;patch
@@ -28,12 +58,26 @@ type OsmClusterReconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// SetupWithManager registers the reconciler with the manager.
+// SetupWithManager registers the reconciler: OsmClusters, and the OsmDeployments that use them
+// (to keep the count and to release a deletion waiting for them).
+// SetupIndexes must have registered the index of OsmDeployments by OsmCluster.
 func (r *OsmClusterReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&gitopsv1alpha1.OsmCluster{}).
+		For(&gitopsv1alpha1.OsmCluster{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+		Watches(&gitopsv1alpha1.OsmDeployment{}, handler.EnqueueRequestsFromMapFunc(clusterOfDeployment),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// clusterOfDeployment maps an OsmDeployment to the OsmCluster it uses.
+func clusterOfDeployment(_ context.Context, obj client.Object) []reconcile.Request {
+	d, ok := obj.(*gitopsv1alpha1.OsmDeployment)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: d.Namespace, Name: d.Spec.ClusterRef.Name}}}
 }
 
 // Reconcile checks one OsmCluster.
@@ -44,10 +88,223 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	defer func() {
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}}); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
+			patch.WithStatusObservedGeneration{}, patch.WithFieldOwner(fieldOwner)); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 	}()
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
+
+	users, err := r.countUsers(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	obj.Status.Deployments = int32(users)
+
+	if !obj.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(obj, users)
+	}
+	controllerutil.AddFinalizer(obj, OsmClusterFinalizer)
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	return r.reconcileConnection(ctx, obj)
+}
+
+// reconcileDelete holds the deletion back while OsmDeployments use the OsmCluster.
+func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users int) (ctrl.Result, error) {
+	if users > 0 {
+		msg := fmt.Sprintf("deletion waits: %d OsmDeployment(s) still use this OsmCluster", users)
+		conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.InUseReason, "%s", msg)
+		return ctrl.Result{}, nil // an OsmDeployment's deletion triggers a new reconcile
+	}
+	r.Clusters.RemoveConnection(client.ObjectKeyFromObject(obj))
+	controllerutil.RemoveFinalizer(obj, OsmClusterFinalizer)
 	return ctrl.Result{}, nil
+}
+
+// reconcileConnection (re)builds the NBI client when its settings or credentials changed, then
+// checks OSM: authenticate, read the version and VIM accounts.
+func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (ctrl.Result, error) {
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
+	creds, ca, reason, err := r.readSecrets(ctx, obj)
+	if err != nil {
+		if reason == "" {
+			return ctrl.Result{}, err
+		}
+		r.markNotReady(obj, reason, err.Error())
+		return ctrl.Result{RequeueAfter: clusterRetryInterval}, nil
+	}
+	key := client.ObjectKeyFromObject(obj)
+	fingerprint := connectionFingerprint(obj, creds, ca)
+	conn, ok := r.Clusters.Connection(key)
+	if !ok || conn.Fingerprint != fingerprint {
+		nbi, err := r.newClient(obj, creds, ca)
+		if err != nil {
+			r.markNotReady(obj, gitopsv1alpha1.InvalidCASecretReason, err.Error())
+			return ctrl.Result{}, nil
+		}
+		conn = &Connection{NBI: nbi, Parallelism: obj.GetMaxConcurrentRequests(), Fingerprint: fingerprint}
+		r.Clusters.SetConnection(key, conn)
+		if obj.Spec.InsecureSkipTLSVerify {
+			r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
+				"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
+		}
+	}
+	checker, ok := conn.NBI.(healthChecker)
+	if !ok {
+		return ctrl.Result{}, fmt.Errorf("the NBI client of %s cannot be health-checked", key)
+	}
+	version, vims, err := checkHealth(ctx, checker)
+	if err != nil {
+		reason := healthFailureReason(err)
+		r.markNotReady(obj, reason, err.Error())
+		if reason == gitopsv1alpha1.UnreachableReason {
+			return ctrl.Result{RequeueAfter: clusterRetryInterval}, nil
+		}
+		return ctrl.Result{RequeueAfter: obj.GetInterval()}, nil
+	}
+	now := metav1.Now()
+	obj.Status.OSMVersion = version
+	obj.Status.VIMAccounts = vims
+	obj.Status.LastCheckedAt = &now
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	conditions.Delete(obj, meta.StalledCondition)
+	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
+		"OSM %s answers at %s; %d VIM account(s)", version, obj.Spec.URL, len(vims))
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+}
+
+// markNotReady sets Ready=False, with a Warning event when the reason is new (not one per
+// retry of the same failure).
+func (r *OsmClusterReconciler) markNotReady(obj *gitopsv1alpha1.OsmCluster, reason, message string) {
+	if conditions.GetReason(obj, meta.ReadyCondition) != reason {
+		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", message)
+	}
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", message)
+}
+
+// healthChecker is what the OsmCluster reconciler asks of an NBI client.
+type healthChecker interface {
+	Authenticate(ctx context.Context) error
+	Version(ctx context.Context) (*osm.Version, error)
+	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
+}
+
+func checkHealth(ctx context.Context, nbi healthChecker) (string, []string, error) {
+	if err := nbi.Authenticate(ctx); err != nil {
+		return "", nil, err
+	}
+	version, err := nbi.Version(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	vims, err := nbi.ListVIMAccounts(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	names := make([]string, 0, len(vims))
+	for _, v := range vims {
+		names = append(names, v.Name)
+	}
+	sort.Strings(names)
+	return version.Version, names, nil
+}
+
+// healthFailureReason classifies a failed health check for a person to act on.
+func healthFailureReason(err error) string {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		hostname         x509.HostnameError
+		invalid          x509.CertificateInvalidError
+		verification     *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verification):
+		return gitopsv1alpha1.TLSErrorReason
+	case osm.IsUnauthorized(err):
+		return gitopsv1alpha1.AuthenticationFailedReason
+	}
+	return gitopsv1alpha1.UnreachableReason
+}
+
+// readSecrets reads the credentials and the optional CA bundle. A reason is returned with
+// the errors a person must fix (a missing Secret or key).
+func (r *OsmClusterReconciler) readSecrets(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (osm.Credentials, []byte, string, error) {
+	creds := osm.Credentials{Project: obj.GetProject()}
+	secret, reason, err := r.readSecret(ctx, obj.Namespace, obj.Spec.CredentialsSecretRef.Name,
+		gitopsv1alpha1.UsernameSecretKey, gitopsv1alpha1.PasswordSecretKey)
+	if err != nil {
+		return creds, nil, reason, err
+	}
+	creds.Username = string(secret.Data[gitopsv1alpha1.UsernameSecretKey])
+	creds.Password = string(secret.Data[gitopsv1alpha1.PasswordSecretKey])
+	if obj.Spec.CASecretRef == nil {
+		return creds, nil, "", nil
+	}
+	caSecret, reason, err := r.readSecret(ctx, obj.Namespace, obj.Spec.CASecretRef.Name, gitopsv1alpha1.CASecretKey)
+	if err != nil {
+		return creds, nil, reason, err
+	}
+	return creds, caSecret.Data[gitopsv1alpha1.CASecretKey], "", nil
+}
+
+// readSecret gets a Secret (never cached: the operator may only `get` Secrets) and checks that
+// it has the keys.
+func (r *OsmClusterReconciler) readSecret(ctx context.Context, namespace, name string, keys ...string) (*corev1.Secret, string, error) {
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, gitopsv1alpha1.SecretNotFoundReason, fmt.Errorf("Secret %s/%s not found", namespace, name)
+		}
+		return nil, "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
+	}
+	var missing []string
+	for _, key := range keys {
+		if len(secret.Data[key]) == 0 {
+			missing = append(missing, key)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, gitopsv1alpha1.SecretKeyMissingReason,
+			fmt.Errorf("Secret %s/%s has no %s", namespace, name, strings.Join(missing, " or "))
+	}
+	return secret, "", nil
+}
+
+func (r *OsmClusterReconciler) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) (*osm.Client, error) {
+	options := []osm.Option{
+		osm.WithTimeout(obj.GetTimeout()),
+		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
+		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
+		osm.WithMetricsLabel(obj.Namespace + "/" + obj.Name),
+	}
+	if ca != nil {
+		options = append(options, osm.WithCABundle(ca))
+	}
+	return osm.NewClient(obj.Spec.URL, creds, append(options, r.ClientOptions...)...)
+}
+
+// connectionFingerprint digests everything an NBI client is built from; the credentials enter
+// it only through a hash, so that it can be compared without keeping them in clear.
+func connectionFingerprint(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) string {
+	h := sha256.New()
+	for _, part := range []string{
+		obj.Spec.URL, creds.Project, creds.Username, creds.Password, string(ca),
+		fmt.Sprint(obj.Spec.InsecureSkipTLSVerify, obj.GetTimeout(), obj.GetMaxConcurrentRequests()),
+	} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// countUsers counts the OsmDeployments that reference the OsmCluster.
+func (r *OsmClusterReconciler) countUsers(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (int, error) {
+	var list gitopsv1alpha1.OsmDeploymentList
+	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace),
+		client.MatchingFields{clusterRefIndex: obj.Name}); err != nil {
+		return 0, fmt.Errorf("listing the OsmDeployments of %s: %w", obj.Name, err)
+	}
+	return len(list.Items), nil
 }

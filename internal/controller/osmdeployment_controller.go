@@ -2,19 +2,56 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/patch"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/artifact"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
 )
+
+const (
+	// fieldOwner is the field manager of the operator's patches.
+	fieldOwner = "osmops"
+	// clusterRefIndex indexes OsmDeployments by the name of their OsmCluster.
+	clusterRefIndex = ".spec.clusterRef.name"
+	// sourceRefIndex indexes OsmDeployments by "namespace/name" of their GitRepository.
+	sourceRefIndex = ".spec.sourceRef"
+	// DefaultOperationPollInterval is how often pending OSM operations are checked.
+	DefaultOperationPollInterval = 5 * time.Second
+)
+
+// ownedConditions are the conditions the operator writes on its objects.
+var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
 
 // OsmDeploymentReconciler makes OSM match the revision of a Git source.
 type OsmDeploymentReconciler struct {
@@ -23,6 +60,14 @@ type OsmDeploymentReconciler struct {
 	Clusters             *ClusterRegistry
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
+	// OperationPollInterval is how often pending OSM operations are checked.
+	OperationPollInterval time.Duration
+	// HTTPClient downloads artifacts from source-controller.
+	HTTPClient *http.Client
+	// ArtifactLimits bound what one artifact may hold.
+	ArtifactLimits artifact.Limits
+
+	revisions revisionCache
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;update;patch
@@ -31,26 +76,556 @@ type OsmDeploymentReconciler struct {
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// SetupWithManager registers the reconciler with the manager.
+// SetupIndexes registers the field indexes both reconcilers use; call it once per manager.
+func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, clusterRefIndex, func(o client.Object) []string {
+		return []string{o.(*gitopsv1alpha1.OsmDeployment).Spec.ClusterRef.Name}
+	}); err != nil {
+		return fmt.Errorf("indexing OsmDeployments by OsmCluster: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, sourceRefIndex, func(o client.Object) []string {
+		d := o.(*gitopsv1alpha1.OsmDeployment)
+		return []string{d.GetSourceNamespace() + "/" + d.Spec.SourceRef.Name}
+	}); err != nil {
+		return fmt.Errorf("indexing OsmDeployments by source: %w", err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler: OsmDeployments (spec changes and "reconcile now"
+// requests), GitRepositories whose artifact changed, and OsmClusters whose readiness changed.
 func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.OperationPollInterval == 0 {
+		r.OperationPollInterval = DefaultOperationPollInterval
+	}
+	if r.HTTPClient == nil {
+		r.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&gitopsv1alpha1.OsmDeployment{}).
+		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
+		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfSource),
+			builder.WithPredicates(artifactChanged{})).
+		Watches(&gitopsv1alpha1.OsmCluster{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfCluster),
+			builder.WithPredicates(readinessChanged{})).
 		WithOptions(opts).
 		Complete(r)
 }
 
-// Reconcile applies one OsmDeployment.
+func (r *OsmDeploymentReconciler) deploymentsOfSource(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.MatchingFields{sourceRefIndex: obj.GetNamespace() + "/" + obj.GetName()})
+}
+
+func (r *OsmDeploymentReconciler) deploymentsOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.InNamespace(obj.GetNamespace()), client.MatchingFields{clusterRefIndex: obj.GetName()})
+}
+
+func (r *OsmDeploymentReconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	var list gitopsv1alpha1.OsmDeploymentList
+	if err := r.List(ctx, &list, opts...); err != nil {
+		log.FromContext(ctx).Error(err, "listing OsmDeployments to enqueue")
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for _, d := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&d)})
+	}
+	return requests
+}
+
+// artifactChanged lets through GitRepository updates that bring a new artifact.
+type artifactChanged struct{ predicate.Funcs }
+
+func (artifactChanged) Update(e event.UpdateEvent) bool {
+	oldRepo, okOld := e.ObjectOld.(*sourcev1.GitRepository)
+	newRepo, okNew := e.ObjectNew.(*sourcev1.GitRepository)
+	if !okOld || !okNew || newRepo.Status.Artifact == nil {
+		return false
+	}
+	return oldRepo.Status.Artifact == nil || oldRepo.Status.Artifact.Digest != newRepo.Status.Artifact.Digest
+}
+
+// readinessChanged lets through OsmCluster updates whose Ready condition changed status.
+type readinessChanged struct{ predicate.Funcs }
+
+func (readinessChanged) Update(e event.UpdateEvent) bool {
+	oldCluster, okOld := e.ObjectOld.(*gitopsv1alpha1.OsmCluster)
+	newCluster, okNew := e.ObjectNew.(*gitopsv1alpha1.OsmCluster)
+	if !okOld || !okNew {
+		return false
+	}
+	return conditions.IsReady(oldCluster) != conditions.IsReady(newCluster)
+}
+
+// Reconcile applies one OsmDeployment. Its steps each set the conditions that explain them;
+// the status is written once, on return.
 func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
 	defer func() {
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}}); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
+		summarize(obj)
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
+			patch.WithFieldOwner(fieldOwner)); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
+		recordMetrics(obj, start)
 	}()
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "reconciliation in progress")
+
+	if !obj.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, obj)
+	}
+	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	retryFailed := false
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		retryFailed = v != obj.Status.LastHandledReconcileAt
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	if obj.Spec.Suspend {
+		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
+		return ctrl.Result{}, nil
+	}
+	return r.reconcile(ctx, obj, patcher, retryFailed)
+}
+
+// reconcile runs the steps of design.md from dependencies to waiting for OSM.
+func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *patch.SerialPatcher, retryFailed bool) (ctrl.Result, error) {
+	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
+	// the change that triggered this one.
+	conditions.Delete(obj, meta.StalledCondition)
+	if res, ready := r.reconcileDependencies(ctx, obj); !ready {
+		return res, nil
+	}
+	conn, res, ready := r.reconcileCluster(ctx, obj)
+	if !ready {
+		return res, nil
+	}
+	artifactRef, res, err := r.reconcileSource(ctx, obj)
+	if artifactRef == nil {
+		return res, err
+	}
+	rev, res, err := r.reconcileRevision(ctx, obj, artifactRef)
+	if rev == nil {
+		return res, err
+	}
+	if len(obj.Status.Operations) > 0 {
+		finished, res, err := r.reconcileOperations(ctx, obj, conn)
+		if !finished || err != nil || obj.Status.LastAttemptedRevision == artifactRef.Revision {
+			return res, err
+		}
+	}
+	return r.reconcileApply(ctx, obj, patcher, conn, rev, artifactRef.Revision, retryFailed)
+}
+
+// reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
+func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, bool) {
+	for _, dep := range obj.Spec.DependsOn {
+		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
+		if key.Namespace == "" {
+			key.Namespace = obj.Namespace
+		}
+		if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
+			markStalled(obj, gitopsv1alpha1.AccessDeniedReason, "dependency %s is in another namespace, which --no-cross-namespace-refs forbids", key)
+			return ctrl.Result{}, false
+		}
+		other := &gitopsv1alpha1.OsmDeployment{}
+		err := r.Get(ctx, key, other)
+		if err == nil && conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation {
+			continue
+		}
+		markWaiting(obj, gitopsv1alpha1.DependencyNotReadyReason, "waiting for dependency %s to be Ready", key)
+		return ctrl.Result{RequeueAfter: r.RequeueDependency}, false
+	}
+	return ctrl.Result{}, true
+}
+
+// reconcileCluster finds the shared NBI connection of the OsmCluster.
+func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, ctrl.Result, bool) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := r.Get(ctx, key, cluster); err != nil {
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, notFoundOr(err))
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+	}
+	conn, ok := r.Clusters.Connection(key)
+	if !ok || !conditions.IsReady(cluster) {
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is not Ready: %s", key.Name,
+			conditions.GetMessage(cluster, meta.ReadyCondition))
+		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+	}
+	return conn, ctrl.Result{}, true
+}
+
+// reconcileSource resolves the GitRepository and its current artifact.
+func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*meta.Artifact, ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: obj.GetSourceNamespace(), Name: obj.Spec.SourceRef.Name}
+	if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
+		markStalled(obj, gitopsv1alpha1.AccessDeniedReason,
+			"cross-namespace reference to GitRepository %s is forbidden (--no-cross-namespace-refs)", key)
+		return nil, ctrl.Result{}, nil
+	}
+	repo := &sourcev1.GitRepository{}
+	if err := r.Get(ctx, key, repo); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, ctrl.Result{}, err
+		}
+		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "GitRepository %s not found", key)
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+	}
+	if repo.Status.Artifact == nil {
+		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "GitRepository %s has no artifact yet", key)
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+	}
+	return repo.Status.Artifact, ctrl.Result{}, nil
+}
+
+// reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
+// digest and settings), and rejects the whole revision if any file is invalid.
+func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, ctrl.Result, error) {
+	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
+	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts)}
+	if rev, ok := r.revisions.get(client.ObjectKeyFromObject(obj), cacheKey); ok {
+		return rev, ctrl.Result{}, nil
+	}
+	rev, err := r.loadRevision(ctx, a, opts)
+	var invalid *gitops.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		obj.Status.LastAttemptedRevision = a.Revision
+		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", a.Revision, err)
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, err)
+		return nil, ctrl.Result{}, nil
+	case errors.Is(err, artifact.ErrInvalidArtifact):
+		markStalled(obj, gitopsv1alpha1.ArtifactFailedReason, "artifact of %s: %s", a.Revision, err)
+		return nil, ctrl.Result{}, nil
+	case err != nil:
+		markWaiting(obj, gitopsv1alpha1.ArtifactFailedReason, "fetching the artifact of %s: %s", a.Revision, err)
+		return nil, ctrl.Result{}, err
+	}
+	for _, warning := range rev.Warnings {
+		r.Eventf(obj, corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
+	}
+	r.revisions.put(client.ObjectKeyFromObject(obj), cacheKey, rev)
+	return rev, ctrl.Result{}, nil
+}
+
+func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, a *meta.Artifact, opts gitops.Options) (*gitops.Revision, error) {
+	dir, err := os.MkdirTemp("", "osmops-artifact-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := artifact.Fetch(ctx, r.HTTPClient, a.URL, a.Digest, dir, r.ArtifactLimits); err != nil {
+		return nil, err
+	}
+	return gitops.Load(dir, opts)
+}
+
+// reconcileOperations checks the OSM operations still running. It reports whether all of them
+// finished; failures are written to the inventory and the Ready condition.
+func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (bool, ctrl.Result, error) {
+	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
+	if err != nil {
+		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "checking OSM operations: %s", err)
+		return false, ctrl.Result{}, err
+	}
+	obj.Status.Operations = running
+	var failures []string
+	for _, outcome := range finished {
+		recordOperationMetric(outcome)
+		state := gitopsv1alpha1.NsInstanceReady
+		if outcome.Failed {
+			state = gitopsv1alpha1.NsInstanceFailed
+			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",
+				outcome.Operation.NsInstance, outcome.Operation.Type, outcome.Operation.State, outcome.Message))
+		}
+		setInstanceState(obj, outcome.Operation, state)
+	}
+	if len(failures) > 0 {
+		msg := strings.Join(failures, "; ")
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+		markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+	}
+	if len(running) > 0 {
+		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
+		oldest := running[0].StartTime.Time
+		for _, op := range running {
+			if op.StartTime.Time.Before(oldest) {
+				oldest = op.StartTime.Time
+			}
+		}
+		if time.Since(oldest) > obj.GetTimeout() {
+			conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.TimeoutReason,
+				"OSM did not finish %d operation(s) within %s", len(running), obj.GetTimeout())
+		}
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(running), obj.Status.LastAttemptedRevision)
+		return false, ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+	}
+	if len(failures) > 0 || hasFailedInstances(obj) {
+		return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
+	}
+	r.markApplied(obj, obj.Status.LastAttemptedRevision)
+	return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+}
+
+// reconcileApply observes OSM, plans the difference with the revision, and applies it.
+func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *patch.SerialPatcher,
+	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) (ctrl.Result, error) {
+	inventory := gitopsv1alpha1.Inventory{}
+	if obj.Status.Inventory != nil {
+		inventory = *obj.Status.Inventory
+	}
+	observed, err := engine.Observe(ctx, conn.NBI, len(inventory.NsInstances) > 0)
+	if err != nil {
+		return r.osmFailure(obj, "observing OSM", err)
+	}
+	nsds, vnfds := observed.Descriptors()
+	if problems := rev.CheckReferences(gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev)); len(problems) > 0 {
+		err := &gitops.ValidationError{Problems: problems}
+		obj.Status.LastAttemptedRevision = revision
+		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", revision, err)
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", revision, err)
+		return ctrl.Result{}, nil
+	}
+	claims, err := r.claims(ctx, obj, rev)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := engine.Compute(engine.Input{
+		Revision: rev, Observed: observed, Inventory: withoutRetries(inventory, retryFailed), Claims: claims,
+		Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+	})
+	obj.Status.LastAttemptedRevision = revision
+	if len(plan.Problems) > 0 {
+		err := &gitops.ValidationError{Problems: plan.Problems}
+		reason := gitopsv1alpha1.ConflictReason
+		markStalled(obj, reason, "revision %s not applied: %s", revision, err)
+		r.Eventf(obj, corev1.EventTypeWarning, reason, "revision %s not applied: %s", revision, err)
+		return ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+	}
+	obj.Status.Inventory = &plan.Inventory
+	setSummary(obj, len(rev.NsInstances))
+	if plan.Mutations() == 0 {
+		return r.finishWithoutChanges(obj, revision, plan)
+	}
+
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(&plan))
+	if len(plan.Creates) > 0 {
+		// Creates are marked pending in status before they are sent: after a crash the next
+		// reconcile looks the instances up by name instead of creating them again.
+		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording pending creates: %w", err)
+		}
+	}
+	result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
+	recordApplied(obj, &plan, result, time.Now())
+	r.eventApplied(obj, revision, &plan, result)
+	if len(result.Errors) > 0 {
+		return r.applyFailure(obj, revision, result.Errors)
+	}
+	if len(obj.Status.Operations) > 0 {
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
+		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+	}
+	r.markApplied(obj, revision)
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+}
+
+// finishWithoutChanges ends a reconcile that found OSM matching the revision.
+func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) (ctrl.Result, error) {
+	if len(plan.Orphans) > 0 && obj.Status.LastAppliedRevision != revision {
+		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
+	}
+	if hasFailedInstances(obj) {
+		msg := failedInstancesMessage(obj) + "; retried on a new revision or a reconcile request"
+		if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.OperationFailedReason {
+			msg = conditions.GetMessage(obj, meta.ReadyCondition) // keeps OSM's own words
+		}
+		markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	}
+	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing); progressing > 0 {
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for OSM to finish %d NS instance(s)", progressing)
+		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+	}
+	r.markApplied(obj, revision)
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+}
+
+// applyFailure reports the actions OSM refused: transient ones are retried with back-off,
+// the others stall the revision until it or the spec changes.
+func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment, revision string, failures []engine.ActionError) (ctrl.Result, error) {
+	messages := make([]string, 0, len(failures))
+	transient := false
+	for _, f := range failures {
+		messages = append(messages, f.Error())
+		transient = transient || retryable(f.Err)
+	}
+	msg := fmt.Sprintf("applying %s: %s", revision, strings.Join(messages, "; "))
+	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
+	if transient {
+		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "%s", msg)
+		return ctrl.Result{}, errors.New(msg)
+	}
+	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
 	return ctrl.Result{}, nil
+}
+
+// osmFailure reports a failed read of OSM.
+func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) (ctrl.Result, error) {
+	if retryable(err) {
+		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "%s: %s", what, err)
+		return ctrl.Result{}, err
+	}
+	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s: %s", what, err)
+	return ctrl.Result{}, nil
+}
+
+// retryable tells whether trying again later may succeed: OSM unreachable or overloaded, an
+// expired session, an object that changed meanwhile (404) or an NS instance busy (409).
+func retryable(err error) bool {
+	return osm.IsTransient(err) || osm.IsUnauthorized(err) || osm.IsNotFound(err) || osm.IsConflict(err) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// markApplied records a revision whose every operation completed.
+func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment, revision string) {
+	if obj.Status.LastAppliedRevision != revision {
+		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.AppliedReason, "revision %s applied: %s", revision, obj.Status.NsInstancesSummary+" NS instances ready")
+	}
+	obj.Status.LastAppliedRevision = revision
+	obj.Status.ObservedGeneration = obj.Generation
+	conditions.Delete(obj, meta.StalledCondition)
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", revision)
+}
+
+// claims returns the NS instance names of the revision that another OsmDeployment of the same
+// OsmCluster owns: from their inventories, and from the in-memory claims of reconciles that
+// have not written their status yet.
+func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision) (map[string]string, error) {
+	var others gitopsv1alpha1.OsmDeploymentList
+	if err := r.List(ctx, &others, client.InNamespace(obj.Namespace), client.MatchingFields{clusterRefIndex: obj.Spec.ClusterRef.Name}); err != nil {
+		return nil, fmt.Errorf("listing the OsmDeployments of OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
+	}
+	self := client.ObjectKeyFromObject(obj).String()
+	claims := map[string]string{}
+	for _, other := range others.Items {
+		owner := client.ObjectKeyFromObject(&other).String()
+		if owner == self || other.Status.Inventory == nil {
+			continue
+		}
+		for _, e := range other.Status.Inventory.NsInstances {
+			claims[e.Name] = owner
+		}
+	}
+	names := make([]string, 0, len(rev.NsInstances))
+	for _, ns := range rev.NsInstances {
+		if _, taken := claims[ns.Name]; !taken {
+			names = append(names, ns.Name)
+		}
+	}
+	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	for name, owner := range r.Clusters.Claim(cluster, self, names) {
+		claims[name] = owner
+	}
+	return claims, nil
+}
+
+// reconcileDelete terminates the owned NS instances when prune is on (and waits until OSM has
+// removed them), or orphans them, then lets the object go.
+func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, error) {
+	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	owned := 0
+	if obj.Status.Inventory != nil {
+		owned = len(obj.Status.Inventory.NsInstances)
+	}
+	if !obj.Spec.Prune || obj.Spec.Suspend || owned == 0 {
+		if owned > 0 {
+			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "deleted without prune: %d NS instance(s) left running in OSM", owned)
+		}
+		r.release(obj, cluster)
+		return ctrl.Result{}, nil
+	}
+	conn, ok := r.Clusters.Connection(cluster)
+	if !ok {
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s to be Ready, to terminate %d NS instance(s)", cluster.Name, owned)
+		return ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+	}
+	observed, err := engine.Observe(ctx, conn.NBI, false)
+	if err != nil {
+		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
+		return ctrl.Result{}, err
+	}
+	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: *obj.Status.Inventory, Prune: true})
+	obj.Status.Inventory = &plan.Inventory
+	if len(plan.Inventory.NsInstances) == 0 {
+		r.release(obj, cluster)
+		return ctrl.Result{}, nil
+	}
+	if len(plan.Deletes) > 0 {
+		result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
+		recordApplied(obj, &plan, result, time.Now())
+		if len(result.Errors) > 0 {
+			return r.applyFailure(obj, "deletion", result.Errors)
+		}
+		r.Eventf(obj, corev1.EventTypeNormal, "Pruning", "terminating %d NS instance(s) before deletion", len(plan.Deletes))
+	}
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
+	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+}
+
+// release drops the OsmDeployment's claims and finalizer.
+func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment, cluster types.NamespacedName) {
+	r.Clusters.ReleaseClaims(cluster, client.ObjectKeyFromObject(obj).String())
+	r.revisions.forget(client.ObjectKeyFromObject(obj))
+	controllerutil.RemoveFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+}
+
+func notFoundOr(err error) string {
+	if apierrors.IsNotFound(err) {
+		return "not found"
+	}
+	return err.Error()
+}
+
+// revisionCache keeps the last validated revision of each OsmDeployment, so that drift checks
+// and operation polls do not download and parse the artifact again.
+type revisionCache struct {
+	mu      sync.Mutex
+	entries map[types.NamespacedName]revisionEntry
+}
+
+type revisionKey struct{ digest, options string }
+
+type revisionEntry struct {
+	key      revisionKey
+	revision *gitops.Revision
+}
+
+func (c *revisionCache) get(obj types.NamespacedName, key revisionKey) (*gitops.Revision, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[obj]
+	return e.revision, ok && e.key == key
+}
+
+func (c *revisionCache) put(obj types.NamespacedName, key revisionKey, rev *gitops.Revision) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[types.NamespacedName]revisionEntry{}
+	}
+	c.entries[obj] = revisionEntry{key: key, revision: rev}
+}
+
+func (c *revisionCache) forget(obj types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, obj)
 }

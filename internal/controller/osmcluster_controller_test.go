@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// clusterReason waits until the OsmCluster's Ready condition has the reason, and returns its message.
+func (tn *tenant) clusterReason(cluster *gitopsv1alpha1.OsmCluster, status metav1.ConditionStatus, reason string) string {
+	tn.t.Helper()
+	var message string
+	tn.g.Eventually(func() string {
+		got := &gitopsv1alpha1.OsmCluster{}
+		if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got); err != nil {
+			return err.Error()
+		}
+		c := conditionOf(got.Status.Conditions, meta.ReadyCondition)
+		if c == nil {
+			return "no Ready condition"
+		}
+		message = c.Message
+		return string(c.Status) + " " + c.Reason
+	}).Should(Equal(string(status) + " " + reason))
+	return message
+}
+
+func (tn *tenant) newCluster(name, url, secret string, edit ...func(*gitopsv1alpha1.OsmCluster)) *gitopsv1alpha1.OsmCluster {
+	c := &gitopsv1alpha1.OsmCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
+		Spec:       gitopsv1alpha1.OsmClusterSpec{URL: url, CredentialsSecretRef: meta.LocalObjectReference{Name: secret}},
+	}
+	for _, e := range edit {
+		e(c)
+	}
+	tn.g.Expect(k8sClient.Create(tn.ctx, c)).To(Succeed())
+	return c
+}
+
+func TestClusterReportsVersionAndVIMAccounts(t *testing.T) {
+	tn := newTenant(t)
+	got := tn.cluster
+	tn.g.Expect(got.Status.OSMVersion).NotTo(BeEmpty())
+	tn.g.Expect(got.Status.VIMAccounts).To(Equal([]string{"site1"}))
+	tn.g.Expect(got.Status.LastCheckedAt).NotTo(BeNil())
+}
+
+func TestClusterSecretProblemsAreExplained(t *testing.T) {
+	tn := newTenant(t)
+	missing := tn.newCluster("missing", tn.nbi.URL, "no-such-secret")
+	tn.g.Expect(tn.clusterReason(missing, metav1.ConditionFalse, gitopsv1alpha1.SecretNotFoundReason)).
+		To(ContainSubstring("no-such-secret"))
+
+	tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-password", Namespace: tn.namespace},
+		StringData: map[string]string{"username": "operator"},
+	})).To(Succeed())
+	noKey := tn.newCluster("no-key", tn.nbi.URL, "no-password")
+	tn.g.Expect(tn.clusterReason(noKey, metav1.ConditionFalse, gitopsv1alpha1.SecretKeyMissingReason)).
+		To(ContainSubstring("has no password"))
+}
+
+func TestClusterBadCredentialsAndRotation(t *testing.T) {
+	tn := newTenant(t)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "wrong", Namespace: tn.namespace},
+		StringData: map[string]string{"username": "operator", "password": "not-the-password"},
+	}
+	tn.g.Expect(k8sClient.Create(tn.ctx, secret)).To(Succeed())
+	cluster := tn.newCluster("wrong", tn.nbi.URL, "wrong")
+	message := tn.clusterReason(cluster, metav1.ConditionFalse, gitopsv1alpha1.AuthenticationFailedReason)
+	tn.g.Expect(message).NotTo(ContainSubstring("not-the-password"))
+
+	// The fixed password is picked up at the next check; a reconcile request makes it now.
+	secret.StringData = map[string]string{"username": "operator", "password": testPassword}
+	tn.g.Expect(k8sClient.Update(tn.ctx, secret)).To(Succeed())
+	tn.g.Eventually(func() error {
+		got := &gitopsv1alpha1.OsmCluster{}
+		if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got); err != nil {
+			return err
+		}
+		got.Annotations = map[string]string{meta.ReconcileRequestAnnotation: "rotated"}
+		return k8sClient.Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+}
+
+func TestClusterUnreachableAndTLSErrors(t *testing.T) {
+	tn := newTenant(t)
+	closed := httptest.NewServer(nil)
+	closed.Close()
+	down := tn.newCluster("down", closed.URL, "osm-credentials")
+	tn.clusterReason(down, metav1.ConditionFalse, gitopsv1alpha1.UnreachableReason)
+
+	tlsNBI := httptest.NewTLSServer(tn.sim)
+	t.Cleanup(tlsNBI.Close)
+	untrusted := tn.newCluster("untrusted", tlsNBI.URL, "osm-credentials")
+	tn.clusterReason(untrusted, metav1.ConditionFalse, gitopsv1alpha1.TLSErrorReason)
+
+	insecure := tn.newCluster("insecure", tlsNBI.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
+		c.Spec.InsecureSkipTLSVerify = true
+	})
+	tn.clusterReason(insecure, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+	tn.g.Expect(recorder.messagesOf(tn.namespace, "insecure")).To(ContainSubstring("TLS verification"))
+}
+
+func TestClusterCountsDeploymentsAndWaitsForThemOnDeletion(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+	tn.g.Eventually(func() int32 {
+		got := &gitopsv1alpha1.OsmCluster{}
+		_ = k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), got)
+		return got.Status.Deployments
+	}).Should(BeEquivalentTo(1))
+
+	tn.g.Expect(k8sClient.Delete(tn.ctx, tn.cluster)).To(Succeed())
+	tn.g.Expect(tn.clusterReason(tn.cluster, metav1.ConditionFalse, gitopsv1alpha1.InUseReason)).To(ContainSubstring("1 OsmDeployment"))
+	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+}

@@ -1,0 +1,390 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+// kduValues returns the live values of the first KDU of the only NS instance named name.
+func (tn *tenant) kduValues(name string) map[string]any {
+	tn.t.Helper()
+	instances := tn.instances(name)
+	tn.g.Expect(instances).To(HaveLen(1), "NS instances named %s", name)
+	var values map[string]any
+	tn.g.Expect(json.Unmarshal(instances[0].KDUs[0].Params, &values)).To(Succeed())
+	return values
+}
+
+// nbiClient is a client of the tenant's simulator, for changes made "outside Git".
+func (tn *tenant) nbiClient() *osm.Client {
+	c, err := osm.NewClient(tn.nbi.URL, osm.Credentials{Username: "operator", Password: testPassword, Project: "admin"})
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+func (tn *tenant) update(d *gitopsv1alpha1.OsmDeployment, edit func(*gitopsv1alpha1.OsmDeployment)) {
+	tn.g.Eventually(func() error {
+		got := tn.get(d)
+		edit(got)
+		return k8sClient.Update(tn.ctx, got)
+	}).Should(Succeed())
+}
+
+func TestBootstrapCreatesPackagesAndInstance(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops")
+
+	got := tn.eventuallyApplied(d, revision)
+	tn.g.Expect(got.Status.NsInstancesSummary).To(Equal("1/1"))
+	tn.g.Expect(got.Status.Inventory.Packages).To(HaveLen(2))
+	tn.g.Expect(got.Status.Operations).To(BeEmpty())
+	tn.g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+	tn.g.Expect(got.Finalizers).To(ContainElement(gitopsv1alpha1.OsmDeploymentFinalizer))
+
+	instances := tn.instances("ldap")
+	tn.g.Expect(instances).To(HaveLen(1))
+	tn.g.Expect(instances[0].NSState).To(Equal("READY"))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("revision " + revision + " applied"))
+}
+
+func TestNewRevisionUpgradesOnlyWhatChanged(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.publish("gitops", demoRepo("1", "ldap", "ldap2"))
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, first)
+	tn.sim.ResetStats()
+
+	files := demoRepo("1", "ldap", "ldap2")
+	files["deploy/ldap.osmops.yaml"] = nsInstanceFile("ldap", "3")
+	second := tn.publish("gitops", files)
+	tn.eventuallyApplied(d, second)
+
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "3"}))
+	tn.g.Expect(tn.kduValues("ldap2")).To(Equal(map[string]any{"replicaCount": "1"}))
+	tn.g.Expect(tn.mutatingRequests()).To(BeEquivalentTo(1), tn.describe(d))
+}
+
+func TestRevertRestoresEarlierValues(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, first)
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("4", "ldap")))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "4"}))
+
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}))
+}
+
+func TestUnchangedRevisionSendsNoMutatingRequest(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, revision)
+	tn.sim.ResetStats()
+
+	requestReconcile(tn, d, "first")
+	tn.g.Eventually(func() string { return tn.get(d).Status.LastHandledReconcileAt }).Should(Equal("first"))
+	tn.eventuallyApplied(d, revision)
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero(), tn.describe(d))
+	tn.g.Expect(tn.sim.Stats().Requests).To(BeNumerically("<=", 8))
+}
+
+func requestReconcile(tn *tenant, d *gitopsv1alpha1.OsmDeployment, value string) {
+	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) {
+		if o.Annotations == nil {
+			o.Annotations = map[string]string{}
+		}
+		o.Annotations[meta.ReconcileRequestAnnotation] = value
+	})
+}
+
+func TestPackageChangeUpdatesOnlyThatPackage(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, first)
+	tn.sim.ResetStats()
+
+	files := demoRepo("1", "ldap")
+	files["osm-pkgs/openldap_knf/README.md"] = "The openldap KNF.\n"
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
+
+	stats := tn.sim.Stats()
+	tn.g.Expect(stats.MutatingRequests).To(BeEquivalentTo(1), tn.describe(d))
+	var revisions []string
+	for _, p := range tn.sim.State().Packages {
+		revisions = append(revisions, p.DescriptorID+":"+string(rune('0'+p.Revision)))
+	}
+	tn.g.Expect(revisions).To(ConsistOf("openldap_knf:2", "openldap_ns:1"))
+}
+
+func TestPackageAndInstanceInOneCommit(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, revision) // packages and the instance that uses them, in one revision
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestInvalidRevisionIsRejectedWhole(t *testing.T) {
+	tn := newTenant(t)
+	files := demoRepo("1", "ldap")
+	files["deploy/broken.osmops.yaml"] = "kind: NsInstance\nname: broken\nnsdName: [openldap_ns]\n"
+	revision := tn.publish("gitops", files)
+	d := tn.deployment("ldap", "gitops")
+
+	tn.g.Eventually(func() *metav1.Condition {
+		return conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
+	}).Should(And(Not(BeNil()), HaveField("Reason", gitopsv1alpha1.ValidationFailedReason)))
+	got := tn.get(d)
+	ready := conditionOf(got.Status.Conditions, meta.ReadyCondition)
+	tn.g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	tn.g.Expect(ready.Message).To(ContainSubstring("deploy/broken.osmops.yaml:3"))
+	tn.g.Expect(got.Status.LastAttemptedRevision).To(Equal(revision))
+	tn.g.Expect(got.Status.LastAppliedRevision).To(BeEmpty())
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
+
+	fixed := tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.eventuallyApplied(d, fixed)
+}
+
+func TestUnknownReferenceIsRejectedBeforeOSMIsTouched(t *testing.T) {
+	tn := newTenant(t)
+	files := demoRepo("1", "ldap")
+	files["deploy/ldap.osmops.yaml"] = strings.Replace(nsInstanceFile("ldap", "1"), "name: ldap\n  params", "name: ldapx\n  params", 1)
+	tn.publish("gitops", files)
+	d := tn.deployment("ldap", "gitops")
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(ContainSubstring("ldapx"))
+	tn.g.Expect(tn.instances("ldap")).To(BeEmpty())
+}
+
+func TestArtifactWithWrongDigestStalls(t *testing.T) {
+	tn := newTenant(t)
+	url, revision, _ := artifacts.publish(tn.namespace+"/bad.tar.gz", demoRepo("1", "ldap"))
+	tn.setArtifact("gitops", &meta.Artifact{Path: "bad.tar.gz", URL: url, Revision: revision,
+		Digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000", LastUpdateTime: metav1.Now()})
+	d := tn.deployment("ldap", "gitops")
+	tn.g.Eventually(func() string {
+		c := conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
+		if c == nil {
+			return ""
+		}
+		return c.Reason + ": " + c.Message
+	}).Should(And(HavePrefix(gitopsv1alpha1.ArtifactFailedReason), ContainSubstring("digest")))
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
+}
+
+func TestPruneDeletesWhatGitNoLongerDeclares(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Eventually(func() int { return len(tn.instances("ldap2")) }).Should(BeZero())
+	tn.g.Expect(tn.get(d).Status.Inventory.NsInstances).To(HaveLen(1))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestWithoutPruneInstancesAreLeftAndReported(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+	got := tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Expect(tn.instances("ldap2")).To(HaveLen(1))
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(ContainElement(HaveField("State", gitopsv1alpha1.NsInstanceOrphaned)))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("left running, as prune is off: ldap2"))
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	nbi := tn.nbiClient()
+	ctx := context.Background()
+
+	// Values changed in OSM outside Git are changed back.
+	id := tn.instances("ldap")[0].ID
+	_, err := nbi.UpgradeKDU(ctx, id, osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "9"}})
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Eventually(func() map[string]any { return tn.kduValues("ldap") }).Should(Equal(map[string]any{"replicaCount": "1"}))
+	tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(ContainSubstring("changed in OSM outside Git"))
+
+	// An instance deleted in OSM is recreated.
+	_, err = nbi.DeleteNSInstance(ctx, id, true)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Eventually(func() []nbisim.NSInstanceState { return tn.instances("ldap") }).Should(
+		ConsistOf(And(HaveField("NSState", "READY"), Not(HaveField("ID", id)))))
+	tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(ContainSubstring("deleted in OSM outside Git"))
+}
+
+func TestPendingCreateIsNeverSentTwice(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+	// As if the operator died after OSM created the instance and before it wrote the id.
+	packages := tn.publish("packages", merge(packageFiles("openldap_knf"), packageFiles("openldap_ns")))
+	tn.eventuallyApplied(tn.deployment("packages", "packages"), packages)
+	nsd := findPackage(tn, "openldap_ns")
+	vim := tn.sim.State().VIMAccounts[0].ID
+	_, err := tn.nbiClient().CreateNSInstance(context.Background(), osm.NSInstanceCreate{Name: "ldap", NsdID: nsd, VIMAccountID: vim})
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Eventually(func() error {
+		got := tn.get(d)
+		got.Status.Inventory = &gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
+			{Name: "ldap", State: gitopsv1alpha1.NsInstanceCreating}}}
+		return k8sClient.Status().Update(tn.ctx, got)
+	}).Should(Succeed())
+
+	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Suspend = false })
+	got := tn.eventuallyApplied(d, revision)
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.g.Expect(got.Status.Inventory.NsInstances[0].ID).To(Equal(tn.instances("ldap")[0].ID))
+}
+
+// eventuallyGone waits until the object is deleted (its finalizer released).
+func (tn *tenant) eventuallyGone(obj client.Object) {
+	tn.g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(obj), obj))
+	}).Should(BeTrue())
+}
+
+func findPackage(tn *tenant, descriptorID string) string {
+	for _, p := range tn.sim.State().Packages {
+		if p.DescriptorID == descriptorID {
+			return p.ID
+		}
+	}
+	tn.t.Fatalf("no package %s in OSM", descriptorID)
+	return ""
+}
+
+func TestTwoDeploymentsOfOneInstanceConflict(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	first := tn.deployment("first", "gitops")
+	tn.eventuallyApplied(first, revision)
+	second := tn.deployment("second", "gitops")
+	tn.g.Eventually(func() string {
+		c := conditionOf(tn.get(second).Status.Conditions, meta.ReadyCondition)
+		if c == nil {
+			return ""
+		}
+		return c.Reason + ": " + c.Message
+	}).Should(And(HavePrefix(gitopsv1alpha1.ConflictReason), ContainSubstring(tn.namespace+"/first")))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.g.Expect(conditionList(tn.get(first))).To(ContainElement("Ready=True"))
+}
+
+func conditionList(d *gitopsv1alpha1.OsmDeployment) []string {
+	var out []string
+	for _, c := range d.Status.Conditions {
+		out = append(out, c.Type+"="+string(c.Status))
+	}
+	return out
+}
+
+func TestFailedOperationIsReportedWithOSMsMessage(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap",
+		Message: "helm upgrade failed: timed out waiting for the condition", Count: 1})).To(Succeed())
+
+	tn.publish("gitops", demoRepo("2", "ldap"))
+	tn.g.Eventually(func() string {
+		c := conditionOf(tn.get(d).Status.Conditions, meta.ReadyCondition)
+		return string(c.Status) + " " + c.Reason + ": " + c.Message
+	}).Should(And(HavePrefix("False "+gitopsv1alpha1.OperationFailedReason), ContainSubstring("ldap"),
+		ContainSubstring("helm upgrade failed: timed out waiting for the condition")), tn.describe(d))
+
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("3", "ldap")))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "3"}))
+}
+
+func TestSuspendedDeploymentSendsNothing(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+	tn.g.Eventually(func() []string { return tn.get(d).Finalizers }).Should(ContainElement(gitopsv1alpha1.OsmDeploymentFinalizer))
+	tn.g.Consistently(func() int64 { return tn.mutatingRequests() }, "500ms").Should(BeZero())
+	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Suspend = false })
+	tn.eventuallyApplied(d, revision)
+}
+
+func TestDependsOnWaitsForTheDependency(t *testing.T) {
+	tn := newTenant(t)
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.DependsOn = []meta.NamespacedObjectReference{{Name: "base"}}
+	})
+	tn.g.Eventually(func() string {
+		c := conditionOf(tn.get(d).Status.Conditions, meta.ReadyCondition)
+		if c == nil {
+			return ""
+		}
+		return c.Reason + ": " + c.Message
+	}).Should(Equal(gitopsv1alpha1.DependencyNotReadyReason + ": waiting for dependency " + tn.namespace + "/base to be Ready"))
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
+
+	tn.eventuallyApplied(tn.deployment("base", "gitops", func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Path = "osm-pkgs" }), revision)
+	tn.eventuallyApplied(d, revision)
+}
+
+func TestTimeoutIsReported(t *testing.T) {
+	tn := newTenant(t)
+	tn.sim.HoldOperations()
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Timeout = &metav1.Duration{Duration: 500 * time.Millisecond}
+	})
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(HavePrefix("False " + gitopsv1alpha1.TimeoutReason))
+	tn.sim.ReleaseOperations()
+	tn.eventuallyApplied(d, revision)
+}
+
+func TestCrossNamespaceSourceIsDenied(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Namespace = "flux-system" })
+	tn.g.Eventually(func() string {
+		c := conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
+		if c == nil {
+			return ""
+		}
+		return c.Reason
+	}).Should(Equal(gitopsv1alpha1.AccessDeniedReason))
+}
+
+func TestDeletionWithPruneTerminatesOwnedInstances(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
+	tn.eventuallyGone(d)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+}
+
+func TestDeletionWithoutPruneOrphansInstances(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
+	tn.eventuallyGone(d)
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}

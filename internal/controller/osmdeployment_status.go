@@ -1,0 +1,208 @@
+package controller
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/osm"
+)
+
+// maxEventNames bounds the NS instance names listed in one event.
+const maxEventNames = 10
+
+// summarize keeps the conditions consistent for kstatus: Stalled and Ready=True are final,
+// Reconciling means in progress and makes Ready Unknown unless a step said False.
+func summarize(obj *gitopsv1alpha1.OsmDeployment) {
+	switch {
+	case conditions.IsStalled(obj):
+		conditions.Delete(obj, meta.ReconcilingCondition)
+	case conditions.IsReady(obj):
+		conditions.Delete(obj, meta.ReconcilingCondition)
+		conditions.Delete(obj, meta.StalledCondition)
+	case conditions.IsReconciling(obj) && !conditions.IsFalse(obj, meta.ReadyCondition):
+		conditions.MarkUnknown(obj, meta.ReadyCondition, conditions.GetReason(obj, meta.ReconcilingCondition),
+			"%s", conditions.GetMessage(obj, meta.ReconcilingCondition))
+	}
+}
+
+// markStalled records a failure that retrying cannot fix: it holds until the spec, the
+// revision or a reconcile request changes.
+func markStalled(obj *gitopsv1alpha1.OsmDeployment, reason, format string, args ...any) {
+	conditions.MarkStalled(obj, reason, format, args...)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	obj.Status.ObservedGeneration = obj.Generation
+}
+
+// markWaiting records a wait that resolves by itself (a dependency, OSM busy or down).
+func markWaiting(obj *gitopsv1alpha1.OsmDeployment, reason, format string, args ...any) {
+	conditions.MarkReconciling(obj, reason, format, args...)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
+}
+
+// setSummary counts the declared NS instances that are Ready.
+func setSummary(obj *gitopsv1alpha1.OsmDeployment, declared int) {
+	ready := countInstances(obj, gitopsv1alpha1.NsInstanceReady)
+	obj.Status.NsInstancesReady = int32(ready)
+	obj.Status.NsInstancesTotal = int32(declared)
+	obj.Status.NsInstancesSummary = fmt.Sprintf("%d/%d", ready, declared)
+}
+
+func countInstances(obj *gitopsv1alpha1.OsmDeployment, state gitopsv1alpha1.NsInstanceState) int {
+	if obj.Status.Inventory == nil {
+		return 0
+	}
+	n := 0
+	for _, e := range obj.Status.Inventory.NsInstances {
+		if e.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+func hasFailedInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
+	return countInstances(obj, gitopsv1alpha1.NsInstanceFailed) > 0
+}
+
+func failedInstancesMessage(obj *gitopsv1alpha1.OsmDeployment) string {
+	var names []string
+	for _, e := range obj.Status.Inventory.NsInstances {
+		if e.State == gitopsv1alpha1.NsInstanceFailed {
+			names = append(names, e.Name)
+		}
+	}
+	return "failed in OSM: NS instance(s) " + listNames(names)
+}
+
+// withoutRetries forgets the digest of failed instances when a reconcile was requested, so
+// that the plan tries them again; otherwise a failed intent is not sent twice.
+func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitopsv1alpha1.Inventory {
+	if !retryFailed {
+		return inventory
+	}
+	out := inventory
+	out.NsInstances = make([]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
+	for i, e := range inventory.NsInstances {
+		if e.State == gitopsv1alpha1.NsInstanceFailed {
+			e.Digest = ""
+		}
+		out.NsInstances[i] = e
+	}
+	return out
+}
+
+// recordApplied writes what OSM answered into status: the ids of new packages and instances,
+// and the operations to wait for.
+func recordApplied(obj *gitopsv1alpha1.OsmDeployment, plan *engine.Plan, result *engine.Result, now time.Time) {
+	inventory := obj.Status.Inventory
+	for i := range inventory.Packages {
+		if id, ok := result.PackageIDs[inventory.Packages[i].Name]; ok {
+			inventory.Packages[i].ID = id
+		}
+	}
+	refused := map[string]bool{}
+	for _, e := range result.Errors {
+		if e.Action == "create NS instance" && !retryable(e.Err) {
+			refused[e.Subject] = true // OSM made nothing: nothing to own
+		}
+	}
+	kept := inventory.NsInstances[:0]
+	for _, e := range inventory.NsInstances {
+		if refused[e.Name] {
+			continue
+		}
+		if id, ok := result.NsInstanceIDs[e.Name]; ok {
+			e.ID = id
+			e.State = gitopsv1alpha1.NsInstanceProgressing
+		}
+		kept = append(kept, e)
+	}
+	inventory.NsInstances = kept
+	for _, op := range result.Operations {
+		obj.Status.Operations = append(obj.Status.Operations, gitopsv1alpha1.OperationEntry{
+			ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationProcessing,
+			StartTime: metav1.NewTime(now),
+		})
+	}
+	setSummary(obj, int(obj.Status.NsInstancesTotal))
+}
+
+// setInstanceState records the outcome of a finished operation in the inventory; a completed
+// terminate removes the instance from it.
+func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.OperationEntry, state gitopsv1alpha1.NsInstanceState) {
+	if obj.Status.Inventory == nil {
+		return
+	}
+	entries := obj.Status.Inventory.NsInstances
+	for i := range entries {
+		if entries[i].Name != op.NsInstance {
+			continue
+		}
+		if op.Type == engine.OperationTerminate && state == gitopsv1alpha1.NsInstanceReady {
+			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
+		} else {
+			entries[i].State = state
+		}
+		break
+	}
+	setSummary(obj, int(obj.Status.NsInstancesTotal))
+}
+
+// describePlan says in a few words what a plan changes.
+func describePlan(plan *engine.Plan) string {
+	return fmt.Sprintf("%d package upload(s), %d NS instance create(s), %d upgrade(s), %d delete(s)",
+		len(plan.Packages), len(plan.Creates), len(plan.Upgrades), len(plan.Deletes))
+}
+
+// eventApplied emits one Normal event for what an apply sent, naming the instances and why.
+func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment, revision string, plan *engine.Plan, result *engine.Result) {
+	var parts []string
+	for _, group := range []struct {
+		verb    string
+		actions []engine.NsAction
+	}{{"create", plan.Creates}, {"upgrade", plan.Upgrades}, {"delete", plan.Deletes}} {
+		byReason := map[string][]string{}
+		for _, a := range group.actions {
+			byReason[a.Reason] = append(byReason[a.Reason], a.Name)
+		}
+		reasons := make([]string, 0, len(byReason))
+		for reason := range byReason {
+			reasons = append(reasons, reason)
+		}
+		sort.Strings(reasons)
+		for _, reason := range reasons {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", group.verb, listNames(byReason[reason]), reason))
+		}
+	}
+	if len(plan.Packages) > 0 {
+		names := make([]string, 0, len(plan.Packages))
+		for _, p := range plan.Packages {
+			names = append(names, p.Package.Descriptor.ID)
+		}
+		parts = append([]string{"upload package(s) " + listNames(names)}, parts...)
+	}
+	if len(parts) == 0 {
+		return
+	}
+	r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.ProgressingReason, "%s: %s; %d OSM operation(s) started",
+		revision, strings.Join(parts, "; "), len(result.Operations))
+}
+
+// listNames joins names, at most maxEventNames of them.
+func listNames(names []string) string {
+	sort.Strings(names)
+	if len(names) <= maxEventNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxEventNames], ", "), len(names)-maxEventNames)
+}

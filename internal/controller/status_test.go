@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+func kstatusOf(tn *tenant, d *gitopsv1alpha1.OsmDeployment) status.Status {
+	got := tn.get(d)
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	result, err := status.Compute(&unstructured.Unstructured{Object: u})
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	return result.Status
+}
+
+func TestStatusIsKstatusCompatible(t *testing.T) {
+	tn := newTenant(t)
+	tn.sim.HoldOperations()
+	d := tn.deployment("ldap", "gitops")
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.g.Eventually(func() []gitopsv1alpha1.OperationEntry { return tn.get(d).Status.Operations }).ShouldNot(BeEmpty())
+	tn.g.Expect(kstatusOf(tn, d)).To(Equal(status.InProgressStatus))
+
+	tn.sim.ReleaseOperations()
+	tn.eventuallyApplied(d, revision)
+	tn.g.Expect(kstatusOf(tn, d)).To(Equal(status.CurrentStatus))
+
+	files := demoRepo("1", "ldap")
+	files["deploy/broken.osmops.yaml"] = "kind: Nope\n"
+	tn.publish("gitops", files)
+	tn.g.Eventually(func() status.Status { return kstatusOf(tn, d) }).Should(Equal(status.FailedStatus))
+}
+
+// TestKubectlGetShowsColumns reads the table the API server prints for `kubectl get osmd`.
+func TestKubectlGetShowsColumns(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	revision := tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap"))).Status.LastAppliedRevision
+
+	restClient, err := restClientFor(testScheme)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	body, err := restClient.Get().AbsPath("/apis/gitops.osmops.io/v1alpha1/namespaces", tn.namespace, "osmdeployments").
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	var table metav1.Table
+	tn.g.Expect(json.Unmarshal(body, &table)).To(Succeed())
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		columns = append(columns, c.Name)
+	}
+	tn.g.Expect(columns).To(Equal([]string{"Name", "Source", "Revision", "Ready", "Status", "NS", "Age"}))
+	tn.g.Expect(table.Rows).To(HaveLen(1))
+	cells := table.Rows[0].Cells
+	tn.g.Expect(cells[:6]).To(Equal([]any{"ldap", "gitops", revision, "True", "Applied revision: " + revision, "1/1"}))
+}
+
+func TestPasswordNeverLeaks(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	for _, obj := range []any{tn.get(d), tn.cluster} {
+		data, err := json.Marshal(obj)
+		tn.g.Expect(err).NotTo(HaveOccurred())
+		tn.g.Expect(string(data)).NotTo(ContainSubstring(testPassword))
+	}
+	tn.g.Expect(recorder.messagesOf(tn.namespace, "ldap") + recorder.messagesOf(tn.namespace, "osm")).NotTo(ContainSubstring(testPassword))
+	families, err := ctrlmetrics.Registry.Gather()
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		tn.g.Expect(f.String()).NotTo(ContainSubstring(testPassword))
+	}
+	events := &corev1.EventList{}
+	tn.g.Expect(k8sClient.List(tn.ctx, events)).To(Succeed())
+	for _, e := range events.Items {
+		tn.g.Expect(e.Message).NotTo(ContainSubstring(testPassword))
+	}
+}
+
+func TestMetricsReportInstancesAndOperations(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	families, err := ctrlmetrics.Registry.Gather()
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	found := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.Metric {
+			if f.GetName() == "osmops_ns_instances" && labels(m)["namespace"] == tn.namespace && labels(m)["state"] == "Ready" {
+				tn.g.Expect(m.GetGauge().GetValue()).To(BeEquivalentTo(1))
+				found[f.GetName()] = true
+			}
+			if f.GetName() == "osmops_operations_total" && labels(m)["type"] == "instantiate" && labels(m)["outcome"] == "completed" {
+				found[f.GetName()] = true
+			}
+			if f.GetName() == "osmops_reconcile_duration_seconds" && labels(m)["namespace"] == tn.namespace {
+				found[f.GetName()] = true
+			}
+			if strings.HasPrefix(f.GetName(), "osmops_nbi_requests_total") {
+				found["osmops_nbi_requests_total"] = true
+			}
+		}
+	}
+	tn.g.Expect(found).To(HaveLen(4), "metrics found: %v", found)
+}
+
+func labels(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.Label {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+// testPassword is the OSM password of every test tenant: tests assert it never leaks.
+const testPassword = "s3cr3t-Pa55w0rd-osmops"
+
+// tenant is one test's world: a namespace with an OsmCluster whose NBI is a simulator of its own.
+type tenant struct {
+	t         *testing.T
+	g         *WithT
+	ctx       context.Context
+	namespace string
+	sim       *nbisim.Server
+	nbi       *httptest.Server
+	cluster   *gitopsv1alpha1.OsmCluster
+}
+
+// newTenant makes a namespace, a simulator with the VIM account "site1", the credentials Secret
+// and a Ready OsmCluster.
+func newTenant(t *testing.T) *tenant {
+	t.Helper()
+	g := NewWithT(t)
+	g.SetDefaultEventuallyTimeout(eventuallyTimeout)
+	g.SetDefaultEventuallyPollingInterval(eventuallyPollInterval)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
+	g.Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+
+	sim := nbisim.New(nbisim.Config{
+		Username: "operator", Password: testPassword, Project: "admin",
+		OperationDelay: testOperationDelay, VIMAccounts: []nbisim.VIMAccount{{Name: "site1"}},
+	})
+	server := httptest.NewServer(sim)
+	t.Cleanup(server.Close)
+	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server}
+
+	g.Expect(k8sClient.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: ns.Name},
+		StringData: map[string]string{"username": "operator", "password": testPassword},
+	})).To(Succeed())
+	tn.cluster = &gitopsv1alpha1.OsmCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "osm", Namespace: ns.Name},
+		Spec: gitopsv1alpha1.OsmClusterSpec{
+			URL:                  server.URL,
+			CredentialsSecretRef: meta.LocalObjectReference{Name: "osm-credentials"},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, tn.cluster)).To(Succeed())
+	g.Eventually(func() bool {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(tn.cluster), tn.cluster)
+		return readyStatus(tn.cluster.Status.Conditions) == metav1.ConditionTrue
+	}).Should(BeTrue(), "OsmCluster Ready")
+	return tn
+}
+
+// publish makes (or moves) the GitRepository name point at an artifact of files, as
+// source-controller does for a new commit, and returns the revision.
+func (tn *tenant) publish(name string, files map[string]string) string {
+	tn.t.Helper()
+	url, revision, digest := artifacts.publish(fmt.Sprintf("%s/%s/%s.tar.gz", tn.namespace, name, strings.ReplaceAll(metav1.Now().String(), " ", "")), files)
+	tn.setArtifact(name, &meta.Artifact{
+		Path: name + ".tar.gz", URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now(),
+	})
+	return revision
+}
+
+// setArtifact writes the GitRepository's artifact, creating the GitRepository when needed.
+func (tn *tenant) setArtifact(name string, artifact *meta.Artifact) {
+	tn.t.Helper()
+	repo := &sourcev1.GitRepository{}
+	key := client.ObjectKey{Namespace: tn.namespace, Name: name}
+	if err := k8sClient.Get(tn.ctx, key, repo); err != nil {
+		repo = &sourcev1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
+			Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + name + ".git", Interval: metav1.Duration{Duration: 60e9}},
+		}
+		tn.g.Expect(k8sClient.Create(tn.ctx, repo)).To(Succeed())
+	}
+	repo.Status.Artifact = artifact
+	tn.g.Expect(k8sClient.Status().Update(tn.ctx, repo)).To(Succeed())
+}
+
+// deployment returns an OsmDeployment of the GitRepository source on the tenant's OsmCluster.
+func (tn *tenant) deployment(name, source string, edit ...func(*gitopsv1alpha1.OsmDeployment)) *gitopsv1alpha1.OsmDeployment {
+	d := &gitopsv1alpha1.OsmDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{
+			SourceRef:  gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: source},
+			ClusterRef: meta.LocalObjectReference{Name: "osm"},
+			Prune:      true,
+		},
+	}
+	for _, e := range edit {
+		e(d)
+	}
+	tn.g.Expect(k8sClient.Create(tn.ctx, d)).To(Succeed())
+	return d
+}
+
+// get reads an OsmDeployment again.
+func (tn *tenant) get(d *gitopsv1alpha1.OsmDeployment) *gitopsv1alpha1.OsmDeployment {
+	out := &gitopsv1alpha1.OsmDeployment{}
+	tn.g.Expect(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(d), out)).To(Succeed())
+	return out
+}
+
+// eventuallyApplied waits until the OsmDeployment is Ready with revision applied.
+func (tn *tenant) eventuallyApplied(d *gitopsv1alpha1.OsmDeployment, revision string) *gitopsv1alpha1.OsmDeployment {
+	tn.t.Helper()
+	var got *gitopsv1alpha1.OsmDeployment
+	tn.g.Eventually(func() string {
+		got = tn.get(d)
+		return fmt.Sprintf("%s %s", readyStatus(got.Status.Conditions), got.Status.LastAppliedRevision)
+	}).Should(Equal("True "+revision), func() string { return tn.describe(d) })
+	return got
+}
+
+// describe dumps what a failing assertion needs: the status, the events and the simulator's log.
+func (tn *tenant) describe(d *gitopsv1alpha1.OsmDeployment) string {
+	got := tn.get(d)
+	var b strings.Builder
+	fmt.Fprintf(&b, "conditions:\n")
+	for _, c := range got.Status.Conditions {
+		fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+	}
+	fmt.Fprintf(&b, "lastApplied=%s lastAttempted=%s operations=%v inventory=%+v\n", got.Status.LastAppliedRevision,
+		got.Status.LastAttemptedRevision, got.Status.Operations, got.Status.Inventory)
+	fmt.Fprintf(&b, "events:\n%s\nNBI requests:\n", recorder.messagesOf(d.Namespace, d.Name))
+	for _, r := range tn.sim.RequestLog() {
+		fmt.Fprintf(&b, "  %s %s %d\n", r.Method, r.Path, r.Status)
+	}
+	return b.String()
+}
+
+// instances returns the simulator's NS instances named name.
+func (tn *tenant) instances(name string) []nbisim.NSInstanceState {
+	var out []nbisim.NSInstanceState
+	for _, ns := range tn.sim.State().NSInstances {
+		if ns.Name == name {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// mutatingRequests counts the requests that changed OSM (a token request changes nothing).
+func (tn *tenant) mutatingRequests() int64 {
+	var n int64
+	for _, e := range tn.sim.Stats().Endpoints {
+		if e.Method != "GET" && !strings.HasPrefix(e.Route, "/osm/admin/v1/tokens") {
+			n += e.Requests
+		}
+	}
+	return n
+}
+
+// condition returns "Status Reason: Message" of a condition of the OsmDeployment, or "".
+func (tn *tenant) condition(d *gitopsv1alpha1.OsmDeployment, conditionType string) string {
+	c := conditionOf(tn.get(d).Status.Conditions, conditionType)
+	if c == nil {
+		return ""
+	}
+	return string(c.Status) + " " + c.Reason + ": " + c.Message
+}
+
+func readyStatus(conds []metav1.Condition) metav1.ConditionStatus {
+	for _, c := range conds {
+		if c.Type == meta.ReadyCondition {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func conditionOf(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// demoRepo is the OpenLDAP example of the repository format: both package sources and one
+// NS instance per name given.
+func demoRepo(replicaCount string, names ...string) map[string]string {
+	files := merge(packageFiles("openldap_knf"), packageFiles("openldap_ns"))
+	for _, name := range names {
+		files["deploy/"+name+".osmops.yaml"] = nsInstanceFile(name, replicaCount)
+	}
+	return files
+}

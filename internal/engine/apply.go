@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// LCM operation types, as OSM names them in lcmOperationType.
+const (
+	OperationInstantiate = "instantiate"
+	OperationAction      = "action"
+	OperationTerminate   = "terminate"
+)
+
+// StartedOperation is an OSM LCM operation the apply started.
+type StartedOperation struct {
+	ID         string
+	Type       string
+	NsInstance string
+}
+
+// ActionError is an action OSM refused or that did not reach OSM.
+type ActionError struct {
+	// Subject is the package descriptor id or the NS instance name.
+	Subject string
+	// Action says what was tried: "create package", "upgrade", ...
+	Action string
+	Err    error
+}
+
+func (e ActionError) Error() string { return fmt.Sprintf("%s %s: %v", e.Action, e.Subject, e.Err) }
+
+func (e ActionError) Unwrap() error { return e.Err }
+
+// Result is what OSM answered to an applied plan.
+type Result struct {
+	// PackageIDs maps the descriptor ids of the packages created to OSM's _id.
+	PackageIDs map[string]string
+	// NsInstanceIDs maps the names of the NS instances created to OSM's _id.
+	NsInstanceIDs map[string]string
+	Operations    []StartedOperation
+	Errors        []ActionError
+}
+
+// Apply sends the plan to OSM: packages one by one in dependency order, then every NS action
+// with at most parallelism requests in flight. It keeps going after a failed NS action (the
+// others are independent) but stops after a failed package, which later steps may need.
+func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, parallelism int) *Result {
+	r := &Result{PackageIDs: map[string]string{}, NsInstanceIDs: map[string]string{}}
+	nsdIDs := map[string]string{}
+	for id, nsd := range observed.NSDs {
+		nsdIDs[id] = nsd.ID
+	}
+	for _, action := range plan.Packages {
+		id, err := applyPackage(ctx, nbi, action)
+		if err != nil {
+			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: packageVerb(action), Err: err})
+			return r
+		}
+		if action.ID == "" {
+			r.PackageIDs[action.Package.Descriptor.ID] = id
+		}
+		if action.Package.Descriptor.Kind == osmpkg.KindNS {
+			nsdIDs[action.Package.Descriptor.ID] = id
+		}
+	}
+
+	var mu sync.Mutex
+	record := func(op StartedOperation, created string, err ActionError) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err.Err != nil {
+			r.Errors = append(r.Errors, err)
+			return
+		}
+		if created != "" {
+			r.NsInstanceIDs[op.NsInstance] = created
+		}
+		if op.ID != "" {
+			r.Operations = append(r.Operations, op)
+		}
+	}
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(max(parallelism, 1))
+	for _, action := range plan.Creates {
+		group.Go(func() error {
+			request := CreateRequest(action.Instance, nsdIDs[action.Instance.NsdName], observed.VIMAccounts[action.Instance.VimAccountName])
+			created, err := nbi.CreateNSInstance(groupCtx, request)
+			if err != nil {
+				record(StartedOperation{}, "", ActionError{Subject: action.Name, Action: "create NS instance", Err: err})
+				return nil
+			}
+			record(StartedOperation{ID: created.OperationID, Type: OperationInstantiate, NsInstance: action.Name}, created.ID, ActionError{})
+			return nil
+		})
+	}
+	for _, action := range plan.Upgrades {
+		group.Go(func() error {
+			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
+			record(StartedOperation{ID: opID, Type: OperationAction, NsInstance: action.Name}, "",
+				ActionError{Subject: action.Name, Action: "upgrade NS instance", Err: err})
+			return nil
+		})
+	}
+	for _, action := range plan.Deletes {
+		group.Go(func() error {
+			opID, err := nbi.DeleteNSInstance(groupCtx, action.ID, false)
+			record(StartedOperation{ID: opID, Type: OperationTerminate, NsInstance: action.Name}, "",
+				ActionError{Subject: action.Name, Action: "delete NS instance", Err: err})
+			return nil
+		})
+	}
+	_ = group.Wait() // the goroutines record their errors; none is returned
+	return r
+}
+
+func applyPackage(ctx context.Context, nbi OSM, action PackageAction) (string, error) {
+	if action.ID == "" {
+		return nbi.CreatePackage(ctx, action.Package.Package)
+	}
+	return action.ID, nbi.UpdatePackage(ctx, action.ID, action.Package.Package)
+}
+
+func packageVerb(action PackageAction) string {
+	if action.ID == "" {
+		return "create package"
+	}
+	return "update package"
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// fakeOSM records the requests of an apply and how many were in flight at once.
+type fakeOSM struct {
+	OSM // the calls an apply does not make panic
+	mu          sync.Mutex
+	inFlight    int
+	maxInFlight int
+	requests    []string
+	entered     chan struct{}
+	release     chan struct{}
+	refuse      map[string]error
+}
+
+func (f *fakeOSM) enter(request string) error {
+	f.mu.Lock()
+	f.inFlight++
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	f.requests = append(f.requests, request)
+	err := f.refuse[request]
+	f.mu.Unlock()
+	if f.release != nil {
+		f.entered <- struct{}{}
+		<-f.release
+	}
+	f.mu.Lock()
+	f.inFlight--
+	f.mu.Unlock()
+	return err
+}
+
+func (f *fakeOSM) CreatePackage(_ context.Context, pkg *osmpkg.Package) (string, error) {
+	return "id-" + pkg.Descriptor.ID, f.enter("create package " + pkg.Descriptor.ID)
+}
+
+func (f *fakeOSM) UpdatePackage(_ context.Context, id string, pkg *osmpkg.Package) error {
+	return f.enter("update package " + pkg.Descriptor.ID)
+}
+
+func (f *fakeOSM) CreateNSInstance(_ context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error) {
+	if err := f.enter(fmt.Sprintf("create %s nsd=%s vim=%s", create.Name, create.NsdID, create.VIMAccountID)); err != nil {
+		return nil, err
+	}
+	return &osm.NSInstanceCreated{ID: "ns-" + create.Name, OperationID: "op-" + create.Name}, nil
+}
+
+func (f *fakeOSM) UpgradeKDU(_ context.Context, id string, _ osm.KDUUpgrade) (string, error) {
+	return "op-up-" + id, f.enter("upgrade " + id)
+}
+
+func (f *fakeOSM) DeleteNSInstance(_ context.Context, id string, _ bool) (string, error) {
+	return "op-del-" + id, f.enter("delete " + id)
+}
+
+func TestApplyBoundsParallelism(t *testing.T) {
+	fake := &fakeOSM{entered: make(chan struct{}), release: make(chan struct{})}
+	plan := &Plan{}
+	for i := range 20 {
+		plan.Creates = append(plan.Creates, NsAction{Name: fmt.Sprintf("ns%02d", i), Instance: declared(fmt.Sprintf("ns%02d", i), "1")})
+	}
+	done := make(chan *Result)
+	go func() { done <- Apply(context.Background(), fake, plan, observedWith(nil, nil), 3) }()
+	// Three requests get in before any is answered; each answer lets one more in.
+	for range 3 {
+		<-fake.entered
+	}
+	for range 17 {
+		fake.release <- struct{}{}
+		<-fake.entered
+	}
+	for range 3 {
+		fake.release <- struct{}{}
+	}
+	result := <-done
+	if fake.maxInFlight != 3 {
+		t.Errorf("at most %d requests were in flight, want 3", fake.maxInFlight)
+	}
+	if len(result.Operations) != 20 || len(result.NsInstanceIDs) != 20 || len(result.Errors) != 0 {
+		t.Errorf("result = %d operations, %d ids, errors %v", len(result.Operations), len(result.NsInstanceIDs), result.Errors)
+	}
+}
+
+func TestApplyUsesPackagesCreatedBefore(t *testing.T) {
+	fake := &fakeOSM{}
+	nsPkg := gitops.Package{Package: &osmpkg.Package{Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns"}}}
+	ns := declared("ldap", "1")
+	ns.NsdName = "new_ns"
+	plan := &Plan{Packages: []PackageAction{{Package: nsPkg}}, Creates: []NsAction{{Name: "ldap", Instance: ns}}}
+	result := Apply(context.Background(), fake, plan, observedWith(nil, nil), 2)
+	want := []string{"create package new_ns", "create ldap nsd=id-new_ns vim=vim-1"}
+	if diff := cmp.Diff(want, fake.requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if result.PackageIDs["new_ns"] != "id-new_ns" {
+		t.Errorf("package ids = %v", result.PackageIDs)
+	}
+}
+
+func TestApplyStopsAfterAFailedPackageButNotAfterAFailedInstance(t *testing.T) {
+	refused := &osm.APIError{StatusCode: 422, Code: "UNPROCESSABLE_ENTITY", Detail: "bad"}
+	fake := &fakeOSM{refuse: map[string]error{"create package bad": refused}}
+	bad := gitops.Package{Package: &osmpkg.Package{Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "bad"}}}
+	plan := &Plan{Packages: []PackageAction{{Package: bad}}, Creates: []NsAction{{Name: "ldap", Instance: declared("ldap", "1")}}}
+	result := Apply(context.Background(), fake, plan, observedWith(nil, nil), 2)
+	if len(fake.requests) != 1 || len(result.Errors) != 1 || !errors.Is(result.Errors[0], refused) {
+		t.Fatalf("requests %v, errors %v", fake.requests, result.Errors)
+	}
+
+	fake = &fakeOSM{refuse: map[string]error{"upgrade ns-a": refused}}
+	plan = &Plan{Upgrades: []NsAction{{Name: "a", ID: "ns-a", Instance: declared("a", "1")}, {Name: "b", ID: "ns-b", Instance: declared("b", "1")}}}
+	result = Apply(context.Background(), fake, plan, observedWith(nil, nil), 1)
+	if len(result.Errors) != 1 || len(result.Operations) != 1 || result.Operations[0].NsInstance != "b" {
+		t.Errorf("errors %v, operations %v", result.Errors, result.Operations)
+	}
+}
+
+func TestClassifyOperations(t *testing.T) {
+	start := metav1.NewTime(time.Unix(1_700_000_000, 0))
+	pending := []gitopsv1alpha1.OperationEntry{
+		{ID: "op-done", Type: OperationInstantiate, NsInstance: "a", State: "PROCESSING", StartTime: start},
+		{ID: "op-running", Type: OperationAction, NsInstance: "b", State: "PROCESSING", StartTime: start},
+		{ID: "op-failed", Type: OperationAction, NsInstance: "c", State: "PROCESSING", StartTime: start},
+		{ID: "op-temp", Type: OperationInstantiate, NsInstance: "d", State: "PROCESSING", StartTime: start},
+	}
+	unfinished := []osm.Operation{
+		{ID: "op-running", OperationState: "PROCESSING"},
+		{ID: "op-failed", OperationState: "FAILED", ErrorMessage: "helm upgrade failed: timed out"},
+		{ID: "op-temp", OperationState: "FAILED_TEMP", DetailedStatus: "K8s cluster unreachable"},
+		{ID: "op-of-someone-else", OperationState: "FAILED"},
+	}
+	running, finished := ClassifyOperations(pending, unfinished)
+	if len(running) != 1 || running[0].ID != "op-running" {
+		t.Errorf("running = %v", running)
+	}
+	var got []string
+	for _, o := range finished {
+		got = append(got, fmt.Sprintf("%s %s failed=%v %s", o.Operation.ID, o.Operation.State, o.Failed, o.Message))
+	}
+	want := []string{
+		"op-done COMPLETED failed=false ",
+		"op-failed FAILED failed=true helm upgrade failed: timed out",
+		"op-temp FAILED_TEMP failed=true K8s cluster unreachable",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("finished (-want +got):\n%s", diff)
+	}
+}
+
+func TestRequestsCarryTheKDUValues(t *testing.T) {
+	ns := declared("ldap", "3")
+	ns.Description = "Demo LDAP"
+	create := CreateRequest(ns, "nsd-1", "vim-1")
+	want := osm.NSInstanceCreate{
+		Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1", Description: "Demo LDAP",
+		AdditionalParamsForVnf: []osm.VnfParams{{MemberVnfIndex: "openldap", AdditionalParamsForKdu: []osm.KDUParams{{
+			KDUName: "ldap", AdditionalParams: map[string]any{"replicaCount": "3"}}}}},
+	}
+	if diff := cmp.Diff(want, create); diff != "" {
+		t.Errorf("create request (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "3"}}, UpgradeRequest(ns)); diff != "" {
+		t.Errorf("upgrade request (-want +got):\n%s", diff)
+	}
+}

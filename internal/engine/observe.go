@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// OSM is the part of the NBI the engine uses; *osm.Client implements it.
+type OSM interface {
+	ListNSDescriptors(ctx context.Context) ([]osm.NSDescriptor, error)
+	ListVNFDescriptors(ctx context.Context) ([]osm.VNFDescriptor, error)
+	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
+	ListNSInstances(ctx context.Context, name string) ([]osm.NSInstance, error)
+	ListVNFInstances(ctx context.Context, nsInstanceID string) ([]osm.VNFInstance, error)
+	ListUnfinishedOperations(ctx context.Context, since time.Time) ([]osm.Operation, error)
+	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
+	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
+	CreateNSInstance(ctx context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error)
+	UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade osm.KDUUpgrade) (string, error)
+	DeleteNSInstance(ctx context.Context, id string, force bool) (string, error)
+}
+
+// Observed is what OSM runs, read with one list call per kind.
+type Observed struct {
+	// NSDs and VNFDs by descriptor id.
+	NSDs  map[string]osm.NSDescriptor
+	VNFDs map[string]osm.VNFDescriptor
+	// VIMAccounts maps VIM account names to their _id.
+	VIMAccounts map[string]string
+	// NSInstances by _id, and their ids by name (names are not unique in OSM).
+	NSInstances map[string]osm.NSInstance
+	NSByName    map[string][]string
+	// KDUValues holds the live Helm values of each KDU as OSM reports them (a JSON string), by
+	// NS instance _id, then member-vnf-index, then KDU name. Nil when not observed.
+	KDUValues map[string]map[string]map[string]string
+}
+
+// Observe reads OSM's descriptors, VIM accounts and NS instances; the VNF records (the live
+// KDU values) only when withValues is set, since they are only needed to compare existing
+// instances and are the largest answer.
+func Observe(ctx context.Context, nbi OSM, withValues bool) (*Observed, error) {
+	nsds, err := nbi.ListNSDescriptors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing NS descriptors: %w", err)
+	}
+	vnfds, err := nbi.ListVNFDescriptors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing VNF descriptors: %w", err)
+	}
+	vims, err := nbi.ListVIMAccounts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing VIM accounts: %w", err)
+	}
+	instances, err := nbi.ListNSInstances(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing NS instances: %w", err)
+	}
+	var vnfs []osm.VNFInstance
+	if withValues && len(instances) > 0 {
+		if vnfs, err = nbi.ListVNFInstances(ctx, ""); err != nil {
+			return nil, fmt.Errorf("listing VNF instances: %w", err)
+		}
+	}
+	return newObserved(nsds, vnfds, vims, instances, vnfs, withValues), nil
+}
+
+// newObserved indexes OSM's answers.
+func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.VIMAccount,
+	instances []osm.NSInstance, vnfs []osm.VNFInstance, withValues bool) *Observed {
+	o := &Observed{
+		NSDs:        make(map[string]osm.NSDescriptor, len(nsds)),
+		VNFDs:       make(map[string]osm.VNFDescriptor, len(vnfds)),
+		VIMAccounts: make(map[string]string, len(vims)),
+		NSInstances: make(map[string]osm.NSInstance, len(instances)),
+		NSByName:    make(map[string][]string, len(instances)),
+	}
+	for _, d := range nsds {
+		o.NSDs[d.DescriptorID] = d
+	}
+	for _, d := range vnfds {
+		o.VNFDs[d.DescriptorID] = d
+	}
+	for _, v := range vims {
+		o.VIMAccounts[v.Name] = v.ID
+	}
+	for _, ns := range instances {
+		o.NSInstances[ns.ID] = ns
+		o.NSByName[ns.Name] = append(o.NSByName[ns.Name], ns.ID)
+	}
+	if withValues {
+		o.KDUValues = make(map[string]map[string]map[string]string, len(instances))
+		for _, vnf := range vnfs {
+			byMember := o.KDUValues[vnf.NSInstanceID]
+			if byMember == nil {
+				byMember = map[string]map[string]string{}
+				o.KDUValues[vnf.NSInstanceID] = byMember
+			}
+			kdus := map[string]string{}
+			for _, kdu := range vnf.KDURecords {
+				kdus[kdu.KDUName] = string(kdu.AdditionalParams)
+			}
+			byMember[vnf.MemberVnfIndex] = kdus
+		}
+	}
+	return o
+}
+
+// Descriptors returns OSM's descriptors in the package library's form, for reference checks.
+func (o *Observed) Descriptors() (nsds, vnfds []osmpkg.Descriptor) {
+	for _, d := range o.NSDs {
+		desc := osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: d.DescriptorID, Name: d.Name, VnfdIDs: d.VnfdIDs}
+		for _, df := range d.DeploymentFlavours {
+			for _, p := range df.VnfProfiles {
+				desc.VnfProfiles = append(desc.VnfProfiles, osmpkg.VnfProfile{ID: p.ID, VnfdID: p.VnfdID})
+			}
+		}
+		nsds = append(nsds, desc)
+	}
+	for _, d := range o.VNFDs {
+		desc := osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: d.DescriptorID, Name: d.ProductName}
+		for _, k := range d.KDUs {
+			desc.KDUs = append(desc.KDUs, osmpkg.KDU{Name: k.Name, HelmChart: k.HelmChart})
+		}
+		vnfds = append(vnfds, desc)
+	}
+	return nsds, vnfds
+}
+
+// VIMNames returns the names of the VIM accounts.
+func (o *Observed) VIMNames() []string {
+	names := make([]string, 0, len(o.VIMAccounts))
+	for name := range o.VIMAccounts {
+		names = append(names, name)
+	}
+	return names
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// Input is everything a plan is computed from.
+type Input struct {
+	Revision  *gitops.Revision
+	Observed  *Observed
+	Inventory gitopsv1alpha1.Inventory
+	// Claims maps the names of NS instances that other OsmDeployments of the same OsmCluster
+	// own (or are creating) to those OsmDeployments ("namespace/name").
+	Claims        map[string]string
+	Prune         bool
+	AdoptExisting bool
+}
+
+// PackageAction uploads a package: a create when ID is empty, else a full update of ID.
+type PackageAction struct {
+	Package gitops.Package
+	ID      string
+}
+
+// NsAction is one LCM change of an NS instance.
+type NsAction struct {
+	Name string
+	// Instance is the declaration (creates and upgrades).
+	Instance gitops.NsInstance
+	// ID is OSM's _id of the instance (upgrades and deletes).
+	ID string
+	// Reason says why, for events and logs.
+	Reason string
+}
+
+// Plan is the difference between a revision and OSM: what to send, in order.
+type Plan struct {
+	// Packages in dependency order (VNF packages before the NS packages that use them).
+	Packages []PackageAction
+	Creates  []NsAction
+	Upgrades []NsAction
+	Deletes  []NsAction
+	// Orphans are owned NS instances Git no longer declares, left running as prune is off.
+	Orphans []string
+	// Problems make the revision impossible to apply as it is (conflicts, changes OSM cannot
+	// make); while there are any, nothing is sent to OSM.
+	Problems []gitops.Problem
+	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
+	// creates are Creating with no id yet.
+	Inventory gitopsv1alpha1.Inventory
+}
+
+// Mutations is the number of changing requests the plan sends to OSM.
+func (p *Plan) Mutations() int {
+	return len(p.Packages) + len(p.Creates) + len(p.Upgrades) + len(p.Deletes)
+}
+
+// Reasons of NS actions.
+const (
+	reasonDeclared      = "declared in Git"
+	reasonRecreated     = "deleted in OSM outside Git: recreating it"
+	reasonChangedInGit  = "KDU values changed in Git"
+	reasonDrift         = "KDU values changed in OSM outside Git: restoring them"
+	reasonPruned        = "no longer declared in Git"
+	reasonPendingCreate = "its creation was interrupted before OSM answered"
+	stateNSBuilding     = "BUILDING"
+	stateNSBroken       = "BROKEN"
+	operationIdle       = "IDLE"
+	stateNSTerminating  = "TERMINATING"
+)
+
+// Compute plans the changes that make OSM match the revision. It is a pure function.
+func Compute(in Input) Plan {
+	var p Plan
+	p.Packages, p.Inventory.Packages = planPackages(in)
+
+	owned := map[string]gitopsv1alpha1.NsInstanceEntry{}
+	for _, e := range in.Inventory.NsInstances {
+		owned[e.Name] = e
+	}
+	declared := map[string]bool{}
+	for _, ns := range in.Revision.NsInstances {
+		declared[ns.Name] = true
+		entry, has := owned[ns.Name]
+		planInstance(in, &p, ns, entry, has)
+	}
+	for _, entry := range in.Inventory.NsInstances {
+		if !declared[entry.Name] {
+			planUndeclared(in, &p, entry)
+		}
+	}
+	sort.Slice(p.Inventory.NsInstances, func(i, j int) bool {
+		return p.Inventory.NsInstances[i].Name < p.Inventory.NsInstances[j].Name
+	})
+	if len(p.Problems) > 0 {
+		// Nothing is applied: the inventory stays as it was.
+		p.Packages, p.Creates, p.Upgrades, p.Deletes = nil, nil, nil, nil
+		p.Inventory = in.Inventory
+	}
+	return p
+}
+
+func planPackages(in Input) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
+	applied := map[string]gitopsv1alpha1.PackageEntry{}
+	for _, e := range in.Inventory.Packages {
+		applied[e.Name] = e
+	}
+	var actions []PackageAction
+	entries := make([]gitopsv1alpha1.PackageEntry, 0, len(in.Revision.Packages))
+	for _, pkg := range in.Revision.Packages {
+		id := observedPackageID(in.Observed, pkg.Descriptor)
+		entry := gitopsv1alpha1.PackageEntry{
+			Name: pkg.Descriptor.ID, Kind: string(pkg.Descriptor.Kind), ID: id, Digest: pkg.Digest,
+		}
+		last, known := applied[pkg.Descriptor.ID]
+		switch {
+		case id == "":
+			actions = append(actions, PackageAction{Package: pkg})
+		case !known || last.Digest != pkg.Digest || last.ID != id:
+			actions = append(actions, PackageAction{Package: pkg, ID: id})
+		}
+		entries = append(entries, entry)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	return actions, entries
+}
+
+func observedPackageID(o *Observed, d osmpkg.Descriptor) string {
+	if d.Kind == osmpkg.KindNS {
+		return o.NSDs[d.ID].ID
+	}
+	return o.VNFDs[d.ID].ID
+}
+
+// planInstance plans one declared NS instance; entry is its inventory entry when owned.
+func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, owned bool) {
+	if other, claimed := in.Claims[ns.Name]; claimed {
+		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OsmCluster", ns.Name, other))
+		return
+	}
+	existing := in.Observed.NSByName[ns.Name]
+	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, ID: entry.ID, Digest: ns.Digest()}
+	switch {
+	case owned && entry.ID != "":
+		if _, found := in.Observed.NSInstances[entry.ID]; !found {
+			p.create(ns, next, reasonRecreated)
+			return
+		}
+	case len(existing) == 0:
+		reason := reasonDeclared
+		if owned {
+			reason = reasonPendingCreate
+		}
+		p.create(ns, next, reason)
+		return
+	case len(existing) > 1:
+		p.problem(ns, fmt.Sprintf("OSM has %d NS instances named %q (ids %v): delete the extra ones in OSM", len(existing), ns.Name, existing))
+		return
+	case owned:
+		// A create marked pending before a crash: OSM did make the instance.
+		next.ID = existing[0]
+	case in.AdoptExisting:
+		next.ID = existing[0]
+	default:
+		p.problem(ns, fmt.Sprintf("NS instance %q (id %s) already exists in OSM and this OsmDeployment does not own it: set spec.adoptExisting to take it over", ns.Name, existing[0]))
+		return
+	}
+	planExisting(in, p, ns, entry, next)
+}
+
+// planExisting plans a declared NS instance that OSM runs as next.ID.
+func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
+	record := in.Observed.NSInstances[next.ID]
+	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
+		p.problem(ns, fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, or delete it first", ns.Name, record.NsdRef))
+		return
+	}
+	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != in.Observed.VIMAccounts[ns.VimAccountName] {
+		p.problem(ns, fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, or delete it first", ns.Name, ns.VimAccountName))
+		return
+	}
+	switch {
+	case busy(record):
+		next.State = gitopsv1alpha1.NsInstanceProgressing
+		next.Digest = last.Digest
+	case record.NSState == stateNSBroken,
+		last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
+		// which clears the digest) does.
+		next.State = gitopsv1alpha1.NsInstanceFailed
+		next.Digest = last.Digest
+	default:
+		next.State = gitopsv1alpha1.NsInstanceReady
+		if reason, differs := valuesDiffer(in.Observed, ns, last, next.ID); differs {
+			next.State = gitopsv1alpha1.NsInstanceProgressing
+			p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
+		}
+	}
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
+}
+
+// busy tells whether OSM is running an operation on the instance, so that nothing is sent to
+// it now (OSM would answer 409).
+func busy(record osm.NSInstance) bool {
+	if record.NSState == stateNSBuilding || record.NSState == stateNSTerminating {
+		return true
+	}
+	op := string(record.CurrentOperation)
+	return op != "" && op != operationIdle
+}
+
+// valuesDiffer compares the declared KDU values with OSM's live ones when they were observed,
+// else with the digest of what was last applied.
+func valuesDiffer(o *Observed, ns gitops.NsInstance, last gitopsv1alpha1.NsInstanceEntry, id string) (string, bool) {
+	changedInGit := last.Digest != ns.Digest()
+	if o.KDUValues == nil {
+		return reasonChangedInGit, changedInGit
+	}
+	live, found := o.KDUValues[id][ns.VnfName][ns.KDU.Name]
+	if !found {
+		return reasonChangedInGit, changedInGit
+	}
+	equal, err := gitops.EqualParams(ns.KDU.Params, live)
+	if err == nil && equal {
+		return "", false
+	}
+	if changedInGit {
+		return reasonChangedInGit, true
+	}
+	return reasonDrift, true
+}
+
+// planUndeclared plans an owned NS instance that Git no longer declares.
+func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
+	if entry.ID == "" {
+		if ids := in.Observed.NSByName[entry.Name]; len(ids) == 1 {
+			entry.ID = ids[0] // created before a crash, then removed from Git
+		} else {
+			return // never created: nothing to own
+		}
+	}
+	record, found := in.Observed.NSInstances[entry.ID]
+	if !found {
+		return // gone from OSM: no longer owned
+	}
+	if !in.Prune {
+		entry.State = gitopsv1alpha1.NsInstanceOrphaned
+		p.Orphans = append(p.Orphans, entry.Name)
+		p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
+		return
+	}
+	entry.State = gitopsv1alpha1.NsInstanceDeleting
+	if record.NSState != stateNSTerminating {
+		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned})
+	}
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
+}
+
+func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, reason string) {
+	entry.ID = ""
+	entry.State = gitopsv1alpha1.NsInstanceCreating
+	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
+}
+
+func (p *Plan) problem(ns gitops.NsInstance, message string) {
+	p.Problems = append(p.Problems, gitops.Problem{File: ns.Source.File, Line: ns.Source.Line, Message: message})
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
+)
+
+// clockSkewMargin widens the time window of the operations query: the start times in status
+// come from the operator's clock, OSM's from its own.
+const clockSkewMargin = 10 * time.Minute
+
+// Outcome is how a finished operation ended.
+type Outcome struct {
+	Operation gitopsv1alpha1.OperationEntry
+	Failed    bool
+	// Message is OSM's own error text for a failed operation.
+	Message string
+}
+
+// CheckOperations reads the state of the pending operations with one request: OSM's operations
+// that did not complete since the oldest pending one started. An operation missing from that
+// answer has COMPLETED (or was removed with its NS instance after a terminate). It returns the
+// operations still running, with their state refreshed, and those that finished.
+func CheckOperations(ctx context.Context, nbi OSM, pending []gitopsv1alpha1.OperationEntry) ([]gitopsv1alpha1.OperationEntry, []Outcome, error) {
+	if len(pending) == 0 {
+		return nil, nil, nil
+	}
+	since := pending[0].StartTime.Time
+	for _, op := range pending[1:] {
+		if op.StartTime.Time.Before(since) {
+			since = op.StartTime.Time
+		}
+	}
+	unfinished, err := nbi.ListUnfinishedOperations(ctx, since.Add(-clockSkewMargin))
+	if err != nil {
+		return nil, nil, err
+	}
+	running, finished := ClassifyOperations(pending, unfinished)
+	return running, finished, nil
+}
+
+// ClassifyOperations splits the pending operations by what OSM reports of them. It is a pure
+// function: an operation OSM does not list as unfinished has completed.
+func ClassifyOperations(pending []gitopsv1alpha1.OperationEntry, unfinished []osm.Operation) ([]gitopsv1alpha1.OperationEntry, []Outcome) {
+	byID := make(map[string]osm.Operation, len(unfinished))
+	for _, op := range unfinished {
+		byID[op.ID] = op
+	}
+	var running []gitopsv1alpha1.OperationEntry
+	var finished []Outcome
+	for _, entry := range pending {
+		op, listed := byID[entry.ID]
+		switch {
+		case !listed:
+			entry.State = osm.OperationCompleted
+			finished = append(finished, Outcome{Operation: entry})
+		case !op.Done():
+			entry.State = op.OperationState
+			running = append(running, entry)
+		default:
+			entry.State = op.OperationState
+			outcome := Outcome{Operation: entry, Failed: !op.Succeeded()}
+			if outcome.Failed {
+				outcome.Message = failureMessage(op)
+			}
+			finished = append(finished, outcome)
+		}
+	}
+	return running, finished
+}
+
+// failureMessage is OSM's own explanation of a failed operation.
+func failureMessage(op osm.Operation) string {
+	for _, text := range []string{string(op.ErrorMessage), string(op.DetailedStatus)} {
+		if text != "" {
+			return text
+		}
+	}
+	return "OSM reports the operation " + op.OperationState + " without a message"
+}

@@ -1,0 +1,24 @@
+package osm
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// ListUnfinishedOperations returns the LCM operations started since the given time that did
+// not complete: those still running and those that failed. One request answers for any number
+// of operations, which is what lets the operator wait for a whole revision cheaply; an
+// operation it does not list has completed. It uses the NBI's generic query filters
+// (`field.neq=`, `field.gte=`, which OSM's common database layer understands).
+func (c *Client) ListUnfinishedOperations(ctx context.Context, since time.Time) ([]Operation, error) {
+	return list[Operation](ctx, c, unfinishedOperationsRequest(since))
+}
+
+func unfinishedOperationsRequest(since time.Time) request {
+	query := url.Values{}
+	query.Set("operationState.neq", OperationCompleted)
+	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixNano())/1e9, 'f', 3, 64))
+	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
+}
