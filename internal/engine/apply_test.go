@@ -19,7 +19,7 @@ import (
 
 // fakeOSM records the requests of an apply and how many were in flight at once.
 type fakeOSM struct {
-	OSM // the calls an apply does not make panic
+	OSM         // the calls an apply does not make panic
 	mu          sync.Mutex
 	inFlight    int
 	maxInFlight int

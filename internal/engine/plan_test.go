@@ -135,7 +135,7 @@ func TestComputeNsInstances(t *testing.T) {
 		{
 			name: "an instance that is not owned is a conflict", declared: []gitops.NsInstance{ldap},
 			observed: observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
-			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) already exists in OSM and this OsmDeployment does not own it: set spec.adoptExisting to take it over`}},
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) already exists in OSM and this OsmDeployment does not own it: set spec.adoptExisting to take it over`}},
 		},
 		{
 			name: "an instance that is not owned is adopted when asked", declared: []gitops.NsInstance{ldap}, adopt: true,
@@ -162,7 +162,7 @@ func TestComputeNsInstances(t *testing.T) {
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
 		},
 		{
-			name: "an instance no longer declared is orphaned without prune",
+			name:      "an instance no longer declared is orphaned without prune",
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
 			want: summary{Orphans: []string{"ldap"},
