@@ -3,6 +3,7 @@ package main
 
 import (
 	"crypto/tls"
+	goflag "flag"
 	"fmt"
 	"os"
 	"time"
@@ -83,7 +84,12 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.acl.BindFlags(fs)
-	o.watch.BindFlags(fs)
+	// Flux's WatchOptions.BindFlags would also add a Secret/ConfigMap watch selector that the
+	// operator has no use for (it only gets Secrets), so its two other flags are bound here.
+	fs.BoolVar(&o.watch.AllNamespaces, "watch-all-namespaces", true,
+		"Watch OsmClusters and OsmDeployments in all namespaces; false: only the runtime namespace.")
+	fs.StringVar(&o.watch.LabelSelector, "watch-label-selector", "",
+		"Reconcile only OsmClusters and OsmDeployments with matching labels (sharding), e.g. 'sharding.fluxcd.io/key=shard1'.")
 	o.rateLimiter.BindFlags(fs)
 	o.jitter.BindFlags(fs)
 }
@@ -91,6 +97,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 func main() {
 	var o options
 	o.bindFlags(flag.CommandLine)
+	flag.CommandLine.AddGoFlagSet(goflag.CommandLine) // --kubeconfig, from controller-runtime
 	flag.Parse()
 	ctrl.SetLogger(logger.NewLogger(o.log))
 	if err := run(o); err != nil {
