@@ -1,0 +1,110 @@
+package nbisim
+
+import (
+	"context"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultUsername       = "admin"
+	DefaultPassword       = "admin"
+	DefaultProject        = "admin"
+	DefaultTokenLifetime  = time.Hour
+	DefaultOperationDelay = 2 * time.Second
+	DefaultRequestLogSize = 1000
+	// DefaultVIMType is the vim_type of a seeded VIM account without one.
+	DefaultVIMType = "openstack"
+)
+
+// Config sets up a simulated NBI. The zero value is usable: one user
+// admin/admin in project admin, no VIM account.
+type Config struct {
+	// Username and Password are the only credentials the NBI accepts.
+	Username string
+	Password string
+	// Project is the project's name; the project also gets a uuid, and a
+	// token request may name it by either.
+	Project string
+	// TokenLifetime is how long a token stays valid.
+	TokenLifetime time.Duration
+	// OperationDelay is how long an LCM operation stays PROCESSING before it
+	// completes. Zero means DefaultOperationDelay; SetOperationDelay can set
+	// zero (operations then complete at the next request).
+	OperationDelay time.Duration
+	// VIMAccounts are created at start and after each Reset.
+	VIMAccounts []VIMAccount
+	// Clock tells the time; tests inject a fake one. Default time.Now.
+	Clock func() time.Time
+	// Sleep waits for injected latency; it must return early when ctx is
+	// done. Default: a timer. Tests inject one that records the durations.
+	Sleep func(ctx context.Context, d time.Duration)
+	// Seed seeds the random source of the error-rate faults, so that a run
+	// is reproducible.
+	Seed uint64
+	// RequestLogSize bounds the request log. Default DefaultRequestLogSize.
+	RequestLogSize int
+	// OnRequest, when set, is called after each request (NBI and control
+	// API) with what the request log records; the path never holds a token.
+	OnRequest func(RequestRecord)
+}
+
+// VIMAccount is a VIM account to create at start.
+type VIMAccount struct {
+	Name string
+	// Type is the vim_type; default DefaultVIMType.
+	Type string
+	// NoK8sCluster leaves the account without a Kubernetes cluster, so that
+	// a KNF cannot be instantiated on it (the NBI answers 400).
+	NoK8sCluster bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Username == "" {
+		c.Username = DefaultUsername
+	}
+	if c.Password == "" {
+		c.Password = DefaultPassword
+	}
+	if c.Project == "" {
+		c.Project = DefaultProject
+	}
+	if c.TokenLifetime <= 0 {
+		c.TokenLifetime = DefaultTokenLifetime
+	}
+	if c.OperationDelay <= 0 {
+		c.OperationDelay = DefaultOperationDelay
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.RequestLogSize <= 0 {
+		c.RequestLogSize = DefaultRequestLogSize
+	}
+	return c
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// epochTime is a time as the NBI writes it: seconds since 1970 as a Python
+// float, so always with a fraction or ".0".
+type epochTime float64
+
+func epoch(t time.Time) epochTime {
+	return epochTime(float64(t.UnixNano()) / 1e9)
+}
+
+// MarshalJSON writes the float as Python's json.dumps does.
+func (e epochTime) MarshalJSON() ([]byte, error) {
+	return []byte(pythonFloat(float64(e))), nil
+}

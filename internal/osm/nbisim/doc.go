@@ -1,0 +1,25 @@
+// Package nbisim simulates the north-bound interface (NBI) of Open Source
+// MANO, the REST API the operator drives, so that the operator's tests,
+// benchmarks and demo, and people checking their GitOps repositories, can run
+// without an OSM installation.
+//
+// A *Server is an http.Handler. Under /osm it answers like OSM's NBI of
+// release 19: tokens, VIM accounts, K8s clusters, VNF and NS packages, NS
+// instances with their VNF records, LCM operations (instantiate, action,
+// scale, update, terminate), with the NBI's record shapes, status codes and
+// error wording (see /work/shared/osm-nbi and the comments next to each
+// message). It also plays the part of OSM's LCM: an operation stays
+// PROCESSING for a configurable delay and then completes (or fails), updating
+// the NS and VNF records the way LCM does.
+//
+// Under /sim/v1 (no token) a control API, also available as Go methods,
+// injects faults (latency, error statuses, connection resets), makes chosen
+// operations fail, holds or completes operations, revokes tokens, counts
+// requests and bytes per endpoint, keeps a bounded request log, dumps and
+// resets the state.
+//
+// All state is in memory behind one mutex. Nothing runs in the background:
+// operations move forward lazily, at the start of each request and of each
+// Go accessor, by comparing their due time with the configured clock, so a
+// test with a fake clock is fully deterministic.
+package nbisim

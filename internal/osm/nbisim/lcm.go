@@ -1,0 +1,667 @@
+package nbisim
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// LCM operation types (lcmOperationType) the simulator runs.
+const (
+	opInstantiate = "instantiate"
+	opTerminate   = "terminate"
+	opAction      = "action"
+	opScale       = "scale"
+	opUpdate      = "update"
+)
+
+// Operation states.
+const (
+	stateProcessing = "PROCESSING"
+	stateCompleted  = "COMPLETED"
+	stateFailed     = "FAILED"
+	stateFailedTemp = "FAILED_TEMP"
+)
+
+// lcmSteps words what LCM writes while an operation of each type runs: the
+// NS record's currentOperation, the name of the operation in error
+// descriptions, and the stage. Taken from LCM's ns.py where known, else
+// approximated.
+var lcmSteps = map[string]struct{ current, errorName, stage string }{
+	opInstantiate: {"INSTANTIATING", "INSTANTIATING", "Stage 2/5: deployment of KDUs, VMs and execution environments."},
+	opTerminate:   {"TERMINATING", "TERMINATING", "Stage 2/3: deletion of KDUs, VMs and execution environments."},
+	opAction:      {"RUNNING ACTION", "ACTION", "Running the action."},
+	opScale:       {"SCALING", "SCALE", "Stage 2/3: scaling."},
+	opUpdate:      {"UPDATING", "UPDATE", "Stage 2/3: updating."},
+}
+
+// operationSchemas validate an operation's body (validation.py).
+var operationSchemas = map[string]*schema{
+	opInstantiate: nsInstantiateSchema,
+	opTerminate:   nsTerminateSchema,
+	opAction:      nsActionSchema,
+	opScale:       nsScaleSchema,
+	opUpdate:      nsUpdateSchema,
+}
+
+// kduPrimitives are the KDU primitives the NBI lets through without a
+// config-primitive in the descriptor.
+var kduPrimitives = []string{"upgrade", "rollback", "status", "inspect", "readme"}
+
+type operationRecord struct {
+	id     string
+	ns     *nsRecord
+	kind   string // lcmOperationType
+	fields operationDoc
+	// action is the checked target of an action, nil for other types.
+	action *actionTarget
+	// failure, when set, is how the operation ends instead of COMPLETED.
+	failure *plannedFailure
+	due     time.Time
+	seq     uint64
+	// queueIndex is the operation's place in the pending queue, -1 when out.
+	queueIndex int
+	// removed is set when the NS was deleted under a pending operation.
+	removed bool
+	doc     doc
+}
+
+type actionTarget struct {
+	primitive string
+	vnf       *vnfRecord
+	kdu       *kdurDoc
+	params    *object
+}
+
+type plannedFailure struct {
+	state, message string
+}
+
+// operationQueue is the pending operations ordered by due time, then by
+// creation: a min-heap, so moving operations forward costs O(log n) each.
+type operationQueue []*operationRecord
+
+func (q operationQueue) Len() int { return len(q) }
+func (q operationQueue) Less(i, j int) bool {
+	if !q[i].due.Equal(q[j].due) {
+		return q[i].due.Before(q[j].due)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q operationQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].queueIndex, q[j].queueIndex = i, j
+}
+func (q *operationQueue) Push(x any) {
+	op := x.(*operationRecord)
+	op.queueIndex = len(*q)
+	*q = append(*q, op)
+}
+func (q *operationQueue) Pop() any {
+	old := *q
+	op := old[len(old)-1]
+	old[len(old)-1] = nil
+	op.queueIndex = -1
+	*q = old[:len(old)-1]
+	return op
+}
+
+// advanceLocked completes every pending operation whose time has come,
+// unless operations are held.
+func (s *Server) advanceLocked(now time.Time) {
+	for !s.held && len(s.pending) > 0 && !s.pending[0].due.After(now) {
+		op := heap.Pop(&s.pending).(*operationRecord)
+		s.completeOperation(op, op.due)
+	}
+}
+
+// startOperation records a new operation and plays LCM taking it up at
+// once: the NS shows it as its current operation until it is due.
+func (s *Server) startOperation(ns *nsRecord, kind string, params *object, action *actionTarget, now time.Time) *operationRecord {
+	s.operationSeq++
+	id := uuid.NewString()
+	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: now.Add(s.operationDelay), seq: s.operationSeq}
+	steps := lcmSteps[kind]
+	op.fields = operationDoc{
+		ID: id, UID: id, OperationState: stateProcessing, QueuePosition: new(int), Stage: stringPointer(steps.stage),
+		StatusEnteredTime: epoch(now), NsInstanceID: ns.id, LcmOperationType: kind, StartTime: epoch(now),
+		OperationParams: params,
+		Links:           opLinks{Self: "/osm/nslcm/v1/ns_lcm_op_occs/" + id, NsInstance: "/osm/nslcm/v1/ns_instances/" + ns.id},
+		Admin:           s.newAdmin(now), LCMDetailedStatus: stringPointer(steps.stage),
+	}
+	op.failure = s.plannedFailure(op)
+	s.db.operations.add(id, op)
+	ns.operations = append(ns.operations, op)
+	heap.Push(&s.pending, op)
+
+	ns.current = op
+	ns.fields.CurrentOperation = steps.current
+	ns.fields.CurrentOperationID = stringPointer(id)
+	ns.fields.DetailedStatus = steps.stage
+	switch kind {
+	case opInstantiate:
+		// LCM marks the NS instantiated as soon as it starts deploying.
+		ns.fields.NsState = "BUILDING"
+		ns.fields.Admin.NsState = "INSTANTIATED"
+	case opTerminate:
+		ns.fields.NsState = "TERMINATING"
+	}
+	ns.render(now)
+	s.renderOperation(op, now)
+	return op
+}
+
+func (s *Server) renderOperation(op *operationRecord, now time.Time) {
+	op.fields.Admin.Modified = epoch(now)
+	op.doc = renderDoc(&op.fields)
+}
+
+// completeOperation ends an operation the way LCM would, successfully or
+// with its planned failure, and updates the NS and VNF records.
+func (s *Server) completeOperation(op *operationRecord, now time.Time) {
+	if op.removed {
+		return
+	}
+	ns := op.ns
+	ns.current = nil
+	ns.fields.CurrentOperation = "IDLE"
+	ns.fields.CurrentOperationID = nil
+	op.fields.StatusEnteredTime = epoch(now)
+	op.fields.Stage = stringPointer("")
+
+	if op.failure != nil {
+		op.fields.OperationState = op.failure.state
+		op.fields.ErrorMessage = stringPointer(op.failure.message)
+		op.fields.LCMDetailedStatus = stringPointer(op.failure.message)
+		s.failNS(op, now)
+	} else {
+		op.fields.OperationState = stateCompleted
+		op.fields.LCMDetailedStatus = stringPointer("Done")
+		if s.succeed(op, now) {
+			return // the NS is gone, with its operations
+		}
+	}
+	s.renderOperation(op, now)
+	ns.render(now)
+	for _, vnf := range ns.vnfs {
+		vnf.render(now)
+	}
+}
+
+// failNS records a failed operation on its NS: instantiate and terminate
+// leave it BROKEN with the error; other operations leave the state alone
+// and, as LCM's _write_ns_status does, clear the error fields.
+func (s *Server) failNS(op *operationRecord, now time.Time) {
+	ns := op.ns
+	if op.kind != opInstantiate && op.kind != opTerminate {
+		ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
+		return
+	}
+	description := fmt.Sprintf("Operation: %s.%s, %s", lcmSteps[op.kind].errorName, op.id, lcmSteps[op.kind].stage)
+	ns.fields.NsState = "BROKEN"
+	ns.fields.OperationalStatus = "failed"
+	ns.fields.ErrorDescription = stringPointer(description)
+	ns.fields.ErrorDetail = stringPointer(op.failure.message)
+	ns.fields.DetailedStatus = description + " Detail: " + op.failure.message
+}
+
+// succeed applies a completed operation; it reports whether the NS was
+// removed (a terminate with autoremove).
+func (s *Server) succeed(op *operationRecord, now time.Time) bool {
+	ns := op.ns
+	ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
+	ns.fields.DetailedStatus = "Done"
+	switch op.kind {
+	case opInstantiate:
+		ns.fields.NsState = "READY"
+		ns.fields.OperationalStatus = "running"
+		ns.fields.ConfigStatus = "configured"
+		ns.fields.Admin.Deployed = &deployedDoc{K8s: deployments(ns), VCA: []any{}}
+		for _, vnf := range ns.vnfs {
+			vnf.fields.Admin.NsState = "INSTANTIATED"
+			for _, kdur := range vnf.fields.Kdur {
+				kdur.KduInstance = kduInstanceName(ns, vnf, kdur)
+				kdur.Status = "READY"
+			}
+		}
+	case opTerminate:
+		ns.fields.NsState = "NOT_INSTANTIATED"
+		ns.fields.Admin.NsState = "NOT_INSTANTIATED"
+		ns.fields.OperationalStatus = "terminated"
+		ns.fields.ConfigStatus = "terminated"
+		ns.fields.Admin.Deployed = &deployedDoc{K8s: []k8sDeploymentDoc{}, VCA: []any{}}
+		for _, vnf := range ns.vnfs {
+			vnf.fields.Admin.NsState = "NOT_INSTANTIATED"
+			for _, kdur := range vnf.fields.Kdur {
+				kdur.KduInstance, kdur.Status = "", ""
+			}
+		}
+		if autoremove, _ := op.fields.OperationParams.get("autoremove"); autoremove == true {
+			s.removeNS(ns, now)
+			return true
+		}
+	case opAction:
+		s.applyAction(op)
+	}
+	return false
+}
+
+// applyAction plays a KDU primitive: upgrade takes the new params (and a
+// new chart from kdu_model), rollback restores the params of before the
+// last upgrade; other primitives change nothing.
+func (s *Server) applyAction(op *operationRecord) {
+	target := op.action
+	if target == nil || target.kdu == nil {
+		return
+	}
+	kdur := target.kdu
+	switch target.primitive {
+	case "upgrade":
+		params := target.params.clone()
+		if model := params.str("kdu_model"); model != "" {
+			params.del("kdu_model")
+			setChart(kdur, model)
+		}
+		previous := kdur.params
+		// The params were checked when the action was accepted.
+		_ = kdur.setParams(params, "primitive_params")
+		kdur.previousParams = previous
+	case "rollback":
+		previous := kdur.previousParams
+		_ = kdur.setParams(previous, "primitive_params")
+		kdur.previousParams = nil
+	}
+	if deployed := op.ns.fields.Admin.Deployed; deployed != nil {
+		for i := range deployed.K8s {
+			k8s := &deployed.K8s[i]
+			if k8s.MemberVnfIndex == target.vnf.fields.MemberVnfIndexRef && k8s.KduName == kdur.KduName {
+				k8s.KduModel = firstNonEmpty(kdur.HelmChart, kdur.JujuBundle)
+			}
+		}
+	}
+}
+
+func setChart(kdur *kdurDoc, model string) {
+	if kdur.JujuBundle != "" {
+		kdur.JujuBundle = model
+		return
+	}
+	kdur.HelmChart = model
+}
+
+// deployments is the NS record's _admin.deployed.K8s after an instantiate.
+func deployments(ns *nsRecord) []k8sDeploymentDoc {
+	list := []k8sDeploymentDoc{}
+	for _, vnf := range ns.vnfs {
+		for _, kdur := range vnf.fields.Kdur {
+			clusterType := "helm-chart-v3"
+			if kdur.JujuBundle != "" {
+				clusterType = "juju-bundle"
+			}
+			list = append(list, k8sDeploymentDoc{
+				KduInstance: kduInstanceName(ns, vnf, kdur), K8sClusterUUID: kdur.K8sCluster.ID,
+				KduDeploymentName: kdur.KduDeploymentName, K8sClusterType: clusterType,
+				MemberVnfIndex: vnf.fields.MemberVnfIndexRef, KduName: kdur.KduName,
+				KduModel: firstNonEmpty(kdur.HelmChart, kdur.JujuBundle), Namespace: kdur.K8sNamespace,
+				Status: "Deployed",
+			})
+		}
+	}
+	return list
+}
+
+// kduInstanceName is the release name LCM's Helm connector makes: the chart
+// name and ten digits, here derived from the ids so that runs repeat.
+func kduInstanceName(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) string {
+	hash := fnv.New64a()
+	_, _ = hash.Write([]byte(ns.id + "/" + vnf.fields.MemberVnfIndexRef + "/" + kdur.KduName))
+	chart := path.Base(firstNonEmpty(kdur.HelmChart, kdur.JujuBundle, kdur.KduName))
+	return fmt.Sprintf("%s-%010d", strings.ToLower(chart), hash.Sum64()%10_000_000_000)
+}
+
+// checkIdle is the refusal of a second operation while one is PROCESSING.
+// The NBI of release 19 has no such check (LCM queues the operations); the
+// simulator refuses, as the operator must expect, with a message
+// approximating the NBI's other conflicts.
+func (s *Server) checkIdle(ns *nsRecord, kind string) *nbiError {
+	if ns.current == nil {
+		return nil
+	}
+	return errorf(http.StatusConflict, "Cannot perform '%s' on ns_instance '%s' because there is another operation in progress: '%s' %s",
+		kind, ns.id, ns.current.kind, ns.current.id)
+}
+
+// postOperation serves POST .../ns_instances/{id}/{operation}, with the
+// checks of the NBI's NsLcmOpTopic.new in its order.
+func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
+	params, err := c.jsonObject()
+	if err != nil {
+		return response{}, err
+	}
+	if old := params.str("vnf_member_index"); old != "" && kind == opAction {
+		params.del("vnf_member_index") // the NBI's backward compatibility
+		params.set("member_vnf_index", old)
+	}
+	params.set("lcmOperationType", kind)
+	params.set("nsInstanceId", c.param(0))
+	if problem := operationSchemas[kind].validate(params); problem != nil {
+		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
+	}
+	ns, err := s.findNS(c.param(0))
+	if err != nil {
+		return response{}, err
+	}
+	if !ns.instantiated() {
+		if autoremove, _ := params.get("autoremove"); kind == opTerminate && autoremove == true {
+			// The NBI makes no operation and answers with nulls.
+			return jsonResponse(http.StatusAccepted, newObject("id", nil, "nsName", nil)), nil
+		}
+		if kind != opInstantiate {
+			return response{}, errorf(http.StatusConflict, "ns_instance '%s' cannot be '%s' because it is not instantiated", ns.id, kind)
+		}
+	} else if kind == opInstantiate && !forced(c.request) {
+		return response{}, errorf(http.StatusConflict, "ns_instance '%s' cannot be '%s' because it is already instantiated", ns.id, kind)
+	}
+	if err := s.checkIdle(ns, kind); err != nil {
+		return response{}, err
+	}
+	var target *actionTarget
+	switch kind {
+	case opAction:
+		if target, err = s.checkAction(ns, params); err != nil {
+			return response{}, err
+		}
+	case opScale:
+		if err := s.checkScale(ns, params); err != nil {
+			return response{}, err
+		}
+	case opUpdate:
+		if err := checkUpdate(ns, params); err != nil {
+			return response{}, err
+		}
+	case opInstantiate:
+		placement, err := s.placeVNFs(ns, params.str("vimAccountId"))
+		if err != nil {
+			return response{}, err
+		}
+		s.applyPlacement(placement, params.str("vimAccountId"), c.now)
+	}
+	serializeOperationParams(params)
+	op := s.startOperation(ns, kind, params, target, c.now)
+	answer := jsonResponse(http.StatusAccepted, newObject("id", op.id, "nsName", ns.fields.Name))
+	return answer.withHeader("Location", "/osm/nslcm/v1/ns_lcm_op_occs/"+op.id), nil
+}
+
+// serializeOperationParams stores the nested params of an operation as the
+// NBI does: primitive_params, else additionalParamsForVnf, as a JSON string.
+func serializeOperationParams(params *object) {
+	if primitiveParams := params.obj("primitive_params"); primitiveParams != nil && len(primitiveParams.members) > 0 {
+		params.set("primitive_params", pythonJSON(primitiveParams))
+	} else if vnfParams := params.list("additionalParamsForVnf"); len(vnfParams) > 0 {
+		params.set("additionalParamsForVnf", pythonJSON(vnfParams))
+	}
+}
+
+// checkAction is the NBI's _check_action_ns_operation.
+func (s *Server) checkAction(ns *nsRecord, params *object) (*actionTarget, *nbiError) {
+	target := &actionTarget{primitive: params.str("primitive"), params: params.obj("primitive_params")}
+	index := params.str("member_vnf_index")
+	var configs []any
+	var configID string
+	if index != "" {
+		vnf, err := memberVNF(ns, index)
+		if err != nil {
+			return nil, err
+		}
+		target.vnf = vnf
+		configs = dayOneTwoConfigs(vnf.vnfd.descriptor)
+		configID = vnf.vnfd.descriptorID
+		if vdu := params.str("vdu_id"); vdu != "" {
+			if findByKey(vnf.vnfd.descriptor.list("vdu"), "id", vdu) == nil {
+				return nil, errorf(http.StatusBadRequest, "Invalid parameter vdu_id='%s' not present at vnfd:vdu:id", vdu)
+			}
+			configID = vdu
+		} else if name := params.str("kdu_name"); name != "" {
+			if findKDU(vnf.vnfd.descriptor, name) == nil {
+				return nil, errorf(http.StatusBadRequest, "Invalid parameter kdu_name='%s' not present at vnfd:kdu:name", name)
+			}
+			target.kdu = findKDUR(vnf, name)
+			configID = name
+		}
+	}
+	if params.str("kdu_name") != "" && containsString(kduPrimitives, target.primitive) {
+		if index == "" {
+			return nil, errorf(http.StatusBadRequest, "Missing action parameter 'member_vnf_index' for default KDU primitive '%s'", target.primitive)
+		}
+		if target.primitive == "upgrade" {
+			if _, err := formatParams(target.params, "primitive_params", true); err != nil {
+				return nil, errorf(http.StatusBadRequest, "%v", err)
+			}
+		}
+		return target, nil
+	}
+	var primitives []any
+	if index != "" {
+		primitives = findByKey(configs, "id", configID).list("config-primitive")
+	} else {
+		primitives = ns.nsd.descriptor.obj("ns-configuration").list("config-primitive")
+	}
+	return target, checkPrimitive(primitives, target.primitive, target.params)
+}
+
+// checkPrimitive checks that a descriptor declares the primitive and that
+// the params fit its parameters.
+func checkPrimitive(primitives []any, name string, params *object) *nbiError {
+	primitive := findByKey(primitives, "name", name)
+	if primitive == nil {
+		return errorf(http.StatusBadRequest, "Invalid primitive '%s' is not present at vnfd/nsd", name)
+	}
+	remaining := params.clone()
+	if remaining == nil {
+		remaining = &object{}
+	}
+	for _, item := range primitive.list("parameter") {
+		parameter, _ := item.(*object)
+		if _, given := remaining.get(parameter.str("name")); given {
+			remaining.del(parameter.str("name"))
+		} else if _, hasDefault := parameter.get("default-value"); !hasDefault {
+			return errorf(http.StatusBadRequest, "Needed parameter %s not provided for primitive '%s'", parameter.str("name"), name)
+		}
+	}
+	if len(remaining.members) > 0 {
+		return errorf(http.StatusBadRequest, "parameter/s '%s' not present at vnfd /nsd for primitive '%s'", pythonRepr(remaining.keys()), name)
+	}
+	return nil
+}
+
+func dayOneTwoConfigs(vnfd *object) []any {
+	dfs := vnfd.list("df")
+	if len(dfs) == 0 {
+		return nil
+	}
+	df, _ := dfs[0].(*object)
+	return df.obj("lcm-operations-configuration").obj("operate-vnf-op-config").list("day1-2")
+}
+
+func memberVNF(ns *nsRecord, index string) (*vnfRecord, *nbiError) {
+	for _, vnf := range ns.vnfs {
+		if vnf.fields.MemberVnfIndexRef == index {
+			return vnf, nil
+		}
+	}
+	return nil, errorf(http.StatusBadRequest, "Invalid parameter member_vnf_index='%s' is not one of the nsd:constituent-vnfd", index)
+}
+
+func findKDUR(vnf *vnfRecord, name string) *kdurDoc {
+	for _, kdur := range vnf.fields.Kdur {
+		if kdur.KduName == name {
+			return kdur
+		}
+	}
+	return nil
+}
+
+// checkScale is the NBI's _check_scale_ns_operation.
+func (s *Server) checkScale(ns *nsRecord, params *object) *nbiError {
+	step := params.obj("scaleVnfData").obj("scaleByStepData")
+	vnf, err := memberVNF(ns, step.str("member-vnf-index"))
+	if err != nil {
+		return err
+	}
+	dfs := vnf.vnfd.descriptor.list("df")
+	var df *object
+	if len(dfs) > 0 {
+		df, _ = dfs[0].(*object)
+	}
+	aspects, found := df.get("scaling-aspect")
+	if !found {
+		// The NBI reads df[0]["scaling-aspect"]: a KeyError, which it
+		// answers as a 400 with the key as the whole detail.
+		return errorf(http.StatusBadRequest, "'scaling-aspect'")
+	}
+	list, _ := aspects.([]any)
+	if findByKey(list, "id", step.str("scaling-group-descriptor")) == nil {
+		return errorf(http.StatusBadRequest, "Invalid scaleVnfData:scaleByStepData:scaling-group-descriptor '%s' is not present at vnfd:scaling-aspect",
+			step.str("scaling-group-descriptor"))
+	}
+	return nil
+}
+
+// checkUpdate is the part of the NBI's _check_update_ns_operation that
+// needs no VDU.
+func checkUpdate(ns *nsRecord, params *object) *nbiError {
+	switch params.str("updateType") {
+	case "CHANGE_VNFPKG":
+		data := params.obj("changeVnfPackageData")
+		if vnf := data.str("vnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
+			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnf %s does not belong to NS %s", vnf, ns.id)
+		}
+	case "REMOVE_VNF":
+		if vnf := params.str("removeVnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
+			return errorf(http.StatusBadRequest, "Invalid VNF Instance Id. '%s' is not present in the NS '%s'", vnf, ns.id)
+		}
+	}
+	return nil
+}
+
+// placement is where the VNFs of an NS go: the K8s cluster of each VNF
+// with KDUs.
+type placement map[*vnfRecord]*clusterRecord
+
+// placeVNFs checks the VIM account and finds a K8s cluster for every VNF
+// with KDUs, as the NBI's _check_valid_vim_account and _look_for_k8scluster
+// do when an instantiate operation is created.
+func (s *Server) placeVNFs(ns *nsRecord, vimID string) (placement, *nbiError) {
+	vim, found := s.db.vims.get(vimID)
+	if !found {
+		return nil, errorf(http.StatusBadRequest, "Invalid vimAccountId='%s' not present for the project", vimID)
+	}
+	chosen := placement{}
+	for _, vnf := range ns.vnfs {
+		if len(vnf.fields.Kdur) == 0 {
+			continue
+		}
+		cluster, requirements := pickCluster(vim.clusters, vnf.fields.K8sCluster)
+		if cluster == nil {
+			return nil, errorf(http.StatusBadRequest, "No k8scluster with requirements='%s' at vim_account=%s found for member_vnf_index=%s",
+				pythonRepr(requirements), vimID, vnf.fields.MemberVnfIndexRef)
+		}
+		chosen[vnf] = cluster
+	}
+	return chosen, nil
+}
+
+// pickCluster returns the first cluster meeting the VNF's K8s requirements
+// (versions, number of networks) and the requirements it checked, which the
+// NBI puts in its error message.
+func pickCluster(clusters []*clusterRecord, wanted *object) (*clusterRecord, *object) {
+	requirements := &object{}
+	for _, cluster := range clusters {
+		if wanted == nil {
+			return cluster, requirements
+		}
+		if versions := wanted.list("version"); len(versions) > 0 {
+			requirements.set("version", versions)
+			if !containsValue(versions, cluster.version) {
+				continue
+			}
+		}
+		if nets := wanted.list("nets"); len(nets) > 0 {
+			requirements.set("networks", json.Number(fmt.Sprint(len(nets))))
+			if len(cluster.nets.members) < len(nets) {
+				continue
+			}
+		}
+		return cluster, requirements
+	}
+	return nil, requirements
+}
+
+func containsValue(list []any, value string) bool {
+	for _, item := range list {
+		if item == value {
+			return true
+		}
+	}
+	return false
+}
+
+// applyPlacement writes the placement into the VNF records: the VIM
+// account, each KDU's cluster and the cluster network of each K8s net.
+func (s *Server) applyPlacement(chosen placement, vimID string, now time.Time) {
+	for vnf, cluster := range chosen {
+		for _, kdur := range vnf.fields.Kdur {
+			kdur.K8sCluster.ID = cluster.id
+		}
+		free := cluster.nets.keys()
+		for _, item := range vnf.fields.K8sCluster.list("nets") {
+			net, _ := item.(*object)
+			name := net.str("id")
+			if !containsString(free, name) && len(free) > 0 {
+				name = free[0]
+			}
+			vimNet, _ := cluster.nets.get(name)
+			net.set("vim_net", vimNet)
+			free = removeString(free, name)
+		}
+	}
+	for vnf := range chosen {
+		vnf.fields.VimAccountID = stringPointer(vimID)
+		vnf.render(now)
+	}
+}
+
+func removeString(list []string, s string) []string {
+	for i, item := range list {
+		if item == s {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// listOperations serves GET .../ns_lcm_op_occs, with ?nsInstanceId= indexed.
+func (s *Server) listOperations(c *call) (response, *nbiError) {
+	byNS := func(id string) []*operationRecord {
+		if ns, found := s.db.nsInstances.get(id); found {
+			return ns.operations
+		}
+		return nil
+	}
+	return listRecords(c, "nsInstanceId", byNS, s.db.operations.all), nil
+}
+
+func (s *Server) getOperation(c *call) (response, *nbiError) {
+	op, found := s.db.operations.get(c.param(0))
+	if !found {
+		return response{}, s.notFound(c.param(0))
+	}
+	return docResponse(op.doc), nil
+}

@@ -1,0 +1,429 @@
+package nbisim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestInstantiateLifeCycle(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	vnfdID, nsdID := h.onboardOpenLDAP()
+	nsID, opID := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), map[string]any{"replicaCount": "2"}))
+
+	// While LCM works: PROCESSING, BUILDING, the operation is current.
+	op := h.operation(opID)
+	ns := h.ns(nsID)
+	running := map[string]any{
+		"operationState": op["operationState"], "lcmOperationType": op["lcmOperationType"], "nsInstanceId": op["nsInstanceId"],
+		"nsState": ns["nsState"], "currentOperation": ns["currentOperation"], "currentOperationID": ns["currentOperationID"],
+		"_admin.nsState": dig(ns, "_admin", "nsState"),
+	}
+	want := map[string]any{
+		"operationState": "PROCESSING", "lcmOperationType": "instantiate", "nsInstanceId": nsID,
+		"nsState": "BUILDING", "currentOperation": "INSTANTIATING", "currentOperationID": opID,
+		"_admin.nsState": "INSTANTIATED",
+	}
+	if diff := cmp.Diff(want, running); diff != "" {
+		t.Errorf("while the instantiate runs (-want +got):\n%s", diff)
+	}
+	if got := dig(op, "operationParams", "nsr_id"); got != nsID {
+		t.Errorf("operationParams.nsr_id = %v, want %s", got, nsID)
+	}
+
+	// One second before the delay ends nothing has changed.
+	h.clock.Advance(testOperationDelay - 1)
+	if state := h.operation(opID)["operationState"]; state != "PROCESSING" {
+		t.Fatalf("operationState before the delay = %v", state)
+	}
+	h.clock.Advance(1)
+	op = h.operation(opID)
+	ns = h.ns(nsID)
+	done := map[string]any{
+		"operationState": op["operationState"], "errorMessage": op["errorMessage"], "detailed-status": op["detailed-status"],
+		"nsState": ns["nsState"], "currentOperation": ns["currentOperation"], "currentOperationID": ns["currentOperationID"],
+		"errorDescription": ns["errorDescription"], "detailed-status(ns)": ns["detailed-status"],
+		"K8s.kdu-name":  dig(ns, "_admin", "deployed", "K8s", 0, "kdu-name"),
+		"K8s.kdu-model": dig(ns, "_admin", "deployed", "K8s", 0, "kdu-model"),
+	}
+	want = map[string]any{
+		"operationState": "COMPLETED", "errorMessage": nil, "detailed-status": "Done",
+		"nsState": "READY", "currentOperation": "IDLE", "currentOperationID": nil,
+		"errorDescription": nil, "detailed-status(ns)": "Done",
+		"K8s.kdu-name": "ldap", "K8s.kdu-model": "stable/openldap",
+	}
+	if diff := cmp.Diff(want, done); diff != "" {
+		t.Errorf("after the instantiate (-want +got):\n%s", diff)
+	}
+	if op["statusEnteredTime"].(float64)-op["startTime"].(float64) != testOperationDelay.Seconds() {
+		t.Errorf("statusEnteredTime - startTime = %v, want the operation delay", op["statusEnteredTime"].(float64)-op["startTime"].(float64))
+	}
+
+	// The packages are in use.
+	for _, path := range []string{"/osm/vnfpkgm/v1/vnf_packages/" + vnfdID, "/osm/nsd/v1/ns_descriptors/" + nsdID} {
+		record := h.must(http.StatusOK, "GET", path, nil).object(t)
+		if state := dig(record, "_admin", "usageState"); state != "IN_USE" {
+			t.Errorf("%s usageState = %v, want IN_USE", path, state)
+		}
+	}
+}
+
+func TestVNFRecordValues(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	vnfdID, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, vim, map[string]any{"replicaCount": "2", "image": map[string]any{"tag": "1.2"}}))
+	vnfs := h.must(http.StatusOK, "GET", vnfInstancePath+"?nsr-id-ref="+nsID, nil).list(t)
+	if len(vnfs) != 1 {
+		t.Fatalf("%d VNF records, want 1", len(vnfs))
+	}
+	vnf := vnfs[0]
+	cluster := h.sim.State().VIMAccounts[0].K8sClusters[0]
+	got := map[string]any{
+		"nsr-id-ref": dig(vnf, "nsr-id-ref"), "member-vnf-index-ref": dig(vnf, "member-vnf-index-ref"),
+		"vnfd-ref": dig(vnf, "vnfd-ref"), "vnfd-id": dig(vnf, "vnfd-id"), "vim-account-id": dig(vnf, "vim-account-id"),
+		"additionalParams": dig(vnf, "kdur", 0, "additionalParams"), "kdu-name": dig(vnf, "kdur", 0, "kdu-name"),
+		"helm-chart": dig(vnf, "kdur", 0, "helm-chart"), "k8s-cluster.id": dig(vnf, "kdur", 0, "k8s-cluster", "id"),
+		"k8s-namespace": dig(vnf, "kdur", 0, "k8s-namespace"), "ext-cpd": dig(vnf, "k8s-cluster", "nets", 0, "external-connection-point-ref"),
+	}
+	want := map[string]any{
+		"nsr-id-ref": nsID, "member-vnf-index-ref": "openldap", "vnfd-ref": "openldap_knf", "vnfd-id": vnfdID,
+		"vim-account-id": vim,
+		// Python's json.dumps, with a nested value as "!!yaml " + yaml.safe_dump
+		// (the keys are in the order sent: sorted, as the test sends a map).
+		"additionalParams": `{"image": "!!yaml tag: \"1.2\"\n", "replicaCount": "2"}`,
+		"kdu-name":         "ldap", "helm-chart": "stable/openldap", "k8s-cluster.id": cluster,
+		"k8s-namespace": h.sim.State().ProjectID, "ext-cpd": "mgmt-ext",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("VNF record (-want +got):\n%s", diff)
+	}
+
+	// An upgrade replaces the values when it completes, not before.
+	h.clock.Advance(testOperationDelay)
+	a := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{
+		"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
+		"primitive_params": map[string]any{"replicaCount": "3"},
+	})
+	opID := a.object(t)["id"].(string)
+	if a.object(t)["nsName"] != "ldap" {
+		t.Errorf("action answer %s has no nsName", a.body)
+	}
+	params := func() any {
+		return dig(h.must(http.StatusOK, "GET", vnfInstancePath+"/"+dig(vnf, "_id").(string), nil).object(t), "kdur", 0, "additionalParams")
+	}
+	if p := params(); p != want["additionalParams"] {
+		t.Errorf("params while the upgrade runs = %v", p)
+	}
+	if got := dig(h.operation(opID), "operationParams", "primitive_params"); got != `{"replicaCount": "3"}` {
+		t.Errorf("operationParams.primitive_params = %#v, want the JSON string", got)
+	}
+	h.clock.Advance(testOperationDelay)
+	if p := params(); p != `{"replicaCount": "3"}` {
+		t.Errorf("params after the upgrade = %v", p)
+	}
+	// A rollback brings the values of before the upgrade back.
+	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{
+		"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "rollback", "primitive_params": map[string]any{},
+	})
+	h.clock.Advance(testOperationDelay)
+	if p := params(); p != want["additionalParams"] {
+		t.Errorf("params after the rollback = %v", p)
+	}
+	kdus := h.sim.State().NSInstances[0].KDUs
+	if string(kdus[0].Params) != `{"image":{"tag":"1.2"},"replicaCount":"2"}` {
+		t.Errorf("state dump params = %s", kdus[0].Params)
+	}
+}
+
+func TestBusyNS(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
+	h.clock.Advance(testOperationDelay)
+	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"a": "1"}}
+	opID := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+
+	for _, request := range []struct{ method, path string }{
+		{"POST", nsInstancesPath + "/" + nsID + "/action"},
+		{"POST", nsInstancesPath + "/" + nsID + "/terminate"},
+		{"DELETE", nsContentPath + "/" + nsID},
+	} {
+		a := h.request(request.method, request.path, upgrade)
+		if request.path != nsInstancesPath+"/"+nsID+"/action" {
+			a = h.request(request.method, request.path, nil)
+		}
+		got := a.object(t)
+		if a.status != http.StatusConflict || got["code"] != "CONFLICT" {
+			t.Errorf("%s %s while busy: %d %s", request.method, request.path, a.status, a.body)
+		}
+	}
+	detail := h.request("POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["detail"]
+	want := "Cannot perform 'action' on ns_instance '" + nsID + "' because there is another operation in progress: 'action' " + opID
+	if detail != want {
+		t.Errorf("busy detail = %q, want %q", detail, want)
+	}
+	h.clock.Advance(testOperationDelay)
+	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade)
+}
+
+func TestDeleteNS(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
+	h.clock.Advance(testOperationDelay)
+
+	a := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)
+	opID := a["_id"].(string)
+	if a["id"] != opID || a["nsName"] != "ldap" {
+		t.Errorf("delete answer = %v", a)
+	}
+	ns := h.ns(nsID)
+	if ns["nsState"] != "TERMINATING" || ns["currentOperation"] != "TERMINATING" {
+		t.Errorf("while terminating: nsState %v, currentOperation %v", ns["nsState"], ns["currentOperation"])
+	}
+	if params := h.operation(opID)["operationParams"]; dig(params, "autoremove") != true {
+		t.Errorf("terminate params = %v", params)
+	}
+	h.clock.Advance(testOperationDelay)
+	// Gone with its VNF records and operations, as LCM's autoremove does.
+	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
+	h.must(http.StatusNotFound, "GET", operationsPath+"/"+opID, nil)
+	if vnfs := h.must(http.StatusOK, "GET", vnfInstancePath, nil).list(t); len(vnfs) != 0 {
+		t.Errorf("%d VNF records left", len(vnfs))
+	}
+	if state := h.sim.State(); state.Packages[1].UsageState != "NOT_IN_USE" || state.Packages[0].UsageState != "NOT_IN_USE" {
+		t.Errorf("packages after the delete: %+v", state.Packages)
+	}
+
+	// ?FORCE=True removes at once, even while an operation runs.
+	nsID, opID = h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
+	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID+"?FORCE=True", nil)
+	h.must(http.StatusNotFound, "GET", operationsPath+"/"+opID, nil)
+	h.clock.Advance(testOperationDelay)
+	if n := len(h.sim.State().NSInstances); n != 0 {
+		t.Errorf("%d NS instances after a forced delete", n)
+	}
+
+	// An NS that is not instantiated is deleted at once too.
+	nsID = h.must(http.StatusCreated, "POST", nsInstancesPath, ldapCreateBody("plain", nsdID, vim, nil)).object(t)["id"].(string)
+	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+}
+
+func TestTerminateThenActionIsRefused(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
+	h.clock.Advance(testOperationDelay)
+	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{"autoremove": false})
+	h.clock.Advance(testOperationDelay)
+	ns := h.ns(nsID)
+	if ns["nsState"] != "NOT_INSTANTIATED" || dig(ns, "_admin", "nsState") != "NOT_INSTANTIATED" {
+		t.Fatalf("after terminate: %v / %v", ns["nsState"], dig(ns, "_admin", "nsState"))
+	}
+	a := h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/action",
+		map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{}})
+	want := problemDetails{Code: "CONFLICT", Status: 409, Detail: "ns_instance '" + nsID + "' cannot be 'action' because it is not instantiated"}
+	if string(a.body) != string(encodeJSON(want, "")) {
+		t.Errorf("body = %s", a.body)
+	}
+	// It can be instantiated again, and then not twice.
+	instantiate := map[string]any{"nsName": "ldap", "nsdId": nsdID, "vimAccountId": h.vimID("vim1")}
+	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/instantiate", instantiate)
+	h.clock.Advance(testOperationDelay)
+	if state := h.ns(nsID)["nsState"]; state != "READY" {
+		t.Errorf("after re-instantiate: %v", state)
+	}
+	a = h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/instantiate", instantiate)
+	if detail := a.object(t)["detail"]; detail != "ns_instance '"+nsID+"' cannot be 'instantiate' because it is already instantiated" {
+		t.Errorf("detail = %v", detail)
+	}
+}
+
+func TestOperationControl(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+
+	h.sim.HoldOperations()
+	_, opID := h.createNS(ldapCreateBody("held", nsdID, vim, nil))
+	h.clock.Advance(10 * testOperationDelay)
+	if state := h.operation(opID)["operationState"]; state != "PROCESSING" {
+		t.Errorf("held operation = %v", state)
+	}
+	h.sim.ReleaseOperations()
+	if state := h.operation(opID)["operationState"]; state != "COMPLETED" {
+		t.Errorf("released operation = %v", state)
+	}
+
+	_, opID = h.createNS(ldapCreateBody("now", nsdID, vim, nil))
+	if n := h.sim.CompleteOperations(); n != 1 {
+		t.Errorf("CompleteOperations = %d, want 1", n)
+	}
+	if state := h.operation(opID)["operationState"]; state != "COMPLETED" {
+		t.Errorf("completed operation = %v", state)
+	}
+
+	h.sim.SetOperationDelay(0)
+	_, opID = h.createNS(ldapCreateBody("zero", nsdID, vim, nil))
+	if state := h.operation(opID)["operationState"]; state != "COMPLETED" {
+		t.Errorf("with no delay = %v", state)
+	}
+}
+
+func TestOperationFailures(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"x": "1"}}
+
+	if err := h.sim.FailOperations(OperationFailure{Operation: "instantiate", NSName: "bad", Message: "helm install failed", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sim.FailOperations(OperationFailure{Operation: "upgrade", State: "FAILED_TEMP", Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sim.FailOperations(OperationFailure{State: "BROKEN"}); err == nil {
+		t.Error("a failure with state BROKEN was accepted")
+	}
+
+	goodID, _ := h.createNS(ldapCreateBody("good", nsdID, vim, nil))
+	badID, badOp := h.createNS(ldapCreateBody("bad", nsdID, vim, nil))
+	h.clock.Advance(testOperationDelay)
+	if state := h.ns(goodID)["nsState"]; state != "READY" {
+		t.Errorf("good NS = %v", state)
+	}
+	op, ns := h.operation(badOp), h.ns(badID)
+	got := map[string]any{"operationState": op["operationState"], "errorMessage": op["errorMessage"], "nsState": ns["nsState"], "errorDetail": ns["errorDetail"]}
+	want := map[string]any{"operationState": "FAILED", "errorMessage": "helm install failed", "nsState": "BROKEN", "errorDetail": "helm install failed"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("failed instantiate (-want +got):\n%s", diff)
+	}
+	if description := ns["errorDescription"].(string); description != "Operation: INSTANTIATING."+badOp+", Stage 2/5: deployment of KDUs, VMs and execution environments." {
+		t.Errorf("errorDescription = %q", description)
+	}
+
+	// The upgrade failure takes the next upgrade only.
+	first := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+goodID+"/action", upgrade).object(t)["id"].(string)
+	h.clock.Advance(testOperationDelay)
+	second := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+goodID+"/action", upgrade).object(t)["id"].(string)
+	h.clock.Advance(testOperationDelay)
+	if state := h.operation(first)["operationState"]; state != "FAILED_TEMP" {
+		t.Errorf("first upgrade = %v", state)
+	}
+	if state := h.operation(second)["operationState"]; state != "COMPLETED" {
+		t.Errorf("second upgrade = %v", state)
+	}
+	if state := h.ns(goodID)["nsState"]; state != "READY" {
+		t.Errorf("a failed upgrade changed nsState to %v", state)
+	}
+	if len(h.sim.OperationFailures()) != 0 {
+		t.Errorf("failures left: %+v", h.sim.OperationFailures())
+	}
+}
+
+func TestWrongParamsTargetsFailLater(t *testing.T) {
+	tests := []struct {
+		name   string
+		params map[string]any
+		want   string
+	}{
+		{
+			name:   "member-vnf-index",
+			params: map[string]any{"member-vnf-index": "nope", "additionalParams": map[string]any{"a": "1"}},
+			want:   "Invalid parameter additionalParamsForVnf: member-vnf-index='nope' is not one of the nsd:constituent-vnfd",
+		},
+		{
+			name: "kdu_name",
+			params: map[string]any{"member-vnf-index": "openldap", "additionalParamsForKdu": []any{
+				map[string]any{"kdu_name": "nope", "additionalParams": map[string]any{"a": "1"}},
+			}},
+			want: "Invalid parameter additionalParamsForVnf[member-vnf-index=openldap]: kdu_name='nope' not present at vnfd:kdu:name",
+		},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			h := newLoggedIn(t, Config{})
+			_, nsdID := h.onboardOpenLDAP()
+			body := ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil)
+			body["additionalParamsForVnf"] = []any{test.params}
+			nsID, opID := h.createNS(body) // accepted, like the NBI does
+			h.clock.Advance(testOperationDelay)
+			op, ns := h.operation(opID), h.ns(nsID)
+			if op["operationState"] != "FAILED" || op["errorMessage"] != test.want || ns["nsState"] != "BROKEN" {
+				t.Errorf("operation %v %q, NS %v; want FAILED %q, BROKEN", op["operationState"], op["errorMessage"], ns["nsState"], test.want)
+			}
+		})
+	}
+}
+
+func TestNamesAreNotUnique(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+	first, _ := h.createNS(ldapCreateBody("twin", nsdID, vim, nil))
+	second, _ := h.createNS(ldapCreateBody("twin", nsdID, vim, nil))
+	h.createNS(ldapCreateBody("other", nsdID, vim, nil))
+	if first == second {
+		t.Fatal("two creates gave one id")
+	}
+	var ids []any
+	for _, ns := range h.must(http.StatusOK, "GET", nsContentPath+"?name=twin", nil).list(t) {
+		ids = append(ids, dig(ns, "_id"))
+	}
+	if diff := cmp.Diff([]any{first, second}, ids); diff != "" {
+		t.Errorf("?name=twin (-want +got):\n%s", diff)
+	}
+	if n := len(h.must(http.StatusOK, "GET", nsInstancesPath, nil).list(t)); n != 3 {
+		t.Errorf("%d NS instances, want 3", n)
+	}
+	// Other filters read the records.
+	if n := len(h.must(http.StatusOK, "GET", nsContentPath+"?nsState=BUILDING&name=other", nil).list(t)); n != 1 {
+		t.Errorf("?nsState=BUILDING&name=other: %d", n)
+	}
+	if n := len(h.must(http.StatusOK, "GET", operationsPath+"?nsInstanceId="+first, nil).list(t)); n != 1 {
+		t.Errorf("?nsInstanceId: %d operations", n)
+	}
+}
+
+// TestConcurrentRequests runs creates, actions and lists from several
+// goroutines; with -race it checks the locking.
+func TestConcurrentRequests(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	vim := h.vimID("vim1")
+	h.sim.SetOperationDelay(0)
+	var group sync.WaitGroup
+	for worker := range 4 {
+		group.Add(1)
+		go func() {
+			defer group.Done()
+			// Errorf, not Fatalf: this is not the test's goroutine.
+			expect := func(want int, method, path string, body any) answer {
+				a := h.request(method, path, body)
+				if a.status != want {
+					t.Errorf("%s %s: %d, want %d: %s", method, path, a.status, want, a.body)
+				}
+				return a
+			}
+			for i := range 10 {
+				created := expect(http.StatusCreated, "POST", nsContentPath, ldapCreateBody(fmt.Sprintf("w%d-%d", worker, i), nsdID, vim, nil))
+				var ns struct{ ID string }
+				_ = json.Unmarshal(created.body, &ns)
+				expect(http.StatusOK, "GET", nsContentPath, nil)
+				expect(http.StatusAccepted, "POST", nsInstancesPath+"/"+ns.ID+"/action", map[string]any{
+					"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "status", "primitive_params": map[string]any{}})
+				_ = h.sim.State()
+			}
+		}()
+	}
+	group.Wait()
+	if n := len(h.sim.State().NSInstances); n != 40 {
+		t.Errorf("%d NS instances, want 40", n)
+	}
+}
