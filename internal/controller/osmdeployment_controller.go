@@ -366,7 +366,8 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(running), obj.Status.LastAttemptedRevision)
 		return false, ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 	}
-	if len(failures) > 0 || hasFailedInstances(obj) {
+	if hasFailedInstances(obj) {
+		markFailedInstances(obj)
 		return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
 	}
 	r.markApplied(obj, obj.Status.LastAttemptedRevision)
@@ -442,11 +443,7 @@ func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDe
 		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
 	}
 	if hasFailedInstances(obj) {
-		msg := failedInstancesMessage(obj) + "; retried on a new revision or a reconcile request"
-		if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.OperationFailedReason {
-			msg = conditions.GetMessage(obj, meta.ReadyCondition) // keeps OSM's own words
-		}
-		markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+		markFailedInstances(obj)
 		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 	}
 	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing); progressing > 0 {

@@ -74,14 +74,20 @@ func hasFailedInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 	return countInstances(obj, gitopsv1alpha1.NsInstanceFailed) > 0
 }
 
-func failedInstancesMessage(obj *gitopsv1alpha1.OsmDeployment) string {
-	var names []string
-	for _, e := range obj.Status.Inventory.NsInstances {
-		if e.State == gitopsv1alpha1.NsInstanceFailed {
-			names = append(names, e.Name)
+// markFailedInstances stalls the OsmDeployment on the NS instances whose last operation
+// failed, keeping OSM's own words when the Ready condition already has them.
+func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
+	msg := conditions.GetMessage(obj, meta.ReadyCondition)
+	if conditions.GetReason(obj, meta.ReadyCondition) != gitopsv1alpha1.OperationFailedReason {
+		var names []string
+		for _, e := range obj.Status.Inventory.NsInstances {
+			if e.State == gitopsv1alpha1.NsInstanceFailed {
+				names = append(names, e.Name)
+			}
 		}
+		msg = "failed in OSM: NS instance(s) " + listNames(names) + "; retried on a new revision or a reconcile request"
 	}
-	return "failed in OSM: NS instance(s) " + listNames(names)
+	markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
 }
 
 // withoutRetries forgets the digest of failed instances when a reconcile was requested, so
