@@ -180,13 +180,7 @@ func TestArtifactWithWrongDigestStalls(t *testing.T) {
 	tn.setArtifact("gitops", &meta.Artifact{Path: "bad.tar.gz", URL: url, Revision: revision,
 		Digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000", LastUpdateTime: metav1.Now()})
 	d := tn.deployment("ldap", "gitops")
-	tn.g.Eventually(func() string {
-		c := conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
-		if c == nil {
-			return ""
-		}
-		return c.Reason + ": " + c.Message
-	}).Should(And(HavePrefix(gitopsv1alpha1.ArtifactFailedReason), ContainSubstring("digest")))
+	tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(And(HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason), ContainSubstring("digest")))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 }
 
@@ -281,13 +275,7 @@ func TestTwoDeploymentsOfOneInstanceConflict(t *testing.T) {
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, revision)
 	second := tn.deployment("second", "gitops")
-	tn.g.Eventually(func() string {
-		c := conditionOf(tn.get(second).Status.Conditions, meta.ReadyCondition)
-		if c == nil {
-			return ""
-		}
-		return c.Reason + ": " + c.Message
-	}).Should(And(HavePrefix(gitopsv1alpha1.ConflictReason), ContainSubstring(tn.namespace+"/first")))
+	tn.g.Eventually(func() string { return tn.condition(second, meta.ReadyCondition) }).Should(And(HavePrefix("False "+gitopsv1alpha1.ConflictReason), ContainSubstring(tn.namespace+"/first")))
 	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
 	tn.g.Expect(conditionList(tn.get(first))).To(ContainElement("Ready=True"))
 }
@@ -308,10 +296,7 @@ func TestFailedOperationIsReportedWithOSMsMessage(t *testing.T) {
 		Message: "helm upgrade failed: timed out waiting for the condition", Count: 1})).To(Succeed())
 
 	tn.publish("gitops", demoRepo("2", "ldap"))
-	tn.g.Eventually(func() string {
-		c := conditionOf(tn.get(d).Status.Conditions, meta.ReadyCondition)
-		return string(c.Status) + " " + c.Reason + ": " + c.Message
-	}).Should(And(HavePrefix("False "+gitopsv1alpha1.OperationFailedReason), ContainSubstring("ldap"),
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(And(HavePrefix("False "+gitopsv1alpha1.OperationFailedReason), ContainSubstring("ldap"),
 		ContainSubstring("helm upgrade failed: timed out waiting for the condition")), tn.describe(d))
 
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("3", "ldap")))
@@ -334,13 +319,7 @@ func TestDependsOnWaitsForTheDependency(t *testing.T) {
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.DependsOn = []meta.NamespacedObjectReference{{Name: "base"}}
 	})
-	tn.g.Eventually(func() string {
-		c := conditionOf(tn.get(d).Status.Conditions, meta.ReadyCondition)
-		if c == nil {
-			return ""
-		}
-		return c.Reason + ": " + c.Message
-	}).Should(Equal(gitopsv1alpha1.DependencyNotReadyReason + ": waiting for dependency " + tn.namespace + "/base to be Ready"))
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(Equal("False " + gitopsv1alpha1.DependencyNotReadyReason + ": waiting for dependency " + tn.namespace + "/base to be Ready"))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 
 	tn.eventuallyApplied(tn.deployment("base", "gitops", func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Path = "osm-pkgs" }), revision)
@@ -362,13 +341,8 @@ func TestTimeoutIsReported(t *testing.T) {
 func TestCrossNamespaceSourceIsDenied(t *testing.T) {
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Namespace = "flux-system" })
-	tn.g.Eventually(func() string {
-		c := conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
-		if c == nil {
-			return ""
-		}
-		return c.Reason
-	}).Should(Equal(gitopsv1alpha1.AccessDeniedReason))
+	tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(
+		HavePrefix("True " + gitopsv1alpha1.AccessDeniedReason + ": cross-namespace reference"))
 }
 
 func TestDeletionWithPruneTerminatesOwnedInstances(t *testing.T) {
