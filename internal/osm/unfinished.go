@@ -19,6 +19,8 @@ func (c *Client) ListUnfinishedOperations(ctx context.Context, since time.Time) 
 func unfinishedOperationsRequest(since time.Time) request {
 	query := url.Values{}
 	query.Set("operationState.neq", OperationCompleted)
-	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixNano())/1e9, 'f', 3, 64))
+	// Rounded down to the millisecond: rounding up would leave out the operations started
+	// in the same millisecond as since.
+	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixMilli())/1e3, 'f', 3, 64))
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
