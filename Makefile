@@ -62,6 +62,19 @@ verify: manifests generate fmt ## Fail when code generation or formatting leaves
 		git status --porcelain -- api config internal cmd test go.mod go.sum; git --no-pager diff --stat; exit 1; \
 	fi
 
+##@ Demo
+
+.PHONY: demo
+demo: envtest source-controller ## Start the local demo in the background (API server, Flux, Git server, NBI simulator, operator); no internet.
+	go build -o $(LOCALBIN)/manager ./cmd
+	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./cmd/osmops-demo up \
+		--operator=$(LOCALBIN)/manager --simulator=$(LOCALBIN)/osm-nbi-sim --source-controller="$$(hack/source-controller.sh)"
+
+.PHONY: demo-stop
+demo-stop: ## Stop the local demo and every process it started.
+	go run ./cmd/osmops-demo down
+
 ##@ Build
 
 .PHONY: build

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"text/template"
+)
+
+// instructionsTemplate is what `up` prints once the demo runs. Every command is meant to be
+// copied as it is.
+var instructionsTemplate = template.Must(template.New("instructions").Parse(
+	`The osmops demo runs in the background (supervisor pid {{.Info.SupervisorPID}}; state and logs in {{.Info.WorkDir}}).
+
+  export KUBECONFIG={{.Info.Kubeconfig}}
+  kubectl get osmd -n {{.Namespace}} -w      # watch the OsmDeployment (Ctrl-C stops watching)
+
+  Demo repository: {{.Info.RepoURL}}
+  NBI simulator:   {{.Info.SimulatorURL}}   (what OSM holds: curl -s {{.Info.SimulatorURL}}/sim/v1/state)
+
+Things to try, in a clone of the demo repository:
+
+  git clone {{.Info.RepoURL}} && cd {{.Repository}}
+  git config user.name demo && git config user.email demo@example.invalid
+
+1. Change a KDU value: the operator upgrades the KDU of the NS instance ldap.
+     sed -i 's/replicaCount: "1"/replicaCount: "2"/' deploy/ldap.osmops.yaml
+     git commit -am 'Scale LDAP to 2 replicas' && git push
+
+2. Add a second NS instance: the operator creates ldap2.
+     sed 's/^name: ldap$/name: ldap2/' deploy/ldap.osmops.yaml > deploy/ldap2.osmops.yaml
+     git add deploy/ldap2.osmops.yaml && git commit -m 'Add the NS instance ldap2' && git push
+
+3. Push a broken file: the OsmDeployment stalls, names the file and line, and leaves OSM alone.
+     printf 'kind: NsInstance\nname: broken\n' > deploy/broken.osmops.yaml
+     git add deploy/broken.osmops.yaml && git commit -m 'Add a broken file' && git push
+   Then fix it, and the OsmDeployment is Ready again:
+     git rm -q deploy/broken.osmops.yaml && git commit -m 'Remove the broken file' && git push
+
+Stop the demo with: make demo-stop
+`))
+
+// instructions renders what to do with the running demo described by info.
+func instructions(info demoInfo) string {
+	var text strings.Builder
+	err := instructionsTemplate.Execute(&text, struct {
+		Info                  demoInfo
+		Namespace, Repository string
+	}{info, demoNamespace, demoRepository})
+	if err != nil {
+		// The template and its data are fixed: a failure is a bug in this file.
+		panic(err)
+	}
+	return text.String()
+}

@@ -1,0 +1,15 @@
+// Package devstack starts and stops the whole osmops chain on loopback, for the local demo
+// (cmd/osmops-demo) and the end-to-end tests (test/e2e), with no cluster and no internet:
+//
+//   - etcd and kube-apiserver through envtest, with the osmops and Flux source CRDs, an admin
+//     kubeconfig file and the flux-system namespace;
+//   - Flux's source-controller as a process;
+//   - a Git server (git-http-backend behind net/http/cgi) whose repositories accept pushes over
+//     HTTP, with helpers that commit, remove and revert through a working clone;
+//   - the NBI simulator as a process, with a client of its control API;
+//   - the operator as a process, which a test can kill and restart;
+//   - helpers that apply a tenant's Secret, OsmCluster, GitRepository and OsmDeployment.
+//
+// Every part listens on 127.0.0.1 only; its state and log live under Options.WorkDir, and each
+// process has a pid file there so that StopLeftovers can clean up after a supervisor that died.
+package devstack

@@ -1,0 +1,201 @@
+package devstack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// This file is the stack's only contact with the NBI simulator's control API (/sim/v1): the
+// few typed calls the demo and the end-to-end tests need, over plain HTTP and JSON, so that
+// the stack depends on the simulator's wire format only, never on its Go package.
+
+// Simulator is an NBI simulator process (cmd/osm-nbi-sim) and a client of its control API.
+type Simulator struct {
+	*Process
+	url    string
+	client *http.Client
+}
+
+// URL returns the simulator's base URL, for an OsmCluster's spec.url (the NBI is under /osm).
+func (s *Simulator) URL() string { return s.url }
+
+// SimStats are the simulator's request counters since it started or its stats were reset.
+type SimStats struct {
+	Requests         int64              `json:"requests"`
+	MutatingRequests int64              `json:"mutatingRequests"`
+	ReadRequests     int64              `json:"readRequests"`
+	BytesReceived    int64              `json:"bytesReceived"`
+	BytesSent        int64              `json:"bytesSent"`
+	Endpoints        []SimEndpointStats `json:"endpoints"`
+}
+
+// SimEndpointStats count the requests of one route template, method and status.
+type SimEndpointStats struct {
+	Route    string `json:"route"`
+	Method   string `json:"method"`
+	Status   int    `json:"status"`
+	Requests int64  `json:"requests"`
+}
+
+// SimRequest is one entry of the simulator's request log.
+type SimRequest struct {
+	Time     time.Time     `json:"time"`
+	Method   string        `json:"method"`
+	Path     string        `json:"path"`
+	Route    string        `json:"route"`
+	Status   int           `json:"status"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// SimState is the simulator's state dump: what OSM holds.
+type SimState struct {
+	NSInstances []SimNSInstance `json:"nsInstances"`
+	Packages    []SimPackage    `json:"packages"`
+}
+
+// SimNSInstance is an NS instance in the state dump.
+type SimNSInstance struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	NsdID      string         `json:"nsdId"`
+	NsState    string         `json:"nsState"`
+	KDUs       []SimKDU       `json:"kdus"`
+	Operations []SimOperation `json:"operations"`
+}
+
+// SimOperation is an LCM operation of an NS instance in the state dump.
+type SimOperation struct {
+	ID string `json:"id"`
+	// Type is instantiate, action, scale, update or terminate.
+	Type string `json:"type"`
+	// Primitive is an action's primitive, e.g. upgrade.
+	Primitive string `json:"primitive"`
+	// State is PROCESSING, COMPLETED, FAILED...
+	State string `json:"state"`
+}
+
+// SimKDU is a KDU of an NS instance in the state dump, with the Helm values it runs with.
+type SimKDU struct {
+	MemberVnfIndex string         `json:"memberVnfIndex"`
+	Name           string         `json:"name"`
+	Params         map[string]any `json:"params"`
+}
+
+// SimPackage is a VNF or NS package in the state dump.
+type SimPackage struct {
+	ID           string `json:"id"`
+	Kind         string `json:"kind"`
+	DescriptorID string `json:"descriptorId"`
+	Revision     int    `json:"revision"`
+}
+
+// SimFault is a fault the simulator injects into the NBI requests it matches: latency, an
+// error status or a dropped connection.
+type SimFault struct {
+	// Method and PathPrefix select the requests; empty matches all.
+	Method     string `json:"method,omitempty"`
+	PathPrefix string `json:"pathPrefix,omitempty"`
+	// Latency delays the answer, as a Go duration ("250ms").
+	Latency string `json:"latency,omitempty"`
+	// Status answers with this error status instead (500, 502, 503, 429...).
+	Status int `json:"status,omitempty"`
+	// Reset drops the connection without an answer.
+	Reset bool `json:"reset,omitempty"`
+	// Rate is the share of matching requests hit, from 0 to 1; 0 means all.
+	Rate float64 `json:"rate,omitempty"`
+	// Count limits the fault to the next Count matching requests; 0 means no limit.
+	Count int `json:"count,omitempty"`
+}
+
+// Version returns the version the NBI reports at /osm/version.
+func (s *Simulator) Version(ctx context.Context) (string, error) {
+	var answer struct {
+		Version string `json:"version"`
+	}
+	err := s.call(ctx, http.MethodGet, "/osm/version", nil, &answer)
+	return answer.Version, err
+}
+
+// Stats returns the request counters.
+func (s *Simulator) Stats(ctx context.Context) (SimStats, error) {
+	var stats SimStats
+	err := s.call(ctx, http.MethodGet, "/sim/v1/stats", nil, &stats)
+	return stats, err
+}
+
+// ResetStats zeroes the request counters and empties the request log.
+func (s *Simulator) ResetStats(ctx context.Context) error {
+	return s.call(ctx, http.MethodDelete, "/sim/v1/stats", nil, nil)
+}
+
+// RequestLog returns the last requests the simulator served, oldest first.
+func (s *Simulator) RequestLog(ctx context.Context) ([]SimRequest, error) {
+	var requests []SimRequest
+	err := s.call(ctx, http.MethodGet, "/sim/v1/requests", nil, &requests)
+	return requests, err
+}
+
+// State returns the state dump.
+func (s *Simulator) State(ctx context.Context) (SimState, error) {
+	var state SimState
+	err := s.call(ctx, http.MethodGet, "/sim/v1/state", nil, &state)
+	return state, err
+}
+
+// AddFault makes the simulator inject fault.
+func (s *Simulator) AddFault(ctx context.Context, fault SimFault) error {
+	return s.call(ctx, http.MethodPost, "/sim/v1/faults", fault, nil)
+}
+
+// ClearFaults removes every fault.
+func (s *Simulator) ClearFaults(ctx context.Context) error {
+	return s.call(ctx, http.MethodDelete, "/sim/v1/faults", nil, nil)
+}
+
+// maxAnswerBytes bounds what the client reads of an answer; a state dump of a large test is a
+// few MB.
+const maxAnswerBytes = 64 << 20
+
+// call sends in as JSON (nil: no body) and decodes the JSON answer into out (nil: ignore it).
+func (s *Simulator) call(ctx context.Context, method, path string, in, out any) error {
+	var request io.Reader
+	if in != nil {
+		encoded, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		request = bytes.NewReader(encoded)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.url+path, request)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("simulator %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return fmt.Errorf("simulator %s %s: reading the answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("simulator %s %s: %s: %s", method, path, resp.Status, answer)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("simulator %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}

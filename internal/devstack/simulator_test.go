@@ -1,0 +1,89 @@
+package devstack
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+// newTestSimulator is a Simulator client of handler, with no process behind it.
+func newTestSimulator(t *testing.T, handler http.Handler) *Simulator {
+	server := httptest.NewServer(handler)
+	t.Cleanup(server.Close)
+	return &Simulator{url: server.URL, client: server.Client()}
+}
+
+// The client is checked against the simulator's own control API, so that a change of its wire
+// format shows up here rather than in the end-to-end tests.
+func TestSimulatorClientAgainstTheSimulator(t *testing.T) {
+	ctx := boundedContext(t)
+	sim := newTestSimulator(t, nbisim.New(nbisim.Config{VIMAccounts: []nbisim.VIMAccount{{Name: "site1"}}}))
+
+	version, err := sim.Version(ctx)
+	if err != nil || version == "" {
+		t.Fatalf("Version() = %q, %v; want a version", version, err)
+	}
+	stats, err := sim.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStats := SimStats{Requests: 1, ReadRequests: 1, Endpoints: []SimEndpointStats{
+		{Route: "/osm/version", Method: http.MethodGet, Status: http.StatusOK, Requests: 1},
+	}}
+	if diff := cmp.Diff(wantStats, stats, cmpopts.IgnoreFields(SimStats{}, "BytesSent")); diff != "" {
+		t.Errorf("Stats() (-want +got):\n%s", diff)
+	}
+	requests, err := sim.RequestLog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(requests) != 1 || requests[0].Path != "/osm/version" || requests[0].Status != http.StatusOK {
+		t.Errorf("RequestLog() = %+v, want the one GET /osm/version", requests)
+	}
+
+	if err := sim.ResetStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if stats, err := sim.Stats(ctx); err != nil || stats.Requests != 0 {
+		t.Errorf("Stats() after ResetStats = %+v, %v; want zero", stats, err)
+	}
+	state, err := sim.State(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state.NSInstances) != 0 || len(state.Packages) != 0 {
+		t.Errorf("State() = %+v, want an empty OSM", state)
+	}
+
+	if err := sim.AddFault(ctx, SimFault{PathPrefix: "/osm/version", Status: http.StatusServiceUnavailable, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Version(ctx); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("Version() with a 503 fault: error %v, want the 503", err)
+	}
+	if err := sim.AddFault(ctx, SimFault{Status: http.StatusBadGateway}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.ClearFaults(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.Version(ctx); err != nil {
+		t.Errorf("Version() after ClearFaults: %v", err)
+	}
+}
+
+func TestSimulatorClientReportsErrorAnswers(t *testing.T) {
+	sim := newTestSimulator(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":"broken"}`, http.StatusInternalServerError)
+	}))
+	_, err := sim.Stats(boundedContext(t))
+	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("Stats() error = %v, want the status and the answer", err)
+	}
+}

@@ -1,0 +1,89 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// The tests of this file check the stack itself: they pass without the OsmDeployment engine.
+
+func TestPushBecomesSourceArtifact(t *testing.T) {
+	ctx := testContext(t)
+	tenant := newTenant(ctx, t, false)
+	tenant.expectArtifact(ctx, t, tenant.seeded)
+
+	changed, err := tenant.repo.Commit(map[string]string{"deploy/ldap.osmops.yaml": ldapInstance("ldap", "2")}, "Scale LDAP to 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant.expectArtifact(ctx, t, changed)
+}
+
+func TestOperatorRestartsAfterKill(t *testing.T) {
+	ctx := testContext(t)
+	g := NewWithT(t)
+	operator := stack.Operator()
+	readyz := operator.ReadyURL()
+	g.Expect(get(ctx, readyz)).To(Succeed())
+	killed := operator.Pid()
+
+	g.Expect(operator.Kill()).To(Succeed())
+	g.Expect(operator.Pid()).To(BeZero())
+	g.Expect(get(ctx, readyz)).NotTo(Succeed(), "a killed operator still answers")
+
+	g.Expect(operator.Restart(ctx)).To(Succeed())
+	g.Expect(get(ctx, readyz)).To(Succeed())
+	g.Expect(operator.Pid()).NotTo(Or(BeZero(), Equal(killed)))
+}
+
+func TestSimulatorAnswersVersion(t *testing.T) {
+	ctx := testContext(t)
+	g := NewWithT(t)
+	g.Expect(get(ctx, stack.Simulator().URL()+"/osm/version")).To(Succeed())
+	version, err := stack.Simulator().Version(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(version).NotTo(BeEmpty())
+}
+
+// get fails unless a GET of url answers 200 OK.
+func get(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// ldapInstance is a deployment file of the demo's NS instance shape, named name, with the KDU
+// value replicaCount.
+func ldapInstance(name, replicaCount string) string {
+	return strings.NewReplacer("NAME", name, "REPLICAS", replicaCount).Replace(`kind: NsInstance
+name: NAME
+description: Demo LDAP NS
+nsdName: openldap_ns
+vnfName: openldap
+vimAccountName: ` + vimAccount + `
+kdu:
+  name: ldap
+  params:
+    replicaCount: "REPLICAS"
+`)
+}

@@ -1,0 +1,155 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testenv"
+)
+
+// Environment variables the suite reads. SOURCE_CONTROLLER is set by `make test-e2e`; the two
+// others let a developer reuse binaries instead of building them.
+const (
+	sourceControllerEnv = "SOURCE_CONTROLLER"
+	operatorEnv         = "OSMOPS_E2E_OPERATOR"
+	simulatorEnv        = "OSMOPS_E2E_SIMULATOR"
+)
+
+// vimAccount is the VIM account every simulator of the suite is seeded with.
+const vimAccount = "openstack-site1"
+
+// simulatorArgs seed a simulator with the suite's VIM account.
+var simulatorArgs = []string{"--vim-account=" + vimAccount}
+
+// stack is the one stack every test of the suite uses.
+var stack *devstack.Stack
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	workDir, err := os.MkdirTemp("", "osmops-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	options, err := stackOptions(workDir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	stack, err = devstack.Start(ctx, options)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: the stack did not start: %v\n(state and logs kept in %s)\n", err, workDir)
+		return 1
+	}
+
+	code := m.Run()
+
+	if code != 0 {
+		dumpLogs()
+	}
+	if err := stack.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: stopping the stack: %v\n", err)
+		code = 1
+	}
+	if code == 0 {
+		_ = os.RemoveAll(workDir)
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: state and logs kept in %s\n", workDir)
+	}
+	return code
+}
+
+// stackOptions finds or builds the programs of the stack.
+func stackOptions(workDir string) (devstack.Options, error) {
+	sourceController := os.Getenv(sourceControllerEnv)
+	if sourceController == "" {
+		return devstack.Options{}, fmt.Errorf("%s is not set: run `make test-e2e`, which provides source-controller", sourceControllerEnv)
+	}
+	binDir := filepath.Join(workDir, "bin")
+	operator, err := binary(operatorEnv, binDir, "manager", "./cmd")
+	if err != nil {
+		return devstack.Options{}, err
+	}
+	simulator, err := binary(simulatorEnv, binDir, "osm-nbi-sim", "./cmd/osm-nbi-sim")
+	if err != nil {
+		return devstack.Options{}, err
+	}
+	return devstack.Options{
+		WorkDir:                workDir,
+		OperatorBinary:         operator,
+		SimulatorBinary:        simulator,
+		SourceControllerBinary: sourceController,
+		SourceControllerCRDs:   filepath.Join(filepath.Dir(sourceController), "crd"),
+		SimulatorArgs:          simulatorArgs,
+		Log:                    prefixWriter{prefix: "e2e: "},
+	}, nil
+}
+
+// binary returns the program named by the environment variable env, or builds pkg into dir.
+func binary(env, dir, name, pkg string) (string, error) {
+	if path := os.Getenv(env); path != "" {
+		return path, nil
+	}
+	path := filepath.Join(dir, name)
+	fmt.Fprintf(os.Stderr, "e2e: building %s (set %s to use a built one)\n", pkg, env)
+	cmd := exec.Command("go", "build", "-o", path, pkg)
+	cmd.Dir = testenv.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return path, nil
+}
+
+// dumpLogs prints every log of the stack: the operator's, source-controller's, the
+// simulators', the Git server's and the control plane's.
+func dumpLogs() {
+	logs, err := stack.Logs()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: reading the logs: %v\n", err)
+		return
+	}
+	// The operator and source-controller first: they explain most failures.
+	names := slices.SortedFunc(maps.Keys(logs), func(a, b string) int {
+		return cmp.Or(cmp.Compare(logRank(a), logRank(b)), strings.Compare(a, b))
+	})
+	for _, name := range names {
+		fmt.Fprintf(os.Stderr, "\n===== log of %s =====\n%s\n", name, logs[name])
+	}
+}
+
+func logRank(name string) int {
+	switch name {
+	case devstack.OperatorName:
+		return 0
+	case devstack.SourceControllerName:
+		return 1
+	}
+	return 2
+}
+
+// prefixWriter writes the stack's progress lines to stderr with a prefix.
+type prefixWriter struct{ prefix string }
+
+func (w prefixWriter) Write(p []byte) (int, error) {
+	if _, err := fmt.Fprint(os.Stderr, w.prefix+string(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
