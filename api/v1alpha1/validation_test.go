@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +28,9 @@ import (
 // k8s is a client of a real API server with the CRDs installed: the schema's validation,
 // CEL rules and defaults are the API server's own, not a re-implementation.
 var k8s client.Client
+
+// kubeconfig is a kubeconfig file of an admin user of that API server, for kubectl.
+var kubeconfig string
 
 func TestMain(m *testing.M) {
 	os.Exit(runWithAPIServer(m))
@@ -63,7 +67,54 @@ func runWithAPIServer(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if kubeconfig, err = writeKubeconfig(env); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.Remove(kubeconfig)
 	return m.Run()
+}
+
+func writeKubeconfig(env *envtest.Environment) (string, error) {
+	user, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "osmops-kubeconfig-")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = f.Write(data)
+	return f.Name(), err
+}
+
+// TestInstallManifestsApply checks that `kubectl apply -k config/default --dry-run=client`
+// accepts what `make deploy` installs, and that the rendered set has every part of the operator.
+func TestInstallManifestsApply(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed")
+	}
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--dry-run=client",
+		"-k", filepath.Join(testenv.RepoRoot(), "config", "default")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=client: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"namespace/osmops-system", "customresourcedefinition.apiextensions.k8s.io/osmclusters.gitops.osmops.io",
+		"customresourcedefinition.apiextensions.k8s.io/osmdeployments.gitops.osmops.io",
+		"serviceaccount/osmops-controller-manager", "clusterrole.rbac.authorization.k8s.io/osmops-manager-role",
+		"deployment.apps/osmops-controller-manager", "service/osmops-controller-manager-metrics-service",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl output lacks %s:\n%s", want, out)
+		}
+	}
 }
 
 func newNamespace(t *testing.T) string {
