@@ -1,8 +1,10 @@
 package osm
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -39,11 +41,12 @@ func gatheredMetric(t *testing.T, name string, labels map[string]string) *dto.Me
 func TestMetricsAreRecordedPerRoute(t *testing.T) {
 	const body = `{"_id": "ns-secret-id", "name": "ldap"}`
 	nbi := newFakeNBI(t, answer(http.StatusOK, body))
-	client := nbi.client(t, WithMetricsLabel("metrics-test"))
+	cluster := uniqueCluster("metrics-test")
+	client := nbi.client(t, WithMetricsLabel(cluster))
 	if _, err := client.GetNSInstance(t.Context(), "ns-secret-id"); err != nil {
 		t.Fatal(err)
 	}
-	get := map[string]string{"cluster": "metrics-test", "method": "GET", "route": "/nslcm/v1/ns_instances_content/{id}"}
+	get := map[string]string{"cluster": cluster, "method": "GET", "route": "/nslcm/v1/ns_instances_content/{id}"}
 	withCode := map[string]string{"code": "200"}
 	for name, value := range get {
 		withCode[name] = value
@@ -57,7 +60,7 @@ func TestMetricsAreRecordedPerRoute(t *testing.T) {
 	if metric := gatheredMetric(t, "osmops_nbi_response_bytes_total", get); metric.GetCounter().GetValue() != float64(len(body)) {
 		t.Errorf("response bytes: %v", metric)
 	}
-	token := map[string]string{"cluster": "metrics-test", "method": "POST", "route": "/admin/v1/tokens"}
+	token := map[string]string{"cluster": cluster, "method": "POST", "route": "/admin/v1/tokens"}
 	if metric := gatheredMetric(t, "osmops_nbi_request_bytes_total", token); metric.GetCounter().GetValue() == 0 {
 		t.Errorf("request bytes of the token request: %v", metric)
 	}
@@ -74,13 +77,22 @@ func TestMetricsAreRecordedPerRoute(t *testing.T) {
 
 func TestMetricsCountFailedRequests(t *testing.T) {
 	nbi := newFakeNBI(t, nil)
-	client := nbi.client(t, WithMetricsLabel("metrics-failure-test"))
+	cluster := uniqueCluster("metrics-failure-test")
+	client := nbi.client(t, WithMetricsLabel(cluster))
 	nbi.server.Close()
 	if _, err := client.Version(t.Context()); err == nil {
 		t.Fatal("Version succeeded against a closed server")
 	}
-	labels := map[string]string{"cluster": "metrics-failure-test", "method": "GET", "route": "/version", "code": "error"}
+	labels := map[string]string{"cluster": cluster, "method": "GET", "route": "/version", "code": "error"}
 	if metric := gatheredMetric(t, "osmops_nbi_requests_total", labels); metric.GetCounter().GetValue() != 1 {
 		t.Errorf("failed requests: %v", metric)
 	}
+}
+
+// runs numbers the metric label of each run, so that `go test -count=N` does not find the
+// counters of earlier runs in the process-wide registry.
+var runs atomic.Int64
+
+func uniqueCluster(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, runs.Add(1))
 }
