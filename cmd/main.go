@@ -54,6 +54,7 @@ type options struct {
 	concurrent                          int
 	requeueDependency                   time.Duration
 	operationPollInterval               time.Duration
+	secretPollInterval                  time.Duration
 	client                              runtimeclient.Options
 	log                                 logger.Options
 	leaderElection                      leaderelection.Options
@@ -80,6 +81,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
 		"How often the OSM operations of an OsmDeployment are checked while they run.")
+	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
+		"How often the OsmClusters' Secrets are read again (the operator may only get Secrets, not watch them).")
 	o.client.BindFlags(fs)
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
@@ -180,9 +183,10 @@ func run(o options) error {
 	}
 	clusters := controller.NewClusterRegistry()
 	if err := (&controller.OsmClusterReconciler{
-		Client:        mgr.GetClient(),
-		EventRecorder: eventRecorder,
-		Clusters:      clusters,
+		Client:             mgr.GetClient(),
+		EventRecorder:      eventRecorder,
+		Clusters:           clusters,
+		SecretPollInterval: o.secretPollInterval,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
 	}

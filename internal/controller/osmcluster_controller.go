@@ -39,8 +39,7 @@ import (
 // OsmClusterFinalizer holds an OsmCluster back from deletion while OsmDeployments use it.
 const OsmClusterFinalizer = "finalizers.gitops.osmops.io"
 
-// clusterRetryInterval is the wait before checking again an OsmCluster whose Secret is missing
-// or whose NBI did not answer.
+// clusterRetryInterval is the wait before checking again an NBI that did not answer.
 const clusterRetryInterval = 30 * time.Second
 
 // OsmClusterReconciler checks an OSM NBI endpoint and keeps its shared client in the registry.
@@ -50,7 +49,12 @@ type OsmClusterReconciler struct {
 	Clusters *ClusterRegistry
 	// ClientOptions are added to every NBI client (tests inject transports and clocks).
 	ClientOptions []osm.Option
+	// SecretPollInterval is how often the credentials and CA Secrets are read again.
+	SecretPollInterval time.Duration
 }
+
+// DefaultSecretPollInterval is how often Secrets are read again by default.
+const DefaultSecretPollInterval = 30 * time.Second
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters/status,verbs=get;update;patch
@@ -104,10 +108,12 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return r.reconcileDelete(obj, users)
 	}
 	controllerutil.AddFinalizer(obj, OsmClusterFinalizer)
+	requested := obj.Status.ObservedGeneration != obj.Generation
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		requested = requested || v != obj.Status.LastHandledReconcileAt
 		obj.Status.SetLastHandledReconcileRequest(v)
 	}
-	return r.reconcileConnection(ctx, obj)
+	return r.reconcileConnection(ctx, obj, requested)
 }
 
 // reconcileDelete holds the deletion back while OsmDeployments use the OsmCluster.
@@ -123,21 +129,24 @@ func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, u
 }
 
 // reconcileConnection (re)builds the NBI client when its settings or credentials changed, then
-// checks OSM: authenticate, read the version and VIM accounts.
-func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (ctrl.Result, error) {
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
+// checks OSM (authenticate, read the version and VIM accounts) when a check is due.
+//
+// The operator may only `get` Secrets, so it cannot watch them: instead it reads them every
+// SecretPollInterval, which costs the NBI nothing unless they changed.
+func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster, requested bool) (ctrl.Result, error) {
 	creds, ca, reason, err := r.readSecrets(ctx, obj)
 	if err != nil {
 		if reason == "" {
 			return ctrl.Result{}, err
 		}
 		r.markNotReady(obj, reason, err.Error())
-		return ctrl.Result{RequeueAfter: clusterRetryInterval}, nil
+		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
 	}
 	key := client.ObjectKeyFromObject(obj)
 	fingerprint := connectionFingerprint(obj, creds, ca)
 	conn, ok := r.Clusters.Connection(key)
-	if !ok || conn.Fingerprint != fingerprint {
+	rebuilt := !ok || conn.Fingerprint != fingerprint
+	if rebuilt {
 		nbi, err := r.newClient(obj, creds, ca)
 		if err != nil {
 			r.markNotReady(obj, gitopsv1alpha1.InvalidCASecretReason, err.Error())
@@ -150,28 +159,49 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 				"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
 		}
 	}
+	if wait := r.untilNextCheck(obj); !rebuilt && !requested && wait > 0 {
+		return ctrl.Result{RequeueAfter: min(wait, r.secretPollInterval())}, nil
+	}
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	checker, ok := conn.NBI.(healthChecker)
 	if !ok {
 		return ctrl.Result{}, fmt.Errorf("the NBI client of %s cannot be health-checked", key)
 	}
 	version, vims, err := checkHealth(ctx, checker)
-	if err != nil {
-		reason := healthFailureReason(err)
-		r.markNotReady(obj, reason, err.Error())
-		if reason == gitopsv1alpha1.UnreachableReason {
-			return ctrl.Result{RequeueAfter: clusterRetryInterval}, nil
-		}
-		return ctrl.Result{RequeueAfter: obj.GetInterval()}, nil
-	}
 	now := metav1.Now()
+	obj.Status.LastCheckedAt = &now
+	if err != nil {
+		r.markNotReady(obj, healthFailureReason(err), err.Error())
+		return ctrl.Result{RequeueAfter: min(r.untilNextCheck(obj), r.secretPollInterval())}, nil
+	}
 	obj.Status.OSMVersion = version
 	obj.Status.VIMAccounts = vims
-	obj.Status.LastCheckedAt = &now
 	conditions.Delete(obj, meta.ReconcilingCondition)
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
 		"OSM %s answers at %s; %d VIM account(s)", version, obj.Spec.URL, len(vims))
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	return ctrl.Result{RequeueAfter: min(jitter.JitteredIntervalDuration(obj.GetInterval()), r.secretPollInterval())}, nil
+}
+
+// untilNextCheck is the time until the next health check of the NBI: every interval, and
+// every clusterRetryInterval while it is unreachable. A refused login is not retried sooner
+// than interval: OSM may lock an account after failed logins.
+func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster) time.Duration {
+	if obj.Status.LastCheckedAt == nil {
+		return 0
+	}
+	every := obj.GetInterval()
+	if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.UnreachableReason {
+		every = min(every, clusterRetryInterval)
+	}
+	return time.Until(obj.Status.LastCheckedAt.Add(every))
+}
+
+func (r *OsmClusterReconciler) secretPollInterval() time.Duration {
+	if r.SecretPollInterval > 0 {
+		return r.SecretPollInterval
+	}
+	return DefaultSecretPollInterval
 }
 
 // markNotReady sets Ready=False, with a Warning event when the reason is new (not one per

@@ -47,6 +47,7 @@ const (
 	testPollInterval       = 100 * time.Millisecond
 	testRequeueDependency  = 200 * time.Millisecond
 	testOperationDelay     = 300 * time.Millisecond
+	testSecretPoll         = 300 * time.Millisecond
 	eventuallyTimeout      = 20 * time.Second
 	eventuallyPollInterval = 50 * time.Millisecond
 )
@@ -116,7 +117,8 @@ func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	opts := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptrTrue()}
 	events := record.EventRecorder(recorder)
-	if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Clusters: registry}).
+	if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Clusters: registry,
+		SecretPollInterval: testSecretPoll}).
 		SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
