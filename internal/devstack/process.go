@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,8 +42,10 @@ type Process struct {
 	pids     pidDir
 	progress io.Writer
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	mu sync.Mutex
+	// extraArgs follow args; RestartWith sets them.
+	extraArgs []string
+	cmd       *exec.Cmd
 	// exited is closed once the current command has exited and waitErr is set.
 	exited  chan struct{}
 	waitErr error
@@ -91,6 +94,20 @@ func (p *Process) Restart(ctx context.Context) error {
 	return p.start(ctx)
 }
 
+// RestartWith restarts the process as Restart does, with extraArgs after the arguments it was
+// made with. They replace those of an earlier RestartWith and hold for later restarts, so that
+// RestartWith with none goes back to the original arguments: a test that needs the operator
+// with another flag restarts it with the flag and, in its cleanup, without.
+func (p *Process) RestartWith(ctx context.Context, extraArgs ...string) error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.extraArgs = slices.Clone(extraArgs)
+	p.mu.Unlock()
+	return p.start(ctx)
+}
+
 // start launches the process and waits until its readiness URL answers.
 func (p *Process) start(ctx context.Context) error {
 	exited, err := p.launch()
@@ -113,7 +130,7 @@ func (p *Process) launch() (<-chan struct{}, error) {
 	// The child holds its own copy of the descriptor.
 	defer logFile.Close()
 
-	cmd := exec.Command(p.path, p.args...)
+	cmd := exec.Command(p.path, slices.Concat(p.args, p.extraArgs)...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Should the caller die without stopping the stack (a test binary killed on timeout), its

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/procfs"
 )
 
 // newHelperProcess returns a Process that runs the test binary in helper mode.
@@ -103,4 +106,44 @@ func TestProcessRefusesASecondStart(t *testing.T) {
 	if err := p.start(ctx); err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Errorf("second start: error %v, want 'already running'", err)
 	}
+}
+
+func TestProcessRestartWithExtraArguments(t *testing.T) {
+	ctx := boundedContext(t)
+	p := newHelperProcess(t, helperServe)
+	p.args = []string{"--base"}
+	if err := p.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name    string
+		restart func() error
+		want    []string
+	}{
+		{"RestartWith an extra flag", func() error { return p.RestartWith(ctx, "--extra=1") }, []string{"--base", "--extra=1"}},
+		{"Restart keeps it", func() error { return p.Restart(ctx) }, []string{"--base", "--extra=1"}},
+		{"RestartWith nothing drops it", func() error { return p.RestartWith(ctx) }, []string{"--base"}},
+	}
+	for _, step := range steps {
+		if err := step.restart(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if diff := cmp.Diff(step.want, commandLineArgs(t, p.Pid())); diff != "" {
+			t.Errorf("%s: arguments (-want +got):\n%s", step.name, diff)
+		}
+	}
+}
+
+// commandLineArgs returns the arguments of the running process pid, without the program.
+func commandLineArgs(t *testing.T, pid int) []string {
+	t.Helper()
+	proc, err := procfs.NewProc(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, err := proc.CmdLine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmdline[1:]
 }

@@ -77,6 +77,8 @@ type SimOperation struct {
 	Primitive string `json:"primitive"`
 	// State is PROCESSING, COMPLETED, FAILED...
 	State string `json:"state"`
+	// ErrorMessage is OSM's message of a failed operation.
+	ErrorMessage string `json:"errorMessage,omitempty"`
 }
 
 // SimKDU is a KDU of an NS instance in the state dump, with the Helm values it runs with.
@@ -109,6 +111,22 @@ type SimFault struct {
 	// Rate is the share of matching requests hit, from 0 to 1; 0 means all.
 	Rate float64 `json:"rate,omitempty"`
 	// Count limits the fault to the next Count matching requests; 0 means no limit.
+	Count int `json:"count,omitempty"`
+}
+
+// SimOperationFailure makes the LCM operations it matches end FAILED instead of completing,
+// as OSM does when a deployment goes wrong.
+type SimOperationFailure struct {
+	// Operation is an operation type (instantiate, terminate, action...) or an action's
+	// primitive (upgrade...); empty matches all.
+	Operation string `json:"operation,omitempty"`
+	// NSName limits the failure to the NS instances of that name; empty matches all.
+	NSName string `json:"nsName,omitempty"`
+	// State is the final state, FAILED (the default) or FAILED_TEMP.
+	State string `json:"state,omitempty"`
+	// Message is OSM's error message of the failed operation; the simulator has a default.
+	Message string `json:"message,omitempty"`
+	// Count limits the failure to the next Count matching operations; 0 means no limit.
 	Count int `json:"count,omitempty"`
 }
 
@@ -155,6 +173,11 @@ func (s *Simulator) AddFault(ctx context.Context, fault SimFault) error {
 // ClearFaults removes every fault.
 func (s *Simulator) ClearFaults(ctx context.Context) error {
 	return s.call(ctx, http.MethodDelete, "/sim/v1/faults", nil, nil)
+}
+
+// FailOperations makes the operations that failure matches, from the next one created on, fail.
+func (s *Simulator) FailOperations(ctx context.Context, failure SimOperationFailure) error {
+	return s.call(ctx, http.MethodPost, "/sim/v1/operation-failures", failure, nil)
 }
 
 // maxAnswerBytes bounds what the client reads of an answer; a state dump of a large test is a

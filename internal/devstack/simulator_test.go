@@ -87,3 +87,22 @@ func TestSimulatorClientReportsErrorAnswers(t *testing.T) {
 		t.Errorf("Stats() error = %v, want the status and the answer", err)
 	}
 }
+
+func TestSimulatorClientFailsOperations(t *testing.T) {
+	ctx := boundedContext(t)
+	server := nbisim.New(nbisim.Config{})
+	sim := newTestSimulator(t, server)
+
+	failure := SimOperationFailure{Operation: "upgrade", NSName: "ldap", Message: "helm upgrade failed", Count: 1}
+	if err := sim.FailOperations(ctx, failure); err != nil {
+		t.Fatal(err)
+	}
+	want := []nbisim.OperationFailure{{Operation: "upgrade", NSName: "ldap", State: "FAILED", Message: "helm upgrade failed", Count: 1}}
+	if diff := cmp.Diff(want, server.OperationFailures()); diff != "" {
+		t.Errorf("operation failures (-want +got):\n%s", diff)
+	}
+	err := sim.FailOperations(ctx, SimOperationFailure{State: "BROKEN"})
+	if err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("FailOperations with a bad state: error %v, want the simulator's 400", err)
+	}
+}

@@ -12,12 +12,18 @@ import (
 	"testing"
 	"time"
 
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -133,23 +139,29 @@ func (tt *testTenant) deployment(ctx context.Context) (*gitopsv1alpha1.OsmDeploy
 // delete deletes the tenant's OsmDeployment (whose finalizer prunes OSM, while the simulator
 // still runs) and GitRepository, and waits until both are gone.
 func (tt *testTenant) delete(ctx context.Context, t *testing.T) {
-	c := stack.Client()
 	for _, obj := range []client.Object{&gitopsv1alpha1.OsmDeployment{}, &sourcev1.GitRepository{}} {
 		obj.SetNamespace(tt.Namespace)
 		obj.SetName(tt.Repository)
-		if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			t.Error(err)
-			continue
-		}
-		NewWithT(t).Eventually(func() error {
-			err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("%T %s/%s is still there (finalizers %v, err %v)",
-				obj, obj.GetNamespace(), obj.GetName(), obj.GetFinalizers(), err)
-		}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+		deleteAndWait(ctx, t, obj)
 	}
+}
+
+// deleteAndWait deletes obj (its namespace and name set) and waits until it is gone, its
+// finalizers done.
+func deleteAndWait(ctx context.Context, t *testing.T, obj client.Object) {
+	c := stack.Client()
+	if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		t.Error(err)
+		return
+	}
+	NewWithT(t).Eventually(func() error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%T %s/%s is still there (finalizers %v, err %v)",
+			obj, obj.GetNamespace(), obj.GetName(), obj.GetFinalizers(), err)
+	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
 }
 
 // dump prints the tenant's objects, as `kubectl get -o yaml` would, and the request log of its
@@ -194,4 +206,62 @@ func (tt *testTenant) expectArtifact(ctx context.Context, t *testing.T, sha stri
 		g.Expect(repo.Status.Artifact).NotTo(BeNil(), "no artifact yet")
 		g.Expect(repo.Status.Artifact.Revision).To(Equal(revision(sha)))
 	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+}
+
+// eventually retries assertion until it passes, within the suite's bounds.
+func eventually(ctx context.Context, t *testing.T, assertion func(g Gomega)) {
+	t.Helper()
+	NewWithT(t).Eventually(assertion).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+}
+
+// patchObject gets obj (its namespace and name set), changes it with mutate and patches the
+// difference, as `kubectl patch` would.
+func patchObject[T client.Object](ctx context.Context, t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	c := stack.Client()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatal(err)
+	}
+	before := obj.DeepCopyObject().(T)
+	mutate(obj)
+	if err := c.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// haveCondition matches a list of conditions that holds condType with status and one of
+// reasons.
+func haveCondition(condType string, status metav1.ConditionStatus, reasons ...string) types.GomegaMatcher {
+	return ContainElement(And(HaveField("Type", condType), HaveField("Status", status), HaveField("Reason", BeElementOf(reasons))))
+}
+
+// kstatusOf computes the kstatus of obj (its namespace and name set) as the API server has it:
+// what Flux's health checks wait on.
+func kstatusOf(ctx context.Context, g Gomega, obj client.Object) kstatus.Status {
+	c := stack.Client()
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	g.Expect(err).NotTo(HaveOccurred())
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(gvk)
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(obj), live)).To(Succeed())
+	result, err := kstatus.Compute(live)
+	g.Expect(err).NotTo(HaveOccurred())
+	return result.Status
+}
+
+// cluster returns the tenant's OsmCluster as the API server has it.
+func (tt *testTenant) cluster(ctx context.Context) (*gitopsv1alpha1.OsmCluster, error) {
+	obj := &gitopsv1alpha1.OsmCluster{}
+	return obj, stack.Client().Get(ctx, client.ObjectKey{Namespace: tt.Namespace, Name: devstack.TenantClusterName}, obj)
+}
+
+// expectClusterReady waits until the Ready condition of the tenant's OsmCluster has status and
+// reason.
+func (tt *testTenant) expectClusterReady(ctx context.Context, t *testing.T, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	eventually(ctx, t, func(g Gomega) {
+		cluster, err := tt.cluster(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cluster.Status.Conditions).To(haveCondition(meta.ReadyCondition, status, reason))
+	})
 }
