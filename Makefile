@@ -55,6 +55,11 @@ test-e2e: envtest source-controller ## Run the end-to-end suite (real Flux sourc
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/source-controller.sh)" \
 		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/...
 
+.PHONY: bench
+bench: envtest ## Benchmark the operator against the osm CLI's request pattern (about 5 minutes); writes docs/benchmarks.md.
+	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./cmd/osmops-bench --simulator=$(LOCALBIN)/osm-nbi-sim --out=docs/benchmarks.md
+
 .PHONY: verify
 verify: manifests generate fmt ## Fail when code generation or formatting leaves the tree dirty.
 	@if [ -n "$$(git status --porcelain -- api config internal cmd test go.mod go.sum)" ]; then \

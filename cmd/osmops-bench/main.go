@@ -1,0 +1,209 @@
+// Command osmops-bench runs the benchmark of `make bench`: the issue's scenarios through the
+// real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
+// process, the 1,000-OsmDeployment run and the Go benchmarks of the hot pure functions, and
+// writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
+// targets are met or not; 1 when a part of the run could not be measured.
+//
+// It needs the envtest binaries (KUBEBUILDER_ASSETS, or `make envtest`), the simulator binary
+// and `go` (for `go test -bench`), and runs from the repository root.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+	flag "github.com/spf13/pflag"
+
+	"github.com/osmops/osmops/internal/bench"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testenv"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	incomplete, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "osmops-bench:", err)
+		os.Exit(1)
+	case incomplete:
+		fmt.Fprintln(os.Stderr, "osmops-bench: parts of the run failed; the report says which")
+		os.Exit(1)
+	}
+}
+
+// options are the command line's settings.
+type options struct {
+	settings     bench.Settings
+	out          string
+	operatorLog  string
+	command      string
+	goBenchmarks bool
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	s := &o.settings
+	flags := flag.NewFlagSet("osmops-bench", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.StringVar(&o.out, "out", "docs/benchmarks.md", "the report to write")
+	flags.StringVar(&s.SimulatorBinary, "simulator", "bin/osm-nbi-sim", "the NBI simulator binary (go build ./cmd/osm-nbi-sim)")
+	flags.StringVar(&o.operatorLog, "operator-log", "", "file for the reconcilers' error logs (default: standard error)")
+	flags.StringVar(&o.command, "command", "make bench", "the command the report says reproduces it")
+	flags.BoolVar(&o.goBenchmarks, "go-benchmarks", true, "run the Go benchmarks of the hot pure functions")
+	flags.IntSliceVar(&s.Sizes, "sizes", []int{10, 100, 1000}, "numbers of NS instances of the single-repository scenarios")
+	flags.DurationVar(&s.Latency, "latency", 5*time.Millisecond, "latency injected into every NBI request")
+	flags.DurationVar(&s.OperationDelay, "operation-delay", 100*time.Millisecond, "how long each simulated LCM operation runs")
+	flags.DurationVar(&s.OperationPollInterval, "operation-poll-interval", 100*time.Millisecond, "the reconciler's poll of pending operations")
+	flags.DurationVar(&s.CLIPollInterval, "cli-poll-interval", time.Second, "the CLI pattern's --wait poll")
+	flags.IntVar(&s.MaxConcurrentRequests, "max-concurrent-requests", 32, "the OsmCluster's maxConcurrentRequests, and the CLI pattern's commands at once")
+	flags.IntVar(&s.MaxConcurrentReconciles, "concurrent", 4, "the manager's --concurrent")
+	flags.Float32Var(&s.KubeAPIQPS, "kube-api-qps", 50, "the manager's --kube-api-qps")
+	flags.IntVar(&s.KubeAPIBurst, "kube-api-burst", 300, "the manager's --kube-api-burst")
+	flags.DurationVar(&s.DriftInterval, "drift-interval", 2*time.Second, "the OsmDeployment interval that triggers the measured drift check")
+	flags.IntVar(&s.FleetDeployments, "fleet-deployments", 1000, "OsmDeployments of the fleet run")
+	flags.IntVar(&s.FleetInstances, "fleet-instances", 10, "NS instances of each fleet OsmDeployment")
+	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
+	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
+	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
+	if err := flags.Parse(args); err != nil {
+		return nil, err
+	}
+	if flags.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))
+	}
+	if s.FleetTimeout > s.ScenarioTimeout {
+		return nil, fmt.Errorf("--fleet-timeout %s must not exceed --scenario-timeout %s", s.FleetTimeout, s.ScenarioTimeout)
+	}
+	for _, n := range s.Sizes {
+		if n < 2 {
+			return nil, fmt.Errorf("--sizes: %d is too small: 10%% of the instances change and 10%% go", n)
+		}
+	}
+	return o, nil
+}
+
+// run measures everything and writes the report; incomplete says whether a part failed.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (incomplete bool, err error) {
+	o, err := parseOptions(args, stderr)
+	if err != nil {
+		return false, err
+	}
+	started := time.Now()
+	report := &bench.Report{Started: started, Command: o.command, Settings: o.settings, Machine: describeMachine(ctx)}
+	if o.goBenchmarks {
+		fmt.Fprintln(stderr, "Go benchmarks (the machine is otherwise idle)...")
+		if report.GoBenchmarks, err = bench.RunGoBenchmarks(ctx, testenv.RepoRoot(), stderr); err != nil {
+			report.Errors = append(report.Errors, "Go benchmarks: "+err.Error())
+		}
+	}
+	if err := measureScenarios(ctx, o, report, stderr); err != nil {
+		return false, err
+	}
+	report.Duration = time.Since(started)
+	out, err := os.Create(o.out)
+	if err != nil {
+		return false, err
+	}
+	if err := errors.Join(bench.Render(out, report), out.Close()); err != nil {
+		return false, err
+	}
+	missed := 0
+	for _, v := range bench.Evaluate(report) {
+		if !v.Pass {
+			missed++
+			fmt.Fprintf(stdout, "missed: %s (%s)\n", v.Target, v.Measured)
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s in %s; %d target(s) missed\n", o.out, report.Duration.Round(time.Second), missed)
+	return len(report.Errors) > 0, nil
+}
+
+// measureScenarios runs the scenarios of every size and the fleet on one operator.
+func measureScenarios(ctx context.Context, o *options, report *bench.Report, stderr io.Writer) error {
+	operatorLog := stderr
+	if o.operatorLog != "" {
+		file, err := os.Create(o.operatorLog)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		operatorLog = file
+	}
+	packages, err := bench.ReadPackageSources(testenv.RepoRoot() + "/internal/controller/testdata")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
+	operator, err := bench.StartOperator(ctx, bench.OperatorOptions{
+		OperationPollInterval: o.settings.OperationPollInterval, MaxConcurrentReconciles: o.settings.MaxConcurrentReconciles,
+		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, Log: operatorLog,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = operator.Stop() }()
+	meter, err := bench.StartMeter(50 * time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer meter.Stop()
+	b := &bench.Bench{
+		Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
+		Credentials: osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}, Progress: stderr,
+	}
+	for _, n := range o.settings.Sizes {
+		result := b.RunSize(ctx, n)
+		for _, e := range result.Errors {
+			report.Errors = append(report.Errors, fmt.Sprintf("N=%d %s", n, e))
+		}
+		report.Sizes = append(report.Sizes, result)
+	}
+	if o.settings.FleetDeployments > 0 {
+		report.Fleet = b.RunFleet(ctx)
+		if report.Fleet.Error != "" {
+			report.Errors = append(report.Errors, "fleet: "+report.Fleet.Error)
+		}
+	}
+	return ctx.Err()
+}
+
+// describeMachine says what the run ran on; what cannot be read is left empty.
+func describeMachine(ctx context.Context) bench.Machine {
+	m := bench.Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+			m.CPU = cpus[0].ModelName
+		}
+		if memory, err := fs.Meminfo(); err == nil && memory.MemTotalBytes != nil {
+			m.Memory = *memory.MemTotalBytes
+		}
+		if load, err := fs.LoadAvg(); err == nil {
+			m.LoadAverage = fmt.Sprintf("%.2f, %.2f, %.2f", load.Load1, load.Load5, load.Load15)
+		}
+	}
+	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(release))
+	}
+	if commit, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(commit))
+		if status, err := exec.CommandContext(ctx, "git", "status", "--porcelain").Output(); err == nil && len(status) > 0 {
+			m.Commit += " with uncommitted changes"
+		}
+	}
+	return m
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseOptions(t *testing.T) {
+	defaults, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := defaults.settings
+	got := []any{s.Sizes, s.Latency, s.OperationDelay, s.OperationPollInterval, s.CLIPollInterval, s.MaxConcurrentRequests, s.FleetDeployments, s.FleetInstances, s.FleetTarget, defaults.out}
+	want := []any{[]int{10, 100, 1000}, 5 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, time.Second, 32, 1000, 10, time.Minute, "docs/benchmarks.md"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--sizes=10,1"}, "--sizes: 1 is too small"},
+		{[]string{"--fleet-timeout=10m", "--scenario-timeout=5m"}, "--fleet-timeout 10m0s must not exceed --scenario-timeout 5m0s"},
+		{[]string{"extra"}, "unexpected arguments: extra"},
+		{[]string{"--latency=soon"}, `invalid argument "soon"`},
+	} {
+		_, err := parseOptions(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("parseOptions(%q) error = %v, want one with %q", tt.args, err, tt.wantErr)
+		}
+	}
+}

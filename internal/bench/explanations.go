@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The explanations of missed targets. Each states what this run's figures show (computed from
+// them) and what would close the gap, as read from the engine's code; a remedy is only offered
+// when the figures show the cost it removes.
+
+// Routes the explanations count.
+const (
+	nsdListRoute        = "/osm/nsd/v1/ns_descriptors"
+	nsListRoute         = "/osm/nslcm/v1/ns_instances_content"
+	vnfListRoute        = "/osm/nslcm/v1/vnf_instances"
+	operationsListRoute = "/osm/nslcm/v1/ns_lcm_op_occs"
+)
+
+// largest returns the figures of the largest size measured through the operator.
+func (r *Report) largest(scenario Scenario) (SizeResult, Measurement, bool) {
+	for i := len(r.Sizes) - 1; i >= 0; i-- {
+		if m, ok := r.Sizes[i].Operator[scenario]; ok {
+			return r.Sizes[i], m, true
+		}
+	}
+	return SizeResult{}, Measurement{}, false
+}
+
+// observationCount counts a scenario's observations of OSM: each lists the NSDs once.
+func observationCount(m Measurement) int64 { return endpointRequests(m.Stats, "GET", nsdListRoute) }
+
+// observations describes how often a scenario observed OSM and polled the operations.
+func observations(m Measurement) string {
+	polls := endpointRequests(m.Stats, "GET", operationsListRoute)
+	return fmt.Sprintf("observed OSM %d time(s) (%d list requests in all) and polled the operations %d time(s)",
+		observationCount(m), m.Stats.ReadRequests-polls, polls)
+}
+
+// recordBytes is what a scenario read of the NS and VNF records.
+func recordBytes(m Measurement) int64 {
+	return endpointBytes(m, nsListRoute) + endpointBytes(m, vnfListRoute)
+}
+
+// secondObservation says what A and B spend most on when the engine observes OSM once to plan
+// and once more after the operations finished.
+const secondObservation = "Most of it is the second observation: once the operations have finished, the reconciler " +
+	"lists everything again (NSDs, VNFDs, VIM accounts, NS instances and the VNF records) before it reports Ready, to " +
+	"notice an NS instance deleted meanwhile, whose operations OSM drops so that they look completed."
+
+// lighterConfirmation is what would close the request targets of A and B then.
+const lighterConfirmation = "Checking that with the NS instance list alone would save 4 requests; trusting the " +
+	"finished operations and leaving a deletion to the next drift check would save all 5."
+
+func whyRequests(r *Report, scenario Scenario, budget string) string {
+	size, m, ok := r.largest(scenario)
+	if !ok {
+		return "Not measured."
+	}
+	why := fmt.Sprintf("%s At N = %s the operator %s.", budget, formatCount(int64(size.N)), observations(m))
+	if observationCount(m) > 1 {
+		return why + " " + secondObservation + " " + lighterConfirmation
+	}
+	return why + " Each observation costs 4 or 5 requests and each poll one: fewer polls (a longer " +
+		"OperationPollInterval, or a first poll timed on the operations' usual duration) would close it."
+}
+
+func whyRequestsA(r *Report) string {
+	return whyRequests(r, FirstRevision, fmt.Sprintf("The budget leaves %d requests beyond the N creates, two of which "+
+		"the package uploads take.", requestAllowance))
+}
+
+func whyRequestsB(r *Report) string {
+	return whyRequests(r, ChangedValues, fmt.Sprintf("The budget leaves %d requests beyond the 0.1N upgrades.", requestAllowance))
+}
+
+func whyWallA(r *Report) string {
+	size, m, ok := r.largest(FirstRevision)
+	if !ok || size.N != fastApplyInstances {
+		return fmt.Sprintf("N = %d was not measured.", fastApplyInstances)
+	}
+	return fmt.Sprintf("The creates alone take %s at %d in flight; the operator took %s, with %s of CPU on a machine whose %d "+
+		"cores also run the simulator, the API server and etcd; it %s.",
+		formatDuration(minimum(r.Settings, size.N, FirstRevision, m.Stats).wall), r.Settings.MaxConcurrentRequests,
+		formatDuration(m.Usage.Wall), formatDuration(m.Usage.CPU), r.Machine.Cores, observations(m))
+}
+
+func whyBytesA(r *Report) string {
+	size, m, ok := r.largest(FirstRevision)
+	if !ok {
+		return "Not measured."
+	}
+	cli := size.CLI[FirstRevision]
+	records := recordBytes(m)
+	why := fmt.Sprintf("The creates' own bodies are about what the CLI pattern sends too; the operator's extra is reading "+
+		"records: at N = %s, %s of its %s are NS and VNF records.",
+		formatCount(int64(size.N)), formatBytes(uint64(records)), formatBytes(uint64(totalBytes(m.Stats))))
+	if observationCount(m) > 1 {
+		why += fmt.Sprintf(" They are the records of all the new instances, read after the creates. %s Only trusting the "+
+			"finished operations (a deleted instance then shows at the next drift check) removes them: A would be %s, %s "+
+			"fewer than the CLI pattern.", secondObservation, formatBytes(uint64(totalBytes(m.Stats)-records)),
+			formatRatio(totalBytes(cli.Stats), totalBytes(m.Stats)-records))
+	}
+	return why
+}
+
+func whyBytesB(r *Report) string {
+	var parts []string
+	for _, s := range r.Sizes {
+		op, cli := s.Operator[ChangedValues], s.CLI[ChangedValues]
+		parts = append(parts, fmt.Sprintf("N = %s: %s (%s of it NS and VNF records, read in %d observation(s)) against the "+
+			"CLI pattern's %s", formatCount(int64(s.N)), formatBytes(uint64(totalBytes(op.Stats))), formatBytes(uint64(recordBytes(op))),
+			observationCount(op), formatBytes(uint64(totalBytes(cli.Stats)))))
+	}
+	why := "The operator reads every NS and VNF record of the repository in each observation, about 8 kB per instance, " +
+		"while the CLI pattern lists the NS records twice per changed instance only; its cost grows as N², the operator's " +
+		"as N, so the factor grows with N: " + strings.Join(parts, "; ") + "."
+	if _, m, ok := r.largest(ChangedValues); ok && observationCount(m) > 1 {
+		why += " " + secondObservation + " Dropping it would halve the operator's bytes."
+	}
+	return why + " Beyond that, the plan of a revision could skip the VNF records (the live values) of the instances " +
+		"whose declaration changed in Git, which are upgraded whatever OSM runs; the records are needed only to find drift."
+}
+
+func whyUnchanged(r *Report) string {
+	var parts []string
+	for _, s := range r.Sizes {
+		op, cli := s.Operator[DriftCheck], totalBytes(s.CLI[SameRevision].Stats)
+		parts = append(parts, fmt.Sprintf("N = %s: %s (%s, %s of it NS records; the VNF records alone would be %s)",
+			formatCount(int64(s.N)), percent(ratio(totalBytes(op.Stats), cli)), formatBytes(uint64(totalBytes(op.Stats))),
+			formatBytes(uint64(endpointBytes(op, nsListRoute))), percent(ratio(endpointBytes(op, vnfListRoute), cli))))
+	}
+	return "A drift check must read what OSM runs: every NS instance and VNF record, which grows as N, while the CLI " +
+		"pattern's C is N upgrades that each list every NS record twice, which grows as N²; so the share falls as N " +
+		"grows: " + strings.Join(parts, "; ") + ". Reading only the VNF records (they carry the live values and go with " +
+		"their NS instance) when nothing changed in Git would get closest; below that OSM offers no cheaper view (no " +
+		"field selection)."
+}
+
+func whyFleetReady(r *Report) string {
+	f := r.Fleet
+	lists := endpointRequests(f.Stats, "GET", nsListRoute)
+	starved := ""
+	if f.AllReady == 0 && f.InstancesEach > 0 {
+		creates := endpointRequests(f.Stats, "POST", nsListRoute)
+		starved = fmt.Sprintf(" %s OsmDeployments sent their creates (%s in all), but the operations were polled only "+
+			"%s times: the work queue serves the first reconciles of new OsmDeployments before the requeued polls of "+
+			"the earlier ones.", formatCount(creates/int64(f.InstancesEach)), formatCount(creates),
+			formatCount(endpointRequests(f.Stats, "GET", operationsListRoute)))
+	}
+	return fmt.Sprintf("Every OsmDeployment's observation lists every NS instance of the OSM, all tenants' included, so D "+
+		"OsmDeployments of n instances read about D²·n/2 records: here %s NS instance lists brought %s from the NBI, "+
+		"which the simulator serialised and the operator decoded on the same %d cores (%s of operator CPU).%s The API "+
+		"server was not the limit: %s requests in %s, under --kube-api-qps %g. What would close it: one observation "+
+		"per OsmCluster shared by its OsmDeployments (listed at most once per poll interval and updated with the "+
+		"operator's own writes), which makes the NBI traffic grow as D·n; or lists filtered to the instances an "+
+		"OsmDeployment declares or owns.",
+		formatCount(lists), formatBytes(uint64(f.Stats.BytesSent)), r.Machine.Cores, formatDuration(f.Usage.CPU), starved,
+		formatCount(f.APIRequests), formatDuration(f.Usage.Wall), r.Settings.KubeAPIQPS)
+}
+
+func whyFleetMemory(r *Report) string {
+	return fmt.Sprintf("Each of the %d reconciles at once decodes the whole NS instance list of the OSM (up to %s "+
+		"records of about 5 kB of JSON each) into structs and keeps it for the plan. The shared observation per "+
+		"OsmCluster (one copy, not one per reconcile) would close it, and decoding only the fields the plan uses "+
+		"would shrink that copy.", r.Settings.MaxConcurrentReconciles, formatCount(int64(r.Fleet.Deployments*r.Fleet.InstancesEach)))
+}
+
+// whyGoBenchmark explains a missed Go benchmark target, by benchmark name.
+var whyGoBenchmark = map[string]string{
+	"BenchmarkCompute10000Instances": "A CPU profile of the benchmark: most of the time is JSON. Compute makes each " +
+		"instance's digest (canonical JSON, then SHA-256) twice, in planInstance and again in valuesDiffer, and " +
+		"EqualParams canonicalises both the declared and the live values; GC is about 15%. Computing each digest once " +
+		"(when gitops.Load reads the file) and comparing the live values once would about halve it.",
+	"BenchmarkLoad1000DeploymentFiles": "gitops.Load reads and validates each file through yaml.v3 nodes; profile the " +
+		"benchmark (go test -bench -cpuprofile) to see which step dominates.",
+}
+
+// endpointBytes is what the NBI answered to the GETs of a route.
+func endpointBytes(m Measurement, route string) int64 {
+	var n int64
+	for _, e := range m.Stats.Endpoints {
+		if e.Method == "GET" && e.Route == route {
+			n += e.BytesSent
+		}
+	}
+	return n
+}

@@ -1,0 +1,571 @@
+package bench
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testenv"
+)
+
+// OperatorOptions configure the reconcilers under test, as cmd/main.go's flags would.
+type OperatorOptions struct {
+	// OperationPollInterval is how often pending OSM operations are checked.
+	OperationPollInterval time.Duration
+	// MaxConcurrentReconciles is --concurrent: reconciles at once, per kind.
+	MaxConcurrentReconciles int
+	// KubeAPIQPS and KubeAPIBurst bound the reconcilers' requests to the API server, as
+	// --kube-api-qps and --kube-api-burst do.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// Log receives the reconcilers' error logs.
+	Log io.Writer
+}
+
+// Operator is the real OsmCluster and OsmDeployment reconcilers in a controller-runtime manager
+// against an envtest API server, with an artifact server that stands for source-controller's.
+type Operator struct {
+	env       *envtest.Environment
+	log       *mutableWriter
+	client    client.Client
+	artifacts *artifactServer
+	watch     *deploymentWatch
+	stop      context.CancelFunc
+	stopped   chan error
+}
+
+// driverQPS leaves the benchmark's own requests to the API server unthrottled: it must never
+// be what the operator waits for.
+const driverQPS = -1
+
+// StartOperator starts envtest (kube-apiserver and etcd) with the CRDs, and the manager.
+func StartOperator(ctx context.Context, opts OperatorOptions) (*Operator, error) {
+	log := &mutableWriter{out: opts.Log}
+	ctrl.SetLogger(zap.New(zap.WriteTo(log), zap.Level(zapcore.ErrorLevel)))
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, sourcev1.AddToScheme, gitopsv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	assets, err := testenv.BinaryAssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: testenv.CRDPaths(), ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	o := &Operator{env: env, log: log, artifacts: newArtifactServer(), stopped: make(chan error, 1)}
+	if err := o.start(ctx, cfg, scheme, opts); err != nil {
+		o.artifacts.Close()
+		_ = env.Stop()
+		return nil, err
+	}
+	return o, nil
+}
+
+func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, opts OperatorOptions) error {
+	driverConfig := rest.CopyConfig(cfg)
+	driverConfig.QPS = driverQPS
+	var err error
+	if o.client, err = client.New(driverConfig, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	operatorConfig := rest.CopyConfig(cfg)
+	operatorConfig.QPS, operatorConfig.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := controller.SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", "osmops")
+	if err != nil {
+		return err
+	}
+	o.watch = newDeploymentWatch()
+	clusters := controller.NewClusterRegistry()
+	// As cmd/main.go: Flux's back-off on errors, with its default delays.
+	controllerOptions := ctrlcontroller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: runtimectrl.GetDefaultRateLimiter()}
+	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters}).
+		SetupWithManager(mgr, controllerOptions); err != nil {
+		return err
+	}
+	if err := (&controller.OsmDeploymentReconciler{
+		Client: &reconcileStarts{Client: mgr.GetClient(), watch: o.watch}, EventRecorder: recorder, Clusters: clusters, NoCrossNamespaceRefs: true,
+		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval,
+	}).SetupWithManager(mgr, controllerOptions); err != nil {
+		return err
+	}
+	informer, err := mgr.GetCache().GetInformer(ctx, &gitopsv1alpha1.OsmDeployment{})
+	if err != nil {
+		return err
+	}
+	if _, err := informer.AddEventHandler(o.watch); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
+	o.stop = cancel
+	go func() { o.stopped <- mgr.Start(runCtx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return errors.New("the manager's cache did not sync")
+	}
+	return nil
+}
+
+// MuteLogs drops the reconcilers' logs from now on: once the benchmark stops measuring a
+// tenant and its simulator, its reconciles only log failures to reach it.
+func (o *Operator) MuteLogs() { o.log.muted.Store(true) }
+
+// Stop ends the manager, the artifact server and envtest; the reconciles cut short are not
+// logged.
+func (o *Operator) Stop() error {
+	o.MuteLogs()
+	o.stop()
+	err := <-o.stopped
+	o.artifacts.Close()
+	return errors.Join(err, o.env.Stop())
+}
+
+// TenantOptions configure a tenant's OsmCluster.
+type TenantOptions struct {
+	Namespace   string
+	NBI         string
+	Credentials osm.Credentials
+	// MaxConcurrentRequests is the OsmCluster's bound on requests in flight.
+	MaxConcurrentRequests int
+}
+
+// Tenant is a namespace with a Ready OsmCluster named osm, whose NBI is a simulator.
+type Tenant struct {
+	op        *Operator
+	namespace string
+}
+
+// clusterName names every tenant's OsmCluster.
+const clusterName = "osm"
+
+// quietInterval is the interval of the benchmark's objects: long enough that no periodic
+// reconcile happens during a run unless a scenario asks for one.
+const quietInterval = time.Hour
+
+// NewTenant creates the namespace, the credentials Secret and the OsmCluster, and waits until
+// the OsmCluster is Ready.
+func (o *Operator) NewTenant(ctx context.Context, opts TenantOptions) (*Tenant, error) {
+	t := &Tenant{op: o, namespace: opts.Namespace}
+	objects := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}},
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: opts.Namespace},
+			StringData: map[string]string{
+				gitopsv1alpha1.UsernameSecretKey: opts.Credentials.Username,
+				gitopsv1alpha1.PasswordSecretKey: opts.Credentials.Password,
+			},
+		},
+		&gitopsv1alpha1.OsmCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: opts.Namespace},
+			Spec: gitopsv1alpha1.OsmClusterSpec{
+				URL: opts.NBI, Project: opts.Credentials.Project,
+				CredentialsSecretRef:  meta.LocalObjectReference{Name: "osm-credentials"},
+				MaxConcurrentRequests: int32(opts.MaxConcurrentRequests),
+				Interval:              &metav1.Duration{Duration: quietInterval},
+			},
+		},
+	}
+	for _, obj := range objects {
+		if err := o.client.Create(ctx, obj); err != nil {
+			return nil, fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cluster := &gitopsv1alpha1.OsmCluster{}
+		err := o.client.Get(ctx, client.ObjectKey{Namespace: opts.Namespace, Name: clusterName}, cluster)
+		return err == nil && conditions.IsReady(cluster), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for OsmCluster %s/%s to be Ready: %w", opts.Namespace, clusterName, err)
+	}
+	return t, nil
+}
+
+// Publish makes the GitRepository repo point at an artifact of files, as source-controller
+// does for a new commit (creating the GitRepository the first time), and returns the revision.
+func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]string) (string, error) {
+	artifact, err := t.op.artifacts.publish(t.namespace+"/"+repo, files)
+	if err != nil {
+		return "", err
+	}
+	key := client.ObjectKey{Namespace: t.namespace, Name: repo}
+	source := &sourcev1.GitRepository{}
+	if err := t.op.client.Get(ctx, key, source); err != nil {
+		source = &sourcev1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: t.namespace},
+			Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + repo + ".git", Interval: metav1.Duration{Duration: quietInterval}},
+		}
+		if err := t.op.client.Create(ctx, source); err != nil {
+			return "", err
+		}
+	}
+	source.Status.Artifact = artifact
+	if err := t.op.client.Status().Update(ctx, source); err != nil {
+		return "", err
+	}
+	return artifact.Revision, nil
+}
+
+// CreateDeployment creates an OsmDeployment of the GitRepository repo, with prune.
+func (t *Tenant) CreateDeployment(ctx context.Context, name, repo string) error {
+	return t.op.client.Create(ctx, &gitopsv1alpha1.OsmDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.namespace},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{
+			SourceRef:  gitopsv1alpha1.SourceReference{Kind: sourcev1.GitRepositoryKind, Name: repo},
+			ClusterRef: meta.LocalObjectReference{Name: clusterName},
+			Interval:   &metav1.Duration{Duration: quietInterval},
+			Prune:      true,
+		},
+	})
+}
+
+// WaitApplied waits until the OsmDeployment is Ready with revision applied.
+func (t *Tenant) WaitApplied(ctx context.Context, name, revision string) error {
+	key := types.NamespacedName{Namespace: t.namespace, Name: name}
+	return t.op.watch.waitUntil(ctx, func(seen observed) bool { return applied(seen.latest[key], revision) })
+}
+
+// WaitAllApplied waits until every OsmDeployment of the tenant is Ready with the revision that
+// revisions gives for its name, and returns how many are.
+func (t *Tenant) WaitAllApplied(ctx context.Context, revisions map[string]string) (int, error) {
+	ready := 0
+	err := t.op.watch.waitUntil(ctx, func(seen observed) bool {
+		ready = 0
+		for name, revision := range revisions {
+			if applied(seen.latest[types.NamespacedName{Namespace: t.namespace, Name: name}], revision) {
+				ready++
+			}
+		}
+		return ready == len(revisions)
+	})
+	return ready, err
+}
+
+// RequestReconcile sets the reconcile.fluxcd.io/requestedAt annotation, as `flux reconcile`
+// does, and waits until the OsmDeployment has handled the request and is Ready again.
+func (t *Tenant) RequestReconcile(ctx context.Context, name string) error {
+	token := time.Now().Format(time.RFC3339Nano)
+	key := types.NamespacedName{Namespace: t.namespace, Name: name}
+	patch := client.RawPatch(types.MergePatchType,
+		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, token))
+	if err := t.op.client.Patch(ctx, &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.namespace}}, patch); err != nil {
+		return err
+	}
+	return t.op.watch.waitUntil(ctx, func(seen observed) bool {
+		d := seen.latest[key]
+		return d != nil && d.Status.LastHandledReconcileAt == token && conditions.IsReady(d)
+	})
+}
+
+// SetInterval changes the OsmDeployment's interval and waits until the reconcile that the
+// change triggers is over, and the OsmCluster's (which counts the OsmDeployments that use it).
+func (t *Tenant) SetInterval(ctx context.Context, name string, interval time.Duration) error {
+	clusterBefore, err := ClusterReconciles()
+	if err != nil {
+		return err
+	}
+	before, err := t.Reconciles(name)
+	if err != nil {
+		return err
+	}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"interval":%q}}`, interval.String()))
+	d := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.namespace}}
+	if err := t.op.client.Patch(ctx, d, patch); err != nil {
+		return err
+	}
+	key := types.NamespacedName{Namespace: t.namespace, Name: name}
+	err = t.op.watch.waitUntil(ctx, func(seen observed) bool {
+		got := seen.latest[key]
+		return got != nil && got.Status.ObservedGeneration == d.Generation && conditions.IsReady(got)
+	})
+	if err != nil {
+		return err
+	}
+	// The reconciler records its metric after writing the status.
+	if err := waitForReconciles(ctx, deploymentReconcilesMetric, deploymentLabels(t.namespace, name), before.Count+1); err != nil {
+		return err
+	}
+	return t.WaitClusterReconciled(ctx, clusterBefore)
+}
+
+// WaitDriftCheck waits for the next reconcile of the OsmDeployment after before (the periodic
+// one, when nothing else triggers any) to end, and returns how long it took and the process's
+// CPU time from its start to the moment the benchmark saw it end: the idle wait for it is
+// left out.
+func (t *Tenant) WaitDriftCheck(ctx context.Context, name string, before ReconcileCount) (wall, cpu time.Duration, err error) {
+	key := types.NamespacedName{Namespace: t.namespace, Name: name}
+	var started reconcileStart
+	err = t.op.watch.waitUntil(ctx, func(seen observed) bool {
+		started = seen.starts[key]
+		return started.count > before.Started
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	labels := deploymentLabels(t.namespace, name)
+	if err := waitForReconciles(ctx, deploymentReconcilesMetric, labels, before.Count+1); err != nil {
+		return 0, 0, err
+	}
+	cpu = cpuTime() - started.cpu
+	after, err := metricCount(deploymentReconcilesMetric, labels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return time.Duration((after.Seconds - before.Seconds) * float64(time.Second)), cpu, nil
+}
+
+// Reconciles returns how many reconciles of the OsmDeployment have started and ended so far,
+// and their total duration.
+func (t *Tenant) Reconciles(name string) (ReconcileCount, error) {
+	count, err := metricCount(deploymentReconcilesMetric, deploymentLabels(t.namespace, name))
+	count.Started = t.op.watch.started(types.NamespacedName{Namespace: t.namespace, Name: name})
+	return count, err
+}
+
+// WaitClusterReconciled waits until the OsmCluster reconciler has run after count.
+func (t *Tenant) WaitClusterReconciled(ctx context.Context, count ReconcileCount) error {
+	return waitForReconciles(ctx, clusterReconcilesMetric, clusterReconcilesLabels, count.Count+1)
+}
+
+// ClusterReconciles returns the OsmCluster reconciler's count of reconciles so far.
+func ClusterReconciles() (ReconcileCount, error) {
+	return metricCount(clusterReconcilesMetric, clusterReconcilesLabels)
+}
+
+// applied tells whether an OsmDeployment is Ready with revision applied.
+func applied(d *gitopsv1alpha1.OsmDeployment, revision string) bool {
+	return d != nil && d.Status.LastAppliedRevision == revision && conditions.IsReady(d)
+}
+
+// deploymentWatch keeps the informer's latest copy of every OsmDeployment, and counts the
+// reconciles that start, and wakes the waiters on each change, so that a wait ends as soon as
+// the status says so, without polling the API server (which would add to the operator's
+// figures).
+type deploymentWatch struct {
+	mu   sync.Mutex
+	seen observed
+	// changed is closed, and replaced, on each change.
+	changed chan struct{}
+}
+
+// observed is what the watch saw; waiters must only read it (the objects are the informer's).
+type observed struct {
+	latest map[types.NamespacedName]*gitopsv1alpha1.OsmDeployment
+	// starts counts the reconciles begun, by OsmDeployment.
+	starts map[types.NamespacedName]reconcileStart
+}
+
+// reconcileStart counts the reconciles begun and notes the process's CPU time at the last one.
+type reconcileStart struct {
+	count int
+	cpu   time.Duration
+}
+
+func newDeploymentWatch() *deploymentWatch {
+	return &deploymentWatch{
+		seen:    observed{latest: map[types.NamespacedName]*gitopsv1alpha1.OsmDeployment{}, starts: map[types.NamespacedName]reconcileStart{}},
+		changed: make(chan struct{}),
+	}
+}
+
+// OnAdd records an added OsmDeployment.
+func (w *deploymentWatch) OnAdd(obj any, _ bool) { w.record(obj) }
+
+// OnUpdate records a changed OsmDeployment.
+func (w *deploymentWatch) OnUpdate(_, obj any) { w.record(obj) }
+
+// OnDelete is a no-op: the benchmark never waits for a deletion.
+func (w *deploymentWatch) OnDelete(any) {}
+
+var _ toolscache.ResourceEventHandler = (*deploymentWatch)(nil)
+
+func (w *deploymentWatch) record(obj any) {
+	if d, ok := obj.(*gitopsv1alpha1.OsmDeployment); ok {
+		w.update(func(seen observed) { seen.latest[types.NamespacedName{Namespace: d.Namespace, Name: d.Name}] = d })
+	}
+}
+
+// start counts a reconcile that begins.
+func (w *deploymentWatch) start(key types.NamespacedName) {
+	cpu := cpuTime()
+	w.update(func(seen observed) { seen.starts[key] = reconcileStart{count: seen.starts[key].count + 1, cpu: cpu} })
+}
+
+func (w *deploymentWatch) started(key types.NamespacedName) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen.starts[key].count
+}
+
+func (w *deploymentWatch) update(change func(observed)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	change(w.seen)
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// waitUntil waits until done holds for what the watch saw.
+func (w *deploymentWatch) waitUntil(ctx context.Context, done func(observed) bool) error {
+	for {
+		w.mu.Lock()
+		finished, changed := done(w.seen), w.changed
+		w.mu.Unlock()
+		if finished {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// reconcileStarts is the OsmDeployment reconciler's client: it passes everything through and
+// tells the watch when a reconcile starts, which it does by reading its OsmDeployment.
+type reconcileStarts struct {
+	client.Client
+	watch *deploymentWatch
+}
+
+// Get reads an object, counting the reads of OsmDeployments.
+func (c *reconcileStarts) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*gitopsv1alpha1.OsmDeployment); ok {
+		c.watch.start(key)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// mutableWriter passes writes through until it is muted.
+type mutableWriter struct {
+	out   io.Writer
+	muted atomic.Bool
+}
+
+func (w *mutableWriter) Write(p []byte) (int, error) {
+	if w.muted.Load() {
+		return len(p), nil
+	}
+	return w.out.Write(p)
+}
+
+// artifactServer stands for source-controller's artifact storage.
+type artifactServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+func newArtifactServer() *artifactServer {
+	a := &artifactServer{files: map[string][]byte{}}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		body, ok := a.files[r.URL.Path]
+		a.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	return a
+}
+
+// publish stores a tarball of files under a path named after its digest and returns the
+// artifact source-controller would report for it.
+func (a *artifactServer) publish(prefix string, files map[string]string) (*meta.Artifact, error) {
+	tarball, err := tarGz(files)
+	if err != nil {
+		return nil, err
+	}
+	digest := fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+	path := fmt.Sprintf("/%s/%x.tar.gz", prefix, sha256.Sum256(tarball))
+	a.mu.Lock()
+	a.files[path] = tarball
+	a.mu.Unlock()
+	return &meta.Artifact{
+		Path: path, URL: a.URL + path, Revision: fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)),
+		Digest: digest, LastUpdateTime: metav1.Now(),
+	}, nil
+}
+
+// tarGz packs files (slash path to content) as a source-controller artifact.
+func tarGz(files map[string]string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		content := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := io.WriteString(tw, content); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,239 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+const actionRoute = "/osm/nslcm/v1/ns_instances/{nsInstanceId}/action"
+
+// measured makes a Measurement; actions are upgrade requests.
+func measured(requests, mutating, bytes, actions int64, wall time.Duration) Measurement {
+	stats := nbisim.Stats{Requests: requests, MutatingRequests: mutating, ReadRequests: requests - mutating, BytesSent: bytes}
+	if actions > 0 {
+		stats.Endpoints = []nbisim.EndpointStats{{Route: actionRoute, Method: "POST", Status: 202, Requests: actions}}
+	}
+	return Measurement{Stats: stats, Usage: Usage{Wall: wall, PeakHeap: 50 << 20}}
+}
+
+// goodSize is a size whose figures meet every target.
+func goodSize(n int) SizeResult {
+	changed := Workload{N: n, Prefix: repository}.ChangedNames()
+	tenth := int64(len(changed))
+	return SizeResult{
+		N: n, Changed: changed, Upgraded: changed,
+		Operator: map[Scenario]Measurement{
+			FirstRevision: measured(int64(n)+8, int64(n)+2, 1000, 0, time.Second),
+			ChangedValues: measured(tenth+8, tenth, 1000, tenth, time.Second),
+			SameRevision:  measured(5, 0, 100, 0, time.Second),
+			DriftCheck:    measured(5, 0, 100, 0, time.Second),
+			Pruned:        measured(tenth+8, tenth, 1000, 0, time.Second),
+		},
+		CLI: map[Scenario]Measurement{
+			FirstRevision: measured(int64(7*n), int64(n)+2, 10_000, 0, 10*time.Second),
+			ChangedValues: measured(6*tenth, tenth, 10_000, tenth, 10*time.Second),
+			SameRevision:  measured(int64(6*n), int64(n), 10_000, int64(n), 10*time.Second),
+			Pruned:        measured(5*tenth, tenth, 10_000, 0, 10*time.Second),
+		},
+	}
+}
+
+func goodReport() *Report {
+	return &Report{
+		Command:  "make bench",
+		Settings: Settings{Sizes: []int{10, 1000}, Latency: 5 * time.Millisecond, OperationDelay: 100 * time.Millisecond, MaxConcurrentRequests: 32, FleetTarget: time.Minute},
+		Sizes:    []SizeResult{goodSize(10), goodSize(1000)},
+		Fleet: FleetResult{
+			Deployments: 1000, InstancesEach: 10, AllReady: 30 * time.Second,
+			Measurement: Measurement{Usage: Usage{Wall: 30 * time.Second, PeakHeap: 100 << 20}},
+		},
+		GoBenchmarks: []GoBenchmark{
+			{GoBenchmarkTarget: GoBenchmarkTargets[0], PerOp: 100 * time.Millisecond},
+			{GoBenchmarkTarget: GoBenchmarkTargets[1], PerOp: 10 * time.Millisecond},
+		},
+	}
+}
+
+func missedTargets(r *Report) []string {
+	var missed []string
+	for _, v := range Evaluate(r) {
+		if !v.Pass {
+			missed = append(missed, v.Target)
+		}
+	}
+	return missed
+}
+
+func TestEvaluate(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*Report)
+		wantM []string
+	}{
+		{name: "every target met", edit: func(*Report) {}},
+		{
+			name: "A over N + 8 and too slow",
+			edit: func(r *Report) {
+				m := r.Sizes[1].Operator[FirstRevision]
+				m.Stats.Requests, m.Usage.Wall = 1009, 3*time.Second
+				r.Sizes[1].Operator[FirstRevision] = m
+			},
+			wantM: []string{"A: NBI requests <= N + 8", "A: wall time for N = 1000 under 3 s"},
+		},
+		{
+			name: "B upgrades an instance it did not change",
+			edit: func(r *Report) {
+				r.Sizes[0].Upgraded = []string{"ldap-0000", "ldap-0005"}
+				m := r.Sizes[0].Operator[ChangedValues]
+				m.Stats.Endpoints[0].Requests = 2
+				r.Sizes[0].Operator[ChangedValues] = m
+			},
+			wantM: []string{"B: only the changed instances get an operation"},
+		},
+		{
+			name: "a drift check that writes and reads too much",
+			edit: func(r *Report) {
+				r.Sizes[0].Operator[DriftCheck] = measured(9, 1, 5000, 0, time.Second)
+			},
+			wantM: []string{
+				"C: zero mutating requests (same revision, drift check)", "C: at most 8 NBI requests, whatever N",
+				"C: bytes <= 1% of the CLI pattern's (same revision; drift check)",
+			},
+		},
+		{
+			name: "B bytes only 5x fewer",
+			edit: func(r *Report) {
+				m := r.Sizes[1].Operator[ChangedValues]
+				m.Stats.BytesSent = 2000
+				r.Sizes[1].Operator[ChangedValues] = m
+			},
+			wantM: []string{"B: bytes at least 10x fewer than the CLI pattern"},
+		},
+		{
+			name: "a slow, large fleet and slow functions",
+			edit: func(r *Report) {
+				r.Fleet.AllReady, r.Fleet.ReadyByTarget, r.Fleet.ReadyAtEnd = 0, 400, 900
+				r.Fleet.Usage.PeakHeap = 300 << 20
+				r.GoBenchmarks[1].PerOp = 60 * time.Millisecond
+			},
+			wantM: []string{
+				"1,000 OsmDeployments: all Ready within 60 s of creation", "1,000 OsmDeployments: operator peak memory under 200.0 MiB",
+				"plan 10,000 NS instances (10% changed) in under 50 ms",
+			},
+		},
+		{
+			name:  "a size that was not measured misses its targets",
+			edit:  func(r *Report) { delete(r.Sizes[0].Operator, ChangedValues) },
+			wantM: []string{"B: NBI requests <= 0.1N + 8", "B: only the changed instances get an operation", "B: bytes at least 10x fewer than the CLI pattern"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := goodReport()
+			tt.edit(r)
+			if diff := cmp.Diff(tt.wantM, missedTargets(r)); diff != "" {
+				t.Errorf("missed targets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMinimum(t *testing.T) {
+	s := Settings{Latency: 5 * time.Millisecond, OperationDelay: 100 * time.Millisecond, MaxConcurrentRequests: 32}
+	operator := nbisim.Stats{Endpoints: []nbisim.EndpointStats{
+		{Route: "/osm/admin/v1/tokens", Method: "POST", Requests: 1, BytesReceived: 80, BytesSent: 600},
+		{Route: actionRoute, Method: "POST", Requests: 100, BytesReceived: 10_000, BytesSent: 5_000},
+		{Route: "/osm/nslcm/v1/vnf_instances", Method: "GET", Requests: 1, BytesSent: 1 << 20},
+	}}
+	tests := []struct {
+		scenario Scenario
+		want     floor
+	}{
+		// One log in, two packages one after the other, 1,000 creates in 32 rounds, one operation.
+		{FirstRevision, floor{requests: 1003, mutating: 1002, bytes: 15_680, wall: 35*5*time.Millisecond + 100*time.Millisecond}},
+		{ChangedValues, floor{requests: 100, mutating: 100, bytes: 15_000, wall: 4*5*time.Millisecond + 100*time.Millisecond}},
+		{DriftCheck, floor{}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, minimum(s, 1000, tt.scenario, operator), cmp.AllowUnexported(floor{})); diff != "" {
+			t.Errorf("%s: minimum (-want +got):\n%s", tt.scenario, diff)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{formatBytes(512), "512 B"},
+		{formatBytes(1536), "1.5 KiB"},
+		{formatBytes(200 << 20), "200.0 MiB"},
+		{formatDuration(0), "0"},
+		{formatDuration(1500 * time.Microsecond), "1.5 ms"},
+		{formatDuration(1234 * time.Millisecond), "1.23 s"},
+		{formatDuration(90 * time.Second), "90 s"},
+		{formatCount(1234567), "1,234,567"},
+		{formatCount(-1000), "-1,000"},
+		{formatRatio(7004, 1007), "7x"},
+		{formatRatio(1, 3), "0.33x"},
+		{formatRatio(1, 1000), "< 0.01x"},
+		{formatRatio(5, 0), "–"},
+		{formatRatio(0, 5), "0x"},
+		{formatRatio(12_000, 10), "1200x"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+func TestRenderExplainsOnlyMissedTargets(t *testing.T) {
+	var good strings.Builder
+	if err := Render(&good, goodReport()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Targets", "13 of 13 targets met.", "## Scenario A", "**N = 1,000**", "## Method", "`make bench`"} {
+		if !strings.Contains(good.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(good.String(), "Why targets are missed") {
+		t.Error("a report with every target met explains misses")
+	}
+	bad := goodReport()
+	bad.Sizes[1].Operator[FirstRevision] = measured(2000, 1002, 1000, 0, time.Second)
+	var missed strings.Builder
+	if err := Render(&missed, bad); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(missed.String(), "Why targets are missed") || !strings.Contains(missed.String(), "| A: NBI requests <= N + 8 | N=10: 18; N=1000: 2000 | **miss** |") {
+		t.Errorf("the report does not show and explain the missed target:\n%s", missed.String())
+	}
+}
+
+func TestWhyRequestsOffersTheRemedyOfTheCostMeasured(t *testing.T) {
+	observations := func(n int64) Measurement {
+		m := measured(1012, 1002, 1000, 0, time.Second)
+		m.Stats.Endpoints = append(m.Stats.Endpoints, nbisim.EndpointStats{Route: nsdListRoute, Method: "GET", Requests: n})
+		return m
+	}
+	tests := []struct {
+		observations int64
+		want         string
+	}{
+		{2, secondObservation},
+		{1, "fewer polls"},
+	}
+	for _, tt := range tests {
+		r := goodReport()
+		r.Sizes[1].Operator[FirstRevision] = observations(tt.observations)
+		got := whyRequestsA(r)
+		if !strings.Contains(got, tt.want) || !strings.Contains(got, "At N = 1,000 the operator observed OSM") {
+			t.Errorf("%d observation(s): the explanation %q lacks %q", tt.observations, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,492 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+// Scenario names a step of the scenarios.
+type Scenario string
+
+// The scenarios, in the order they run on one repository.
+const (
+	// FirstRevision is A: N creates and two packages.
+	FirstRevision Scenario = "A"
+	// ChangedValues is B: a revision that changes the values of 10% of the instances.
+	ChangedValues Scenario = "B"
+	// SameRevision is C1: the same revision again, on a reconcile request.
+	SameRevision Scenario = "C1"
+	// DriftCheck is C2: the periodic drift check, with nothing drifted.
+	DriftCheck Scenario = "C2"
+	// Pruned is D: a revision that removes 10% of the instances, with prune.
+	Pruned Scenario = "D"
+)
+
+// Scenarios lists the scenarios in their order.
+var Scenarios = []Scenario{FirstRevision, ChangedValues, SameRevision, DriftCheck, Pruned}
+
+// Settings are the benchmark's parameters; the report records them.
+type Settings struct {
+	// Sizes are the numbers of NS instances of the single-repository scenarios.
+	Sizes []int
+	// Latency is injected into every NBI request; OperationDelay is how long each OSM
+	// operation runs.
+	Latency        time.Duration
+	OperationDelay time.Duration
+	// OperationPollInterval is the reconciler's; CLIPollInterval the CLI model's --wait.
+	OperationPollInterval time.Duration
+	CLIPollInterval       time.Duration
+	// MaxConcurrentRequests is the OsmCluster's bound, and the CLI model's commands at once.
+	MaxConcurrentRequests int
+	// MaxConcurrentReconciles, KubeAPIQPS and KubeAPIBurst are the manager's flags.
+	MaxConcurrentReconciles int
+	KubeAPIQPS              float32
+	KubeAPIBurst            int
+	// DriftInterval is the OsmDeployment interval that makes the drift check happen.
+	DriftInterval time.Duration
+	// FleetDeployments OsmDeployments of FleetInstances instances each share one OSM;
+	// FleetTarget is the target for all of them to be Ready, FleetTimeout when to stop waiting.
+	FleetDeployments int
+	FleetInstances   int
+	FleetTarget      time.Duration
+	FleetTimeout     time.Duration
+	// ScenarioTimeout bounds each scenario.
+	ScenarioTimeout time.Duration
+	// SimulatorBinary is the path of cmd/osm-nbi-sim.
+	SimulatorBinary string
+}
+
+// Measurement is one client's figures for one scenario.
+type Measurement struct {
+	Stats nbisim.Stats
+	Usage Usage
+}
+
+// SizeResult holds the figures of one repository size.
+type SizeResult struct {
+	N int
+	// Operator and CLI map each scenario that ran to its figures; the CLI model has no drift
+	// check of its own (the first generation re-applied everything: C stands for both).
+	Operator map[Scenario]Measurement
+	CLI      map[Scenario]Measurement
+	// Changed are the instances B changes; Upgraded those OSM ran an upgrade on.
+	Changed  []string
+	Upgraded []string
+	// Errors say what could not be measured.
+	Errors []string
+}
+
+// Bench runs the scenarios on one operator.
+type Bench struct {
+	Settings Settings
+	Operator *Operator
+	Meter    *Meter
+	// Packages are the package source files of every repository (ReadPackageSources).
+	Packages map[string]string
+	// Credentials are the simulators' and the OsmClusters'.
+	Credentials osm.Credentials
+	// Progress receives a line per scenario.
+	Progress io.Writer
+}
+
+// repository names the GitRepository and the OsmDeployment of the single-repository runs.
+const repository = "ldap"
+
+// RunSize runs every scenario with n instances, through the operator and through the CLI
+// model, each against a fresh simulator.
+func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
+	result := SizeResult{N: n}
+	workload := Workload{N: n, Prefix: repository}
+	result.Changed = workload.ChangedNames()
+	var err error
+	if result.Operator, result.Upgraded, err = b.runOperator(ctx, workload); err != nil {
+		result.Errors = append(result.Errors, "operator: "+err.Error())
+	}
+	if result.CLI, err = b.runCLI(ctx, workload); err != nil {
+		result.Errors = append(result.Errors, "CLI pattern: "+err.Error())
+	}
+	return result
+}
+
+func (b *Bench) startSimulator(ctx context.Context) (*Simulator, error) {
+	return StartSimulator(ctx, SimulatorOptions{
+		Binary: b.Settings.SimulatorBinary, Credentials: b.Credentials, VIMAccount: VIMAccount,
+		OperationDelay: b.Settings.OperationDelay, Latency: b.Settings.Latency,
+	})
+}
+
+// step is a measured piece of work.
+type step func(ctx context.Context) (span, error)
+
+// span is a step's own figures where the window's would not do (the wall time ends at Ready,
+// or the step measures one reconcile within a longer wait); zero fields take the window's.
+type span struct{ wall, cpu time.Duration }
+
+// measure runs a step with the simulator's counters zeroed and the meter's window open.
+func (b *Bench) measure(ctx context.Context, sim *Simulator, label string, run step) (Measurement, error) {
+	if err := sim.ResetStats(ctx); err != nil {
+		return Measurement{}, err
+	}
+	window := b.Meter.Start()
+	stepCtx, cancel := context.WithTimeout(ctx, b.Settings.ScenarioTimeout)
+	own, err := run(stepCtx)
+	cancel()
+	usage := b.Meter.Measure(window)
+	if own.wall > 0 {
+		usage.Wall = own.wall
+	}
+	if own.cpu > 0 {
+		usage.CPU = own.cpu
+	}
+	stats, statsErr := sim.Stats(ctx)
+	if err = errors.Join(err, statsErr); err != nil {
+		return Measurement{}, fmt.Errorf("%s: %w", label, err)
+	}
+	fmt.Fprintf(b.Progress, "%-24s %6d requests (%5d mutating), %10d bytes, %9s wall, %9s CPU\n", label,
+		stats.Requests, stats.MutatingRequests, stats.BytesReceived+stats.BytesSent, usage.Wall.Round(time.Millisecond), usage.CPU.Round(time.Millisecond))
+	return Measurement{Stats: stats, Usage: usage}, nil
+}
+
+// timed runs work and returns how long it took.
+func timed(ctx context.Context, work func(context.Context) error) (span, error) {
+	started := time.Now()
+	err := work(ctx)
+	return span{wall: time.Since(started)}, err
+}
+
+// runOperator drives the scenarios through the real reconcilers.
+func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measurement, []string, error) {
+	sim, err := b.startSimulator(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = sim.Stop() }()
+	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
+		Namespace: fmt.Sprintf("bench-%d", w.N), NBI: sim.URL, Credentials: b.Credentials,
+		MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	results := map[Scenario]Measurement{}
+	label := func(s Scenario) string { return fmt.Sprintf("N=%d operator %s", w.N, s) }
+	record := func(s Scenario, run step) error {
+		m, err := b.measure(ctx, sim, label(s), run)
+		if err == nil {
+			results[s] = m
+		}
+		return err
+	}
+
+	// A: the GitRepository has its artifact before the OsmDeployment exists; Ready also waits
+	// for the OsmCluster's reconcile that the new OsmDeployment triggers, which counts in A.
+	first, err := tenant.Publish(ctx, repository, RepositoryFiles(w.First(), b.Packages))
+	if err != nil {
+		return results, nil, err
+	}
+	clusterBefore, err := ClusterReconciles()
+	if err != nil {
+		return results, nil, err
+	}
+	err = record(FirstRevision, func(ctx context.Context) (span, error) {
+		untilReady, err := timed(ctx, func(ctx context.Context) error {
+			if err := tenant.CreateDeployment(ctx, repository, repository); err != nil {
+				return err
+			}
+			return tenant.WaitApplied(ctx, repository, first)
+		})
+		if err != nil {
+			return span{}, err
+		}
+		return untilReady, tenant.WaitClusterReconciled(ctx, clusterBefore)
+	})
+	if err != nil {
+		return results, nil, err
+	}
+
+	publishAndWait := func(instances []Instance) step {
+		return func(ctx context.Context) (span, error) {
+			return timed(ctx, func(ctx context.Context) error {
+				revision, err := tenant.Publish(ctx, repository, RepositoryFiles(instances, b.Packages))
+				if err != nil {
+					return err
+				}
+				return tenant.WaitApplied(ctx, repository, revision)
+			})
+		}
+	}
+	if err := record(ChangedValues, publishAndWait(w.WithChangedValues())); err != nil {
+		return results, nil, err
+	}
+	upgraded, err := upgradedInstances(ctx, sim)
+	if err != nil {
+		return results, nil, err
+	}
+	err = record(SameRevision, func(ctx context.Context) (span, error) {
+		return timed(ctx, func(ctx context.Context) error { return tenant.RequestReconcile(ctx, repository) })
+	})
+	if err != nil {
+		return results, upgraded, err
+	}
+	if err := b.driftCheck(ctx, tenant, record); err != nil {
+		return results, upgraded, err
+	}
+	return results, upgraded, record(Pruned, publishAndWait(w.Pruned()))
+}
+
+// driftCheck measures one periodic reconcile: it shortens the OsmDeployment's interval, waits
+// for the reconcile that the change triggers, measures the next one, then sets the interval
+// back. A requeue already scheduled with the short interval may still come (the classic work
+// queue keeps it; controller-runtime's priority queue merges it into the interval change's):
+// it is given the time to run, unmeasured, before the next scenario.
+func (b *Bench) driftCheck(ctx context.Context, tenant *Tenant, record func(Scenario, step) error) error {
+	if err := tenant.SetInterval(ctx, repository, b.Settings.DriftInterval); err != nil {
+		return err
+	}
+	before, err := tenant.Reconciles(repository)
+	if err != nil {
+		return err
+	}
+	err = record(DriftCheck, func(ctx context.Context) (span, error) {
+		wall, cpu, err := tenant.WaitDriftCheck(ctx, repository, before)
+		return span{wall: wall, cpu: cpu}, err
+	})
+	if err != nil {
+		return err
+	}
+	if err := tenant.SetInterval(ctx, repository, quietInterval); err != nil {
+		return err
+	}
+	leftover, cancel := context.WithTimeout(ctx, b.Settings.DriftInterval+time.Second)
+	defer cancel()
+	// The drift check, the interval change, then maybe the requeue of the drift check.
+	err = waitForReconciles(leftover, deploymentReconcilesMetric, deploymentLabels(tenant.namespace, repository), before.Count+3)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil
+	}
+	return err
+}
+
+// upgradedInstances returns the names of the NS instances OSM ran an upgrade on.
+func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
+	state, err := sim.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, ns := range state.NSInstances {
+		for _, op := range ns.Operations {
+			if op.Type == engine.OperationAction && op.Primitive == "upgrade" {
+				names = append(names, ns.Name)
+				break
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// runCLI drives the scenarios through the CLI model. Its C is the first generation's way to
+// apply the same revision again: re-upload every package and upgrade every instance.
+func (b *Bench) runCLI(ctx context.Context, w Workload) (map[Scenario]Measurement, error) {
+	sim, err := b.startSimulator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sim.Stop() }()
+	first, err := ParseRevision(RepositoryFiles(w.First(), b.Packages))
+	if err != nil {
+		return nil, err
+	}
+	changed, err := ParseRevision(RepositoryFiles(w.WithChangedValues(), b.Packages))
+	if err != nil {
+		return nil, err
+	}
+	cli := &CLIPattern{
+		NBI: sim.URL, Credentials: b.Credentials, PollInterval: b.Settings.CLIPollInterval,
+		Parallelism: b.Settings.MaxConcurrentRequests,
+	}
+	steps := []struct {
+		scenario Scenario
+		work     func(context.Context) error
+	}{
+		{FirstRevision, func(ctx context.Context) error {
+			if err := cli.CreatePackages(ctx, first.Packages); err != nil {
+				return err
+			}
+			return cli.CreateInstances(ctx, first.NsInstances)
+		}},
+		{ChangedValues, func(ctx context.Context) error {
+			return cli.UpgradeInstances(ctx, instancesNamed(changed.NsInstances, w.ChangedNames()))
+		}},
+		{SameRevision, func(ctx context.Context) error {
+			if err := cli.UpdatePackages(ctx, changed.Packages); err != nil {
+				return err
+			}
+			return cli.UpgradeInstances(ctx, changed.NsInstances)
+		}},
+		{Pruned, func(ctx context.Context) error { return cli.DeleteInstances(ctx, w.PrunedNames()) }},
+	}
+	results := map[Scenario]Measurement{}
+	for _, s := range steps {
+		m, err := b.measure(ctx, sim, fmt.Sprintf("N=%d CLI pattern %s", w.N, s.scenario), func(ctx context.Context) (span, error) {
+			return span{}, s.work(ctx)
+		})
+		if err != nil {
+			return results, err
+		}
+		results[s.scenario] = m
+	}
+	return results, nil
+}
+
+func instancesNamed(instances []gitops.NsInstance, names []string) []gitops.NsInstance {
+	var out []gitops.NsInstance
+	for _, ns := range instances {
+		if slices.Contains(names, ns.Name) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// FleetResult holds the figures of many OsmDeployments sharing one OSM.
+type FleetResult struct {
+	Deployments, InstancesEach int
+	// Created is how long creating the OsmDeployments took.
+	Created time.Duration
+	// AllReady is the time from the first creation until all were Ready; zero when they were
+	// not by the timeout.
+	AllReady time.Duration
+	// ReadyByTarget and ReadyAtEnd count the Ready ones at FleetTarget and when the wait ended.
+	ReadyByTarget, ReadyAtEnd int
+	// APIRequests counts the requests to the API server while waiting: the operator's, and the
+	// benchmark's creates of the OsmDeployments.
+	APIRequests int64
+	Measurement
+	Error string
+}
+
+// fleetWriters bounds the benchmark's own concurrent writes to the API server.
+const fleetWriters = 8
+
+// RunFleet creates FleetDeployments OsmDeployments (each its own GitRepository of
+// FleetInstances instances, the packages onboarded beforehand) on one OsmCluster, and waits
+// until all are Ready. It mutes the operator's logs when it ends: run it last.
+func (b *Bench) RunFleet(ctx context.Context) FleetResult {
+	result := FleetResult{Deployments: b.Settings.FleetDeployments, InstancesEach: b.Settings.FleetInstances}
+	if err := b.runFleet(ctx, &result); err != nil {
+		result.Error = err.Error()
+	}
+	return result
+}
+
+func (b *Bench) runFleet(ctx context.Context, result *FleetResult) error {
+	sim, err := b.startSimulator(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// The OsmDeployments not Ready yet keep reconciling against the stopped simulator.
+		b.Operator.MuteLogs()
+		_ = sim.Stop()
+	}()
+	if err := b.onboardPackages(ctx, sim); err != nil {
+		return err
+	}
+	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
+		Namespace: "bench-fleet", NBI: sim.URL, Credentials: b.Credentials, MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
+	})
+	if err != nil {
+		return err
+	}
+	names := make([]string, result.Deployments)
+	revisions := make(map[string]string, result.Deployments)
+	published := make([]string, result.Deployments)
+	err = forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
+		names[i] = fmt.Sprintf("fleet-%04d", i)
+		workload := Workload{N: result.InstancesEach, Prefix: names[i]}
+		revision, err := tenant.Publish(ctx, names[i], RepositoryFiles(workload.First(), nil))
+		published[i] = revision
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		revisions[name] = published[i]
+	}
+	m, err := b.measure(ctx, sim, fmt.Sprintf("%d OsmDeployments", result.Deployments), func(ctx context.Context) (span, error) {
+		apiBefore, err := metricCount(apiRequestsMetric, nil)
+		if err != nil {
+			return span{}, err
+		}
+		defer func() {
+			if apiAfter, err := metricCount(apiRequestsMetric, nil); err == nil {
+				result.APIRequests = int64(apiAfter.Count - apiBefore.Count)
+			}
+		}()
+		started := time.Now()
+		if err := forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
+			return tenant.CreateDeployment(ctx, names[i], names[i])
+		}); err != nil {
+			return span{}, err
+		}
+		result.Created = time.Since(started)
+		byTarget, cancel := context.WithDeadline(ctx, started.Add(b.Settings.FleetTarget))
+		result.ReadyByTarget, err = tenant.WaitAllApplied(byTarget, revisions)
+		cancel()
+		if err == nil {
+			result.AllReady, result.ReadyAtEnd = time.Since(started), result.ReadyByTarget
+			return span{wall: result.AllReady}, nil
+		}
+		byTimeout, cancel := context.WithDeadline(ctx, started.Add(b.Settings.FleetTimeout))
+		defer cancel()
+		result.ReadyAtEnd, err = tenant.WaitAllApplied(byTimeout, revisions)
+		if err == nil {
+			result.AllReady = time.Since(started)
+		}
+		return span{wall: time.Since(started)}, nil // not all Ready in time is a figure, not a failure
+	})
+	result.Measurement = m
+	return err
+}
+
+// onboardPackages uploads the packages once, as a platform team would before tenants deploy.
+func (b *Bench) onboardPackages(ctx context.Context, sim *Simulator) error {
+	revision, err := ParseRevision(RepositoryFiles(nil, b.Packages))
+	if err != nil {
+		return err
+	}
+	nbi, err := osm.NewClient(sim.URL, b.Credentials)
+	if err != nil {
+		return err
+	}
+	for _, pkg := range revision.Packages {
+		if _, err := nbi.CreatePackage(ctx, pkg.Package); err != nil {
+			return fmt.Errorf("onboarding package %s: %w", pkg.Descriptor.ID, err)
+		}
+	}
+	return nil
+}
+
+// forEach runs work for 0..n-1 with fleetWriters at once.
+func forEach(ctx context.Context, n int, work func(context.Context, int) error) error {
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(fleetWriters)
+	for i := range n {
+		group.Go(func() error { return work(groupCtx, i) })
+	}
+	return group.Wait()
+}

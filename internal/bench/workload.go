@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/osmops/osmops/internal/gitops"
+)
+
+// PackageSources are the package folders every scenario's repository holds, as in the
+// controller tests: the openldap KNF and the NS that uses it.
+var PackageSources = []string{"openldap_knf", "openldap_ns"}
+
+// VIMAccount is the VIM account of every NS instance of the benchmark.
+const VIMAccount = "site1"
+
+// Instance is one declared NS instance: its name and the one Helm value the scenarios change.
+type Instance struct {
+	Name         string
+	ReplicaCount string
+}
+
+// Workload is the sequence of revisions of one repository of N NS instances, one per scenario.
+type Workload struct {
+	N int
+	// Prefix starts every instance name, so that workloads can share an OSM.
+	Prefix string
+}
+
+// Changed is how many instances a 10% change touches (at least one).
+func (w Workload) Changed() int { return max(w.N/10, 1) }
+
+// Name is the name of the i-th instance.
+func (w Workload) Name(i int) string { return fmt.Sprintf("%s-%04d", w.Prefix, i) }
+
+// First is scenario A's revision: every instance with replicaCount "1".
+func (w Workload) First() []Instance {
+	instances := make([]Instance, w.N)
+	for i := range instances {
+		instances[i] = Instance{Name: w.Name(i), ReplicaCount: "1"}
+	}
+	return instances
+}
+
+// WithChangedValues is scenario B's revision: the first 10% of the instances get
+// replicaCount "2".
+func (w Workload) WithChangedValues() []Instance {
+	instances := w.First()
+	for i := range w.Changed() {
+		instances[i].ReplicaCount = "2"
+	}
+	return instances
+}
+
+// Pruned is scenario D's revision: B's without its last 10%, which the first 10% (the ones B
+// changed) never overlap as long as N >= 2.
+func (w Workload) Pruned() []Instance {
+	instances := w.WithChangedValues()
+	return instances[:len(instances)-w.Changed()]
+}
+
+// ChangedNames are the instances B changes.
+func (w Workload) ChangedNames() []string { return names(w.WithChangedValues()[:w.Changed()]) }
+
+// PrunedNames are the instances D removes.
+func (w Workload) PrunedNames() []string { return names(w.First()[w.N-w.Changed():]) }
+
+func names(instances []Instance) []string {
+	out := make([]string, len(instances))
+	for i, instance := range instances {
+		out[i] = instance.Name
+	}
+	return out
+}
+
+// RepositoryFiles is the content of a revision (slash path to content): the package sources
+// given (osm-pkgs/NAME/FILE, as ReadPackageSources returns them) and one deployment file per
+// instance (deploy/NAME.osmops.yaml).
+func RepositoryFiles(instances []Instance, packages map[string]string) map[string]string {
+	files := make(map[string]string, len(instances)+len(packages))
+	for name, content := range packages {
+		files[name] = content
+	}
+	for _, instance := range instances {
+		files["deploy/"+instance.Name+".osmops.yaml"] = DeploymentFile(instance)
+	}
+	return files
+}
+
+// DeploymentFile is the deployment file of an instance of the openldap NS.
+func DeploymentFile(instance Instance) string {
+	return fmt.Sprintf(`kind: NsInstance
+name: %s
+description: Benchmark LDAP
+nsdName: openldap_ns
+vnfName: openldap
+vimAccountName: %s
+kdu:
+  name: ldap
+  params:
+    replicaCount: "%s"
+`, instance.Name, VIMAccount, instance.ReplicaCount)
+}
+
+// ReadPackageSources reads the package folders of PackageSources under dir (the controller
+// tests' testdata) as repository files under osm-pkgs/.
+func ReadPackageSources(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	for _, source := range PackageSources {
+		entries, err := os.ReadDir(filepath.Join(dir, source))
+		if err != nil {
+			return nil, fmt.Errorf("package sources: %w", err)
+		}
+		for _, entry := range entries {
+			data, err := os.ReadFile(filepath.Join(dir, source, entry.Name()))
+			if err != nil {
+				return nil, fmt.Errorf("package sources: %w", err)
+			}
+			files[path.Join("osm-pkgs", source, entry.Name())] = string(data)
+		}
+	}
+	return files, nil
+}
+
+// ParseRevision validates repository files the way the operator does (gitops.Load), so that
+// the CLI model sends the very packages and values the operator sends.
+func ParseRevision(files map[string]string) (*gitops.Revision, error) {
+	root, err := os.MkdirTemp("", "osmops-bench-revision-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(root) }()
+	for name, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return gitops.Load(root, gitops.Options{})
+}
