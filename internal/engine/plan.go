@@ -197,7 +197,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		next.Digest = last.Digest
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
-		if reason, differs := valuesDiffer(in.Observed, ns, last, next.ID); differs {
+		if reason, differs := valuesDiffer(in.Observed, ns, last.Digest != next.Digest, next.ID); differs {
 			next.State = gitopsv1alpha1.NsInstanceProgressing
 			p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
 		}
@@ -216,9 +216,8 @@ func busy(record osm.NSInstance) bool {
 }
 
 // valuesDiffer compares the declared KDU values with OSM's live ones when they were observed,
-// else with the digest of what was last applied.
-func valuesDiffer(o *Observed, ns gitops.NsInstance, last gitopsv1alpha1.NsInstanceEntry, id string) (string, bool) {
-	changedInGit := last.Digest != ns.Digest()
+// else tells whether the declaration changed in Git since it was last applied.
+func valuesDiffer(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (string, bool) {
 	if o.KDUValues == nil {
 		return reasonChangedInGit, changedInGit
 	}
