@@ -177,3 +177,19 @@ func merge(sets ...map[string]string) map[string]string {
 	}
 	return out
 }
+
+// publishTarball stores a tarball as it is and returns its URL, the revision and the digest
+// that source-controller would report for it.
+func (a *artifactServer) publishTarball(path string, tarball []byte) (url, revision, digest string) {
+	a.mu.Lock()
+	a.files["/"+path] = tarball
+	a.mu.Unlock()
+	return a.URL + "/" + path, fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)), fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+}
+
+// all returns every event, oldest first.
+func (l *eventLog) all() []recordedEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]recordedEvent(nil), l.events...)
+}

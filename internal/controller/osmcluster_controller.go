@@ -56,9 +56,8 @@ type OsmClusterReconciler struct {
 // DefaultSecretPollInterval is how often Secrets are read again by default.
 const DefaultSecretPollInterval = 30 * time.Second
 
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 

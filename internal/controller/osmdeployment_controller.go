@@ -68,11 +68,14 @@ type OsmDeploymentReconciler struct {
 	ArtifactLimits artifact.Limits
 
 	revisions revisionCache
+	// apiReader reads the OsmDeployment past the cache, which may not hold yet the status this
+	// process wrote last: a reconcile that another object triggers can follow at once, and the
+	// pending creates, the inventory and the operations must be those last written.
+	apiReader client.Reader
 }
 
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments/finalizers,verbs=update
+// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments/status,verbs=patch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
@@ -102,6 +105,7 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	if r.HTTPClient == nil {
 		r.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
 	}
+	r.apiReader = mgr.GetAPIReader()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
@@ -163,7 +167,7 @@ func (readinessChanged) Update(e event.UpdateEvent) bool {
 func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.apiReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
@@ -252,11 +256,17 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	conn, ok := r.Clusters.Connection(key)
-	if !ok || !conditions.IsReady(cluster) {
+	switch {
+	case !conditions.IsReady(cluster):
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is not Ready: %s", key.Name,
 			conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+	case !ok:
+		// Ready, but not yet connected by this process, which has just started: no readiness
+		// change will trigger the next reconcile, so it comes soon.
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is Ready but not connected yet", key.Name)
+		return nil, ctrl.Result{RequeueAfter: r.RequeueDependency}, false
 	}
 	return conn, ctrl.Result{}, true
 }
@@ -370,6 +380,10 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 		markFailedInstances(obj)
 		return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
 	}
+	// The finished operations are trusted: observing OSM again before Ready would read every
+	// NS and VNF record once more (most of the requests and bytes of a revision). The one case
+	// it would catch, an instance deleted while its operation ran (OSM drops its operations with
+	// it, so they look completed), is corrected by the next drift check.
 	r.markApplied(obj, obj.Status.LastAttemptedRevision)
 	return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 }
@@ -552,7 +566,8 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	conn, ok := r.Clusters.Connection(cluster)
 	if !ok {
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s to be Ready, to terminate %d NS instance(s)", cluster.Name, owned)
-		return ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+		// Polled: after a restart, an OsmCluster that was Ready does not become Ready again.
+		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
 	observed, err := engine.Observe(ctx, conn.NBI, false)
 	if err != nil {

@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel())))
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel()), zap.RawZapOpts(captureLog())))
 	assets, err := testenv.BinaryAssetsDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,7 +80,12 @@ func runSuite(m *testing.M) int {
 			return 1
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	operatorCfg, err := asOperator(context.Background(), cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -108,7 +113,12 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if err := checkSuiteKeptSecrets(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
 }
 
 func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {

@@ -50,6 +50,7 @@ func newTenant(t *testing.T) *tenant {
 	server := httptest.NewServer(sim)
 	t.Cleanup(server.Close)
 	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server}
+	t.Cleanup(tn.retire)
 
 	g.Expect(k8sClient.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: ns.Name},
@@ -200,4 +201,50 @@ func demoRepo(replicaCount string, names ...string) map[string]string {
 		files["deploy/"+name+".osmops.yaml"] = nsInstanceFile(name, replicaCount)
 	}
 	return files
+}
+
+// publishTarball makes the GitRepository name point at tarball as its artifact, announced with
+// digest (the tarball's own when empty), and returns the revision.
+func (tn *tenant) publishTarball(name string, tarball []byte, digest string) string {
+	tn.t.Helper()
+	url, revision, actual := artifacts.publishTarball(fmt.Sprintf("%s/%s/hostile.tar.gz", tn.namespace, name), tarball)
+	if digest == "" {
+		digest = actual
+	}
+	tn.setArtifact(name, &meta.Artifact{Path: name + ".tar.gz", URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now()})
+	return revision
+}
+
+// in returns the tenant as seen from the subtest t: assertions fail t.
+func (tn *tenant) in(t *testing.T) *tenant {
+	sub := *tn
+	sub.t = t
+	sub.g = NewWithT(t)
+	sub.g.SetDefaultEventuallyTimeout(eventuallyTimeout)
+	sub.g.SetDefaultEventuallyPollingInterval(eventuallyPollInterval)
+	return &sub
+}
+
+// retire keeps the tenant's objects, which the suite never deletes, away from later tests: the
+// ports of closed httptest servers are reused, and an OsmCluster still pointing at its test's
+// simulator would find another test's there, for its OsmDeployments to change. The
+// OsmDeployments are suspended and the OsmClusters pointed at a port nothing listens on.
+func (tn *tenant) retire() {
+	var deployments gitopsv1alpha1.OsmDeploymentList
+	var clusters gitopsv1alpha1.OsmClusterList
+	tn.g.Expect(k8sClient.List(tn.ctx, &deployments, client.InNamespace(tn.namespace))).To(Succeed())
+	tn.g.Expect(k8sClient.List(tn.ctx, &clusters, client.InNamespace(tn.namespace))).To(Succeed())
+	for i := range deployments.Items {
+		tn.update(&deployments.Items[i], func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+	}
+	for i := range clusters.Items {
+		cluster := &clusters.Items[i]
+		tn.g.Eventually(func() error {
+			if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), cluster); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			cluster.Spec.URL = "https://127.0.0.1:1"
+			return k8sClient.Update(tn.ctx, cluster)
+		}).Should(Succeed())
+	}
 }

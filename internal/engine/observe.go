@@ -56,6 +56,9 @@ func Observe(ctx context.Context, nbi OSM, withValues bool) (*Observed, error) {
 		return nil, fmt.Errorf("listing VIM accounts: %w", err)
 	}
 	instances, err := nbi.ListNSInstances(ctx, "")
+	if err == nil {
+		err = checkIdentified(instances)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing NS instances: %w", err)
 	}
@@ -66,6 +69,17 @@ func Observe(ctx context.Context, nbi OSM, withValues bool) (*Observed, error) {
 		}
 	}
 	return newObserved(nsds, vnfds, vims, instances, vnfs, withValues), nil
+}
+
+// checkIdentified refuses NS instance records without an _id or a name: a plan made on them
+// would take a running instance for a missing one and create it a second time.
+func checkIdentified(instances []osm.NSInstance) error {
+	for i, ns := range instances {
+		if ns.ID == "" || ns.Name == "" {
+			return fmt.Errorf("OSM's answer holds an NS instance without _id or name (item %d of %d): nothing is planned on it", i+1, len(instances))
+		}
+	}
+	return nil
 }
 
 // newObserved indexes OSM's answers.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,9 @@ func (n *Number) UnmarshalJSON(data []byte) error {
 	}
 	value, err := strconv.ParseFloat(text, 64)
 	if err != nil {
-		return fmt.Errorf("%s is not a number", data)
+		// The value is not quoted: an NBI that echoes a request could have put a secret in it.
+		// encoding/json adds the field's name to an UnmarshalTypeError.
+		return &json.UnmarshalTypeError{Value: "non-numeric value", Type: reflect.TypeFor[Number]()}
 	}
 	*n = Number(value)
 	return nil
