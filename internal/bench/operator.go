@@ -136,7 +136,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 		return err
 	}
 	if err := (&controller.OsmDeploymentReconciler{
-		Client: &reconcileStarts{Client: mgr.GetClient(), watch: o.watch}, EventRecorder: recorder, Clusters: clusters, NoCrossNamespaceRefs: true,
+		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: clusters, NoCrossNamespaceRefs: true,
 		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval,
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
@@ -474,10 +474,10 @@ func (w *deploymentWatch) waitUntil(ctx context.Context, done func(observed) boo
 	}
 }
 
-// reconcileStarts is the OsmDeployment reconciler's client: it passes everything through and
-// tells the watch when a reconcile starts, which it does by reading its OsmDeployment.
+// reconcileStarts is the OsmDeployment reconciler's API reader: it passes everything through
+// and tells the watch when a reconcile starts, which it does by reading its OsmDeployment.
 type reconcileStarts struct {
-	client.Client
+	client.Reader
 	watch *deploymentWatch
 }
 
@@ -486,7 +486,7 @@ func (c *reconcileStarts) Get(ctx context.Context, key client.ObjectKey, obj cli
 	if _, ok := obj.(*gitopsv1alpha1.OsmDeployment); ok {
 		c.watch.start(key)
 	}
-	return c.Client.Get(ctx, key, obj, opts...)
+	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
 // mutableWriter passes writes through until it is muted.

@@ -67,11 +67,13 @@ type OsmDeploymentReconciler struct {
 	// ArtifactLimits bound what one artifact may hold.
 	ArtifactLimits artifact.Limits
 
-	revisions revisionCache
-	// apiReader reads the OsmDeployment past the cache, which may not hold yet the status this
+	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
-	// pending creates, the inventory and the operations must be those last written.
-	apiReader client.Reader
+	// pending creates, the inventory and the operations must be those last written. The
+	// manager's API reader when nil.
+	APIReader client.Reader
+
+	revisions revisionCache
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;patch
@@ -105,7 +107,9 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	if r.HTTPClient == nil {
 		r.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
 	}
-	r.apiReader = mgr.GetAPIReader()
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
@@ -167,7 +171,7 @@ func (readinessChanged) Update(e event.UpdateEvent) bool {
 func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
-	if err := r.apiReader.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := patch.NewSerialPatcher(obj, r.Client)
