@@ -96,13 +96,14 @@ func (tn *tenant) publishHeld(d *gitopsv1alpha1.OsmDeployment, files map[string]
 }
 
 // forceDelete removes the only NS instance named name from OSM, as a person with the osm
-// client would.
-func (tn *tenant) forceDelete(name string) {
+// client would, and returns its id.
+func (tn *tenant) forceDelete(name string) string {
 	tn.t.Helper()
 	instances := tn.instances(name)
 	tn.g.Expect(instances).To(HaveLen(1), "NS instances named %s", name)
 	_, err := tn.nbiClient().DeleteNSInstance(tn.ctx, instances[0].ID, true)
 	tn.g.Expect(err).NotTo(HaveOccurred())
+	return instances[0].ID
 }
 
 // warnings returns the Warning events of d, as "Reason: message".
@@ -241,6 +242,27 @@ func TestFaultFailedTempUpgrade(t *testing.T) {
 	tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(2))
 }
 
+// A revision whose create OSM refused for a while, while its upgrade went through, is not
+// reported applied when the upgrade ends: the create is sent again.
+func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	tn.sim.ResetStats()
+
+	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusServiceUnavailable})
+	files := demoRepo("2", "ldap")
+	files["deploy/ldap2.osmops.yaml"] = nsInstanceFile("ldap2", "1")
+	revision := tn.publish("gitops", files)
+	tn.g.Eventually(func() []string { return warnings(d) }).Should(ContainElement(
+		"OSMRequestFailed: applying " + revision + ": create NS instance ldap2: OSM NBI POST " + nsInstancesPath +
+			": 503 SERVICE_UNAVAILABLE: fault injected by the NBI simulator"))
+	tn.sim.ClearFaults()
+
+	tn.expectConverged(d, revision, map[string]string{"ldap": "2", "ldap2": "1"})
+	tn.g.Expect(tn.acceptedRequests()).To(And(HaveKeyWithValue(createNSRoute, BeEquivalentTo(1)), HaveKeyWithValue(upgradeRoute, BeEquivalentTo(1))))
+}
+
 // OSM removes the operations of a deleted NS instance with it, so the missing instantiate looks
 // completed: the operator trusts finished operations (observing OSM again before Ready would
 // double a revision's reads) and the next drift check makes the instance again, once.
@@ -251,15 +273,28 @@ func TestFaultInstanceDeletedWhileItsOperationRuns(t *testing.T) {
 	})
 	revision := tn.publishHeld(d, demoRepo("1", "ldap"))
 
-	deleted := tn.instances("ldap")[0].ID
-	tn.forceDelete("ldap")
+	deleted := tn.forceDelete("ldap")
 	tn.sim.ReleaseOperations()
 
-	tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(
-		ContainSubstring("deleted in OSM outside Git: recreating it"))
+	tn.eventuallyRecreated(d, "ldap", deleted)
 	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.instances("ldap")[0].ID).NotTo(Equal(deleted))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("deleted in OSM outside Git: recreating it"))
 	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
+}
+
+// eventuallyRecreated waits until the inventory of d holds a new id for the NS instance name,
+// whose instance with the id deleted was removed from OSM: the drift check made it again. Only
+// then is a wait for Ready sure not to see the Ready of before the drift check.
+func (tn *tenant) eventuallyRecreated(d *gitopsv1alpha1.OsmDeployment, name, deleted string) {
+	tn.t.Helper()
+	tn.g.Eventually(func() string {
+		for _, e := range tn.get(d).Status.Inventory.NsInstances {
+			if e.Name == name {
+				return e.ID
+			}
+		}
+		return ""
+	}).Should(And(Not(BeEmpty()), Not(Equal(deleted))), func() string { return tn.describe(d) })
 }
 
 func TestFaultRestartedOperatorReconnects(t *testing.T) {
@@ -307,6 +342,8 @@ const (
 	// soakTimeout is the NBI request timeout of the soak's OsmCluster; soakSlow outlasts it.
 	soakTimeout = 500 * time.Millisecond
 	soakSlow    = time.Second
+	// soakDriftInterval is the interval of the soak's OsmDeployment.
+	soakDriftInterval = time.Second
 )
 
 // soakFault is a kind of fault the soak injects into one revision.
@@ -378,7 +415,11 @@ func TestSoak(t *testing.T) {
 	tn := newTenant(t)
 	tn.sim.SetOperationDelay(50 * time.Millisecond)
 	tn.updateCluster(func(c *gitopsv1alpha1.OsmCluster) { c.Spec.Timeout = &metav1.Duration{Duration: soakTimeout} })
-	s := &soak{tenant: tn, rng: rand.New(rand.NewPCG(seed, seed)), deployment: tn.deployment("soak", "gitops"),
+	// A drift check every second makes again the instances deleted while their operation ran.
+	deployment := tn.deployment("soak", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: soakDriftInterval}
+	})
+	s := &soak{tenant: tn, rng: rand.New(rand.NewPCG(seed, seed)), deployment: deployment,
 		declared: map[string]string{}, faults: map[soakFault]int{}}
 
 	started := time.Now()
@@ -514,11 +555,12 @@ func (s *soak) failOperation(files map[string]string, name string, created bool)
 }
 
 // deleteWhileRunning removes the NS instance name from OSM while its operation of the revision
-// runs; the operator must make it again.
+// runs; the operator must make it again, at the latest at its next drift check.
 func (s *soak) deleteWhileRunning(files map[string]string, name string) (string, changeCounts) {
 	revision := s.publishHeld(s.deployment, files)
-	s.forceDelete(name)
+	deleted := s.forceDelete(name)
 	s.sim.ReleaseOperations()
+	s.eventuallyRecreated(s.deployment, name, deleted)
 	return revision, changeCounts{creates: 1, deletes: 1}
 }
 

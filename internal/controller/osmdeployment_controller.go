@@ -222,7 +222,7 @@ func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1al
 	}
 	if len(obj.Status.Operations) > 0 {
 		finished, res, err := r.reconcileOperations(ctx, obj, conn)
-		if !finished || err != nil || obj.Status.LastAttemptedRevision == artifactRef.Revision {
+		if !finished || err != nil || obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj) {
 			return res, err
 		}
 	}
@@ -388,6 +388,9 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 	// NS and VNF record once more (most of the requests and bytes of a revision). The one case
 	// it would catch, an instance deleted while its operation ran (OSM drops its operations with
 	// it, so they look completed), is corrected by the next drift check.
+	if hasUnsettledInstances(obj) {
+		return true, ctrl.Result{}, nil // reconcile applies the revision again
+	}
 	r.markApplied(obj, obj.Status.LastAttemptedRevision)
 	return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 }

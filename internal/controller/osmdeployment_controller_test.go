@@ -149,10 +149,17 @@ func TestInvalidRevisionIsRejectedWhole(t *testing.T) {
 	revision := tn.publish("gitops", files)
 	d := tn.deployment("ldap", "gitops")
 
-	tn.g.Eventually(func() *metav1.Condition {
-		return conditionOf(tn.get(d).Status.Conditions, meta.StalledCondition)
-	}).Should(And(Not(BeNil()), HaveField("Reason", gitopsv1alpha1.ValidationFailedReason)))
-	got := tn.get(d)
+	// The patch helper writes the conditions and the rest of the status in two requests: wait
+	// for both.
+	var got *gitopsv1alpha1.OsmDeployment
+	tn.g.Eventually(func() string {
+		got = tn.get(d)
+		stalled := conditionOf(got.Status.Conditions, meta.StalledCondition)
+		if stalled == nil {
+			return ""
+		}
+		return stalled.Reason + " @ " + got.Status.LastAttemptedRevision
+	}).Should(Equal(gitopsv1alpha1.ValidationFailedReason + " @ " + revision))
 	ready := conditionOf(got.Status.Conditions, meta.ReadyCondition)
 	tn.g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 	tn.g.Expect(ready.Message).To(ContainSubstring("deploy/broken.osmops.yaml:3"))

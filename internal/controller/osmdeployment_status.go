@@ -74,6 +74,15 @@ func hasFailedInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 	return countInstances(obj, gitopsv1alpha1.NsInstanceFailed) > 0
 }
 
+// hasUnsettledInstances tells, once every recorded operation has ended, whether an NS
+// instance still waits for a change no operation carried: a create, upgrade or delete that did
+// not reach OSM (a transient failure), or an instance OSM was busy with. The revision is then
+// applied again, not reported applied.
+func hasUnsettledInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
+	return countInstances(obj, gitopsv1alpha1.NsInstanceCreating)+countInstances(obj, gitopsv1alpha1.NsInstanceProgressing)+
+		countInstances(obj, gitopsv1alpha1.NsInstanceDeleting) > 0
+}
+
 // markFailedInstances stalls the OsmDeployment on the NS instances whose last operation
 // failed, keeping OSM's own words when the Ready condition already has them.
 func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
