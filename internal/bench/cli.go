@@ -21,7 +21,7 @@ import (
 )
 
 // CLIPattern sends what the `osm` command-line client sends, command by command, as
-// /work/shared/osm-nbi/README.md counts it: every command is a new process with a new token
+// the project's NBI notes count it: every command is a new process with a new token
 // and new connections; it finds objects by name by listing their whole collection; there is
 // one command per NS instance; and `--wait` reads the operation (GET ns_lcm_op_occs/{id}) at
 // once, then after each PollInterval, until it has finished.

@@ -7,7 +7,7 @@
 // release 19: tokens, VIM accounts, K8s clusters, VNF and NS packages, NS
 // instances with their VNF records, LCM operations (instantiate, action,
 // scale, update, terminate), with the NBI's record shapes, status codes and
-// error wording (see /work/shared/osm-nbi and the comments next to each
+// error wording (taken from the v19 NBI code; see the comments next to each
 // message). It also plays the part of OSM's LCM: an operation stays
 // PROCESSING for a configurable delay and then completes (or fails), updating
 // the NS and VNF records the way LCM does.
