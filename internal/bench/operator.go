@@ -1,18 +1,12 @@
 package bench
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha1"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +33,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/artifact/artifacttest"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/testenv"
@@ -503,69 +498,21 @@ func (w *mutableWriter) Write(p []byte) (int, error) {
 }
 
 // artifactServer stands for source-controller's artifact storage.
-type artifactServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-}
+type artifactServer struct{ *artifacttest.Server }
 
 func newArtifactServer() *artifactServer {
-	a := &artifactServer{files: map[string][]byte{}}
-	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		body, ok := a.files[r.URL.Path]
-		a.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
-	return a
+	return &artifactServer{artifacttest.NewServer()}
 }
 
 // publish stores a tarball of files under a path named after its digest and returns the
 // artifact source-controller would report for it.
 func (a *artifactServer) publish(prefix string, files map[string]string) (*meta.Artifact, error) {
-	tarball, err := tarGz(files)
+	tarball, err := artifacttest.TarGz(files)
 	if err != nil {
 		return nil, err
 	}
-	digest := fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
-	path := fmt.Sprintf("/%s/%x.tar.gz", prefix, sha256.Sum256(tarball))
-	a.mu.Lock()
-	a.files[path] = tarball
-	a.mu.Unlock()
+	url, revision, digest := a.Publish(fmt.Sprintf("%s/%x.tar.gz", prefix, sha256.Sum256(tarball)), tarball)
 	return &meta.Artifact{
-		Path: path, URL: a.URL + path, Revision: fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)),
-		Digest: digest, LastUpdateTime: metav1.Now(),
+		Path: strings.TrimPrefix(url, a.URL), URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now(),
 	}, nil
-}
-
-// tarGz packs files (slash path to content) as a source-controller artifact.
-func tarGz(files map[string]string) ([]byte, error) {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		content := files[name]
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
-		}
-		if _, err := io.WriteString(tw, content); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := gz.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

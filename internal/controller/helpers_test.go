@@ -1,21 +1,15 @@
 package controller
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"crypto/sha1"
-	"crypto/sha256"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/osmops/osmops/internal/artifact/artifacttest"
 )
 
 // eventLog is an EventRecorder that keeps every event, for assertions.
@@ -75,63 +69,25 @@ func (l *eventLog) messagesOf(namespace, name string) string {
 }
 
 // artifactServer stands for source-controller's artifact storage.
-type artifactServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	files map[string][]byte
-}
+type artifactServer struct{ *artifacttest.Server }
 
 func newArtifactServer() *artifactServer {
-	a := &artifactServer{files: map[string][]byte{}}
-	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a.mu.Lock()
-		body, ok := a.files[r.URL.Path]
-		a.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(body)
-	}))
-	return a
+	return &artifactServer{artifacttest.NewServer()}
 }
 
 // publish stores a tarball of files and returns its URL, the revision and the digest that
 // source-controller would report for it.
 func (a *artifactServer) publish(path string, files map[string]string) (url, revision, digest string) {
-	tarball := tarGz(files)
-	a.mu.Lock()
-	a.files["/"+path] = tarball
-	a.mu.Unlock()
-	return a.URL + "/" + path, fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)), fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+	return a.Publish(path, tarGz(files))
 }
 
 // tarGz packs files (path to content) as a source-controller artifact.
 func tarGz(files map[string]string) []byte {
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
+	tarball, err := artifacttest.TarGz(files)
+	if err != nil {
+		panic(err) // in-memory writes of a test's own files do not fail
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		content := files[name]
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
-			panic(err)
-		}
-		if _, err := tw.Write([]byte(content)); err != nil {
-			panic(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		panic(err)
-	}
-	if err := gz.Close(); err != nil {
-		panic(err)
-	}
-	return buf.Bytes()
+	return tarball
 }
 
 // packageFiles returns the files of a package folder of testdata, under osm-pkgs/NAME/.
@@ -181,10 +137,7 @@ func merge(sets ...map[string]string) map[string]string {
 // publishTarball stores a tarball as it is and returns its URL, the revision and the digest
 // that source-controller would report for it.
 func (a *artifactServer) publishTarball(path string, tarball []byte) (url, revision, digest string) {
-	a.mu.Lock()
-	a.files["/"+path] = tarball
-	a.mu.Unlock()
-	return a.URL + "/" + path, fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)), fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+	return a.Publish(path, tarball)
 }
 
 // all returns every event, oldest first.

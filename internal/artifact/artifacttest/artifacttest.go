@@ -1,0 +1,79 @@
+// Package artifacttest stands for source-controller's artifact storage in tests and
+// benchmarks: an HTTP server of tarballs, and the tarballs of a revision's files.
+package artifacttest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Server serves published tarballs by path.
+type Server struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+// NewServer starts a Server on loopback; Close stops it.
+func NewServer() *Server {
+	s := &Server{files: map[string][]byte{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		body, ok := s.files[r.URL.Path]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(body)
+	}))
+	return s
+}
+
+// Publish stores tarball at path and returns its URL, and the revision and digest that
+// source-controller would report for it.
+func (s *Server) Publish(path string, tarball []byte) (url, revision, digest string) {
+	path = "/" + strings.TrimPrefix(path, "/")
+	s.mu.Lock()
+	s.files[path] = tarball
+	s.mu.Unlock()
+	return s.URL + path, fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)), fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+}
+
+// TarGz packs files (slash path to content) as a source-controller artifact, in path order.
+func TarGz(files map[string]string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		content := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := io.WriteString(tw, content); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
