@@ -2,9 +2,7 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,10 +44,6 @@ type Simulator struct {
 
 // bannerPattern finds the base URL in the first line the simulator prints.
 var bannerPattern = regexp.MustCompile(`serving the OSM NBI at (\S+)/osm `)
-
-// maxControlAnswerBytes bounds a control API answer; the state dump of 10,000 NS instances is
-// a few MB.
-const maxControlAnswerBytes = 256 << 20
 
 // StartSimulator starts the simulator on a free loopback port, waits for it to serve, and
 // injects the latency.
@@ -162,35 +156,5 @@ func (s *Simulator) Stop() error {
 // call sends a control API request with an optional JSON body and decodes the JSON answer
 // into out (nil: ignore it).
 func (s *Simulator) call(ctx context.Context, method, path string, body, out any) error {
-	var reader io.Reader
-	if body != nil {
-		encoded, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		reader = bytes.NewReader(encoded)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, reader)
-	if err != nil {
-		return err
-	}
-	resp, err := s.control.Do(req)
-	if err != nil {
-		return fmt.Errorf("simulator %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxControlAnswerBytes))
-	if err != nil {
-		return fmt.Errorf("simulator %s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("simulator %s %s: %s: %s", method, path, resp.Status, answer)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("simulator %s %s: decoding the answer: %w", method, path, err)
-	}
-	return nil
+	return nbisim.ControlClient{URL: s.URL, HTTPClient: s.control}.Call(ctx, method, path, body, out)
 }

@@ -1,18 +1,17 @@
 package devstack
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
+
+	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
 // This file is the stack's only contact with the NBI simulator's control API (/sim/v1): the
-// few typed calls the demo and the end-to-end tests need, over plain HTTP and JSON, so that
-// the stack depends on the simulator's wire format only, never on its Go package.
+// few typed calls the demo and the end-to-end tests need. Its types are its own, decoded from
+// the JSON the simulator serves, so that the end-to-end tests check the wire format rather
+// than share the server's Go types; the HTTP call is nbisim's ControlClient.
 
 // Simulator is an NBI simulator process (cmd/osm-nbi-sim) and a client of its control API.
 type Simulator struct {
@@ -180,45 +179,7 @@ func (s *Simulator) FailOperations(ctx context.Context, failure SimOperationFail
 	return s.call(ctx, http.MethodPost, "/sim/v1/operation-failures", failure, nil)
 }
 
-// maxAnswerBytes bounds what the client reads of an answer; a state dump of a large test is a
-// few MB.
-const maxAnswerBytes = 64 << 20
-
 // call sends in as JSON (nil: no body) and decodes the JSON answer into out (nil: ignore it).
 func (s *Simulator) call(ctx context.Context, method, path string, in, out any) error {
-	var request io.Reader
-	if in != nil {
-		encoded, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		request = bytes.NewReader(encoded)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.url+path, request)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("simulator %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
-	if err != nil {
-		return fmt.Errorf("simulator %s %s: reading the answer: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("simulator %s %s: %s: %s", method, path, resp.Status, answer)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("simulator %s %s: decoding the answer: %w", method, path, err)
-	}
-	return nil
+	return nbisim.ControlClient{URL: s.url, HTTPClient: s.client}.Call(ctx, method, path, in, out)
 }
