@@ -12,9 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// ignoreFieldLines leaves the field lines out of NsInstance comparisons;
+// ignoreDerived leaves the field lines out of NsInstance comparisons;
 // TestFieldLines checks them.
-var ignoreFieldLines = cmpopts.IgnoreFields(SourceRef{}, "FieldLines")
+// ignoreDerived leaves out of comparisons what Load derives from the declared fields.
+var ignoreDerived = cmp.Options{cmpopts.IgnoreFields(SourceRef{}, "FieldLines"), cmpopts.IgnoreUnexported(NsInstance{})}
 
 // packageSummary is what the tests compare of a package.
 type packageSummary struct {
@@ -44,8 +45,15 @@ func TestLoadFirstGenerationRepository(t *testing.T) {
 		KDU:            KDU{Name: "ldap", Params: map[string]any{"replicaCount": "2"}},
 		Source:         SourceRef{File: "_deployment_/ldap.ops.yaml", Line: 1},
 	}}
-	if diff := cmp.Diff(wantInstances, revision.NsInstances, ignoreFieldLines); diff != "" {
+	if diff := cmp.Diff(wantInstances, revision.NsInstances, ignoreDerived); diff != "" {
 		t.Errorf("NsInstances (-want +got):\n%s", diff)
+	}
+	for _, instance := range revision.NsInstances {
+		unsealed := instance
+		unsealed.sealed = nil
+		if instance.sealed == nil || instance.Digest() != unsealed.Digest() || instance.ParamsJSON() != unsealed.ParamsJSON() {
+			t.Errorf("%s: Load did not seal the digest and params of the instance it read", instance.Name)
+		}
 	}
 	wantPackages := []packageSummary{
 		{"_deployment_/osm-pkgs/openldap_knf", "openldap_knf", "vnf"},
@@ -193,7 +201,7 @@ kdu:
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			if diff := cmp.Diff(tc.wantInstances, revision.NsInstances, ignoreFieldLines); diff != "" {
+			if diff := cmp.Diff(tc.wantInstances, revision.NsInstances, ignoreDerived); diff != "" {
 				t.Errorf("NsInstances (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantSettings, revision.Settings); diff != "" {
@@ -362,10 +370,12 @@ func TestLoadProblems(t *testing.T) {
 			files: map[string]string{
 				"a.osmops.yaml": strings.Replace(deployment("a"), "name: a", "name: \"a\\tb\"", 1),
 				"b.osmops.yaml": strings.Replace(deployment("a"), "name: a", "name: "+strings.Repeat("é", 256), 1),
+				"c.osmops.yaml": strings.Replace(deployment("a"), "name: a", "name: \"ldap(1)\"", 1),
 			},
 			want: []string{
 				`a.osmops.yaml:2: NS instance name "a\tb" contains a control character`,
 				`b.osmops.yaml:2: NS instance name "` + strings.Repeat("é", 32) + `"... is longer than 255 characters`,
+				`c.osmops.yaml:2: NS instance name "ldap(1)" contains "(": OSM refuses names with any of , ; ( ) ' "`,
 			},
 		},
 		{

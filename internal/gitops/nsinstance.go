@@ -18,6 +18,9 @@ const KindNsInstance = "NsInstance"
 // maxNSNameLength bounds an NS instance name, in characters.
 const maxNSNameLength = 255
 
+// osmForbiddenNameChars are the characters OSM's name schema (^[^,;()'"]+$) refuses.
+const osmForbiddenNameChars = `,;()'"`
+
 // NsInstance is the NS instance that one deployment file declares: the OSM
 // cluster must run an instance Name of NSD NsdName on VIM account
 // VimAccountName, whose KDU KDU.Name in VNF VnfName runs with KDU.Params.
@@ -36,6 +39,20 @@ type NsInstance struct {
 	KDU KDU
 	// Source says where the instance is declared.
 	Source SourceRef
+
+	// sealed holds ParamsJSON and Digest computed once (see Sealed): a plan compares every
+	// instance of a revision, and encoding them each time was most of its cost.
+	sealed *sealedForms
+}
+
+type sealedForms struct{ paramsJSON, digest string }
+
+// Sealed returns the instance with its ParamsJSON and Digest computed once, as Load returns
+// instances; changes made to its fields afterwards are not seen by them.
+func (n NsInstance) Sealed() NsInstance {
+	n.sealed = nil
+	n.sealed = &sealedForms{paramsJSON: n.ParamsJSON(), digest: n.Digest()}
+	return n
 }
 
 // KDU names a KDU of the VNF and its Helm values.
@@ -71,6 +88,9 @@ func (s SourceRef) LineOf(name string) int {
 // spaces); "{}" when there are none. It panics only for Params holding a
 // value JSON cannot encode, which Load never builds.
 func (n NsInstance) ParamsJSON() string {
+	if n.sealed != nil {
+		return n.sealed.paramsJSON
+	}
 	return string(mustCanonicalJSON(paramsOrEmpty(n.KDU.Params)))
 }
 
@@ -79,6 +99,9 @@ func (n NsInstance) ParamsJSON() string {
 // (not the name, which identifies it, nor where it is declared), so that the
 // operator can tell whether a declaration changed since it was applied.
 func (n NsInstance) Digest() string {
+	if n.sealed != nil {
+		return n.sealed.digest
+	}
 	definition := struct {
 		NsdName        string         `json:"nsdName"`
 		VnfName        string         `json:"vnfName"`
@@ -235,6 +258,10 @@ func invalidNSName(name string) string {
 		return fmt.Sprintf("NS instance name %q contains a control character", name)
 	case !utf8.ValidString(name):
 		return fmt.Sprintf("NS instance name %q is not valid UTF-8", name)
+	case strings.ContainsAny(name, osmForbiddenNameChars):
+		at := strings.IndexAny(name, osmForbiddenNameChars)
+		forbidden := name[at : at+1]
+		return fmt.Sprintf("NS instance name %q contains %q: OSM refuses names with any of , ; ( ) ' \"", name, forbidden)
 	}
 	return ""
 }
