@@ -88,7 +88,7 @@ func TestUnauthorizedIsRetriedOnceWithANewToken(t *testing.T) {
 func TestSecondUnauthorizedIsReturned(t *testing.T) {
 	nbi := newFakeNBI(t, answer(http.StatusUnauthorized, `{"code": "UNAUTHORIZED", "status": 401, "detail": "Access denied"}`))
 	client := nbi.client(t)
-	_, err := client.ListNSInstances(t.Context(), "")
+	_, err := client.ListNSInstances(t.Context())
 	var apiError *APIError
 	if !errors.As(err, &apiError) || !IsUnauthorized(err) || apiError.Detail != "Access denied" {
 		t.Fatalf("got %v, want the 401", err)

@@ -45,10 +45,10 @@ func (c *Client) ListVNFDescriptors(ctx context.Context) ([]VNFDescriptor, error
 	return list[VNFDescriptor](ctx, c, listVNFDescriptorsRequest())
 }
 
-// ListNSInstances returns the NS instances named name (names are not
-// unique), or every NS instance when name is empty.
-func (c *Client) ListNSInstances(ctx context.Context, name string) ([]NSInstance, error) {
-	return list[NSInstance](ctx, c, listNSInstancesRequest(name))
+// ListNSInstances returns the NS instances with one of the names (names are
+// not unique), or every NS instance when no name is given.
+func (c *Client) ListNSInstances(ctx context.Context, names ...string) ([]NSInstance, error) {
+	return listMembers(ctx, c, listNSInstancesRequest(), "name", names, func(ns *NSInstance) string { return ns.Name })
 }
 
 // GetNSInstance returns one NS instance by id.
@@ -56,10 +56,10 @@ func (c *Client) GetNSInstance(ctx context.Context, id string) (*NSInstance, err
 	return fetch[NSInstance](ctx, c, getNSInstanceRequest(id))
 }
 
-// ListVNFInstances returns the VNF records of an NS instance, or every VNF
-// record when nsInstanceID is empty.
-func (c *Client) ListVNFInstances(ctx context.Context, nsInstanceID string) ([]VNFInstance, error) {
-	return list[VNFInstance](ctx, c, listVNFInstancesRequest(nsInstanceID))
+// ListVNFInstances returns the VNF records of the NS instances with these
+// ids, or every VNF record when no id is given.
+func (c *Client) ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]VNFInstance, error) {
+	return listMembers(ctx, c, listVNFInstancesRequest(), "nsr-id-ref", nsInstanceIDs, func(v *VNFInstance) string { return v.NSInstanceID })
 }
 
 // GetOperation returns one LCM operation by id.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -57,7 +58,12 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 		{name: "ListNSInstances by name", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap one") },
 			status: 200, answer: `[{"_id": "n1", "name": "ldap one"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content",
 			wantQuery: "name=ldap+one", wantResult: []NSInstance{{ID: "n1", Name: "ldap one"}}},
-		{name: "ListNSInstances all", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "") },
+		{name: "ListNSInstances by names", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap", "other") },
+			status: 200, answer: `[{"_id": "n1", "name": "ldap"}, {"_id": "n2", "name": "stray"}, {"_id": "n3"}]`, wantMethod: "GET",
+			wantPath: "/osm/nslcm/v1/ns_instances_content", wantQuery: "name.cont=ldap%2Cother",
+			// A record without a name is kept: the engine refuses such answers rather than missing an instance.
+			wantResult: []NSInstance{{ID: "n1", Name: "ldap"}, {ID: "n3"}}},
+		{name: "ListNSInstances all", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx) },
 			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content", wantResult: []NSInstance{}},
 		{name: "GetNSInstance escapes the id", call: func(ctx context.Context, c *Client) (any, error) { return c.GetNSInstance(ctx, "a b/c") },
 			status: 200, answer: `{"_id": "a b/c"}`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content/a%20b%2Fc",
@@ -65,6 +71,12 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
 			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/vnf_instances", wantQuery: "nsr-id-ref=ns1",
 			wantResult: []VNFInstance{}},
+		{name: "ListUnfinishedOperations of some operations", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListUnfinishedOperations(ctx, time.UnixMilli(1700000000123), "op1", "op2")
+		},
+			status: 200, answer: `[{"_id": "op1", "operationState": "FAILED"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
+			wantQuery:  "_id.cont=op1%2Cop2&operationState.neq=COMPLETED&startTime.gte=1700000000.123",
+			wantResult: []Operation{{ID: "op1", OperationState: OperationFailed}}},
 		{name: "GetOperation", call: func(ctx context.Context, c *Client) (any, error) { return c.GetOperation(ctx, "op1") },
 			status: 200, answer: `{"_id": "op1", "operationState": "COMPLETED"}`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs/op1",
 			wantResult: &Operation{ID: "op1", OperationState: OperationCompleted}},

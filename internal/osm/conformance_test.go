@@ -177,10 +177,10 @@ func exerciseEveryCall(t *testing.T, f *ldapFixture) {
 		func() error { _, err := f.client.ListVIMAccounts(ctx); return err },
 		func() error { _, err := f.client.ListNSDescriptors(ctx); return err },
 		func() error { _, err := f.client.ListVNFDescriptors(ctx); return err },
-		func() error { _, err := f.client.ListNSInstances(ctx, ""); return err },
+		func() error { _, err := f.client.ListNSInstances(ctx); return err },
 		func() error { _, err := f.client.ListNSInstances(ctx, "ldap"); return err },
 		func() error { _, err := f.client.ListOperations(ctx, ""); return err },
-		func() error { _, err := f.client.ListVNFInstances(ctx, ""); return err },
+		func() error { _, err := f.client.ListVNFInstances(ctx); return err },
 	} {
 		noError(t, list())
 	}

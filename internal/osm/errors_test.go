@@ -105,7 +105,7 @@ func TestSuccessWithABodyThatIsNotTheJSONExpected(t *testing.T) {
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
 			nbi := newFakeNBI(t, answer(http.StatusOK, test.body))
-			_, err := nbi.client(t).ListNSInstances(t.Context(), "")
+			_, err := nbi.client(t).ListNSInstances(t.Context())
 			var requestError *RequestError
 			if !errors.As(err, &requestError) || IsTransient(err) || !strings.Contains(err.Error(), "the 200 answer is not the JSON expected") {
 				t.Errorf("got %v, want a RequestError about the JSON", err)

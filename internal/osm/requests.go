@@ -144,8 +144,8 @@ func listVNFDescriptorsRequest() request {
 	return getRequest("/vnfpkgm/v1/vnf_packages_content", "/vnfpkgm/v1/vnf_packages_content", nil)
 }
 
-func listNSInstancesRequest(name string) request {
-	return getRequest("/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", filter("name", name))
+func listNSInstancesRequest() request {
+	return getRequest("/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", nil)
 }
 
 func getNSInstanceRequest(id string) request {
@@ -153,8 +153,8 @@ func getNSInstanceRequest(id string) request {
 	return getRequest(route, withID(route, id), nil)
 }
 
-func listVNFInstancesRequest(nsInstanceID string) request {
-	return getRequest("/nslcm/v1/vnf_instances", "/nslcm/v1/vnf_instances", filter("nsr-id-ref", nsInstanceID))
+func listVNFInstancesRequest() request {
+	return getRequest("/nslcm/v1/vnf_instances", "/nslcm/v1/vnf_instances", nil)
 }
 
 func getOperationRequest(id string) request {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -380,25 +381,35 @@ func TestClientCalls(t *testing.T) {
 			}
 			wantAPIError(t, f.client.DeletePackage(ctx, osmpkg.KindVNF, f.vnfdID), osm.IsNotFound)
 		}},
-		{"ListNSInstances by name, which is not unique", func(t *testing.T, f *ldapFixture) {
+		{"ListNSInstances by names, which are not unique, whatever the names", func(t *testing.T, f *ldapFixture) {
 			first, second := f.createNS(t, "ldap", nil), f.createNS(t, "ldap", nil)
 			other := f.createNS(t, "other", nil)
+			// Names the NBI's query parser would change are listed another way.
+			yamlWord, digits := f.createNS(t, "true", nil), f.createNS(t, "42", nil)
+			many := make([]string, 300)
+			for i := range many {
+				many[i] = fmt.Sprintf("ns-with-a-long-name-%04d", i)
+			}
 			for _, list := range []struct {
-				name string
-				want []string
+				names []string
+				want  []string
 			}{
-				{"ldap", []string{first.ID, second.ID}},
-				{"", []string{first.ID, second.ID, other.ID}},
-				{"none", nil},
+				{[]string{"ldap"}, []string{first.ID, second.ID}},
+				{nil, []string{first.ID, second.ID, other.ID, yamlWord.ID, digits.ID}},
+				{[]string{"none"}, nil},
+				{[]string{"ldap", "other", "none"}, []string{first.ID, second.ID, other.ID}},
+				{[]string{"true"}, []string{yamlWord.ID}},
+				{[]string{"42", "other"}, []string{digits.ID, other.ID}},
+				{append(many, "other"), []string{other.ID}},
 			} {
-				instances, err := f.client.ListNSInstances(t.Context(), list.name)
+				instances, err := f.client.ListNSInstances(t.Context(), list.names...)
 				noError(t, err)
 				var ids []string
 				for _, instance := range instances {
 					ids = append(ids, instance.ID)
 				}
 				if diff := cmp.Diff(list.want, ids, cmpopts.SortSlices(func(a, b string) bool { return a < b }), cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("NS instances named %q (-want +got):\n%s", list.name, diff)
+					t.Errorf("NS instances named %q (-want +got):\n%s", list.names, diff)
 				}
 			}
 		}},
@@ -437,7 +448,7 @@ func TestClientCalls(t *testing.T) {
 			if diff := cmp.Diff(map[string]any{"replicaCount": "3", "image": "openldap:2.6"}, f.kduValues(t, nsID)); diff != "" {
 				t.Errorf("values after the upgrade (-want +got):\n%s", diff)
 			}
-			all, err := f.client.ListVNFInstances(t.Context(), "")
+			all, err := f.client.ListVNFInstances(t.Context())
 			noError(t, err)
 			if len(all) != 2 {
 				t.Errorf("%d VNF records in all, want 2", len(all))

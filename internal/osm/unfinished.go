@@ -7,13 +7,14 @@ import (
 	"time"
 )
 
-// ListUnfinishedOperations returns the LCM operations started since the given time that did
-// not complete: those still running and those that failed. One request answers for any number
-// of operations, which is what lets the operator wait for a whole revision cheaply; an
-// operation it does not list has completed. It uses the NBI's generic query filters
-// (`field.neq=`, `field.gte=`, which OSM's common database layer understands).
-func (c *Client) ListUnfinishedOperations(ctx context.Context, since time.Time) ([]Operation, error) {
-	return list[Operation](ctx, c, unfinishedOperationsRequest(since))
+// ListUnfinishedOperations returns those of the LCM operations with these ids (any operation
+// when no id is given) started since the given time that did not complete: those still running
+// and those that failed. One request answers for any number of operations, which is what lets
+// the operator wait for a whole revision cheaply; an operation it does not list has completed.
+// It uses the NBI's generic query filters (`field.neq=`, `field.gte=`, which OSM's common
+// database layer understands).
+func (c *Client) ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]Operation, error) {
+	return listMembers(ctx, c, unfinishedOperationsRequest(since), "_id", ids, func(op *Operation) string { return op.ID })
 }
 
 func unfinishedOperationsRequest(since time.Time) request {

@@ -143,7 +143,7 @@ func (s *Server) listVIMAccounts(c *call) (response, *nbiError) {
 		}
 		return nil
 	}
-	return listRecords(c, "name", byName, s.db.vims.all), nil
+	return listRecords(c, s.db.vims.all, index[*vimRecord]{"name", byName}), nil
 }
 
 func (s *Server) getVIMAccount(c *call) (response, *nbiError) {
@@ -178,7 +178,7 @@ func createdAccepted(id, location string) response {
 }
 
 func (s *Server) listK8sClusters(c *call) (response, *nbiError) {
-	return listRecords[*clusterRecord](c, "", nil, s.db.clusters.all), nil
+	return listRecords(c, s.db.clusters.all), nil
 }
 
 func (s *Server) getK8sCluster(c *call) (response, *nbiError) {

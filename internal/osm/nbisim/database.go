@@ -230,16 +230,19 @@ func (op *operationRecord) document() doc { return op.doc }
 func (v *vimRecord) document() doc        { return v.doc }
 func (k *clusterRecord) document() doc    { return k.doc }
 
-// listRecords answers a list request: the records an index gives for the
-// indexed filter when the query has it, else all records, then the other
-// filters.
-func listRecords[R record](c *call, indexed string, lookup func(string) []R, all func() []R) response {
+// index finds the records whose field has a value, without reading them all.
+type index[R record] struct {
+	field  string
+	lookup func(value string) []R
+}
+
+// listRecords answers a list request: the records an index gives when the query filters on an
+// indexed field (?field=X, or ?field.cont=X,Y for any of several values), else all records, then
+// the other filters.
+func listRecords[R record](c *call, all func() []R, indexes ...index[R]) response {
 	filter := filterOf(c.request.URL.Query())
-	var candidates []R
-	if value, byIndex := filter[indexed]; byIndex && lookup != nil {
-		delete(filter, indexed)
-		candidates = lookup(value)
-	} else {
+	candidates, indexed := indexedCandidates(filter, indexes)
+	if !indexed {
 		candidates = all()
 	}
 	docs := make([]doc, len(candidates))
@@ -247,4 +250,27 @@ func listRecords[R record](c *call, indexed string, lookup func(string) []R, all
 		docs[i] = r.document()
 	}
 	return listResponse(filterDocs(docs, filter))
+}
+
+// indexedCandidates looks up the first indexed filter of the query and removes it from filter.
+func indexedCandidates[R record](filter listFilter, indexes []index[R]) ([]R, bool) {
+	for _, ix := range indexes {
+		if value, found := filter[ix.field]; found {
+			delete(filter, ix.field)
+			return ix.lookup(value), true
+		}
+		if values, found := filter[ix.field+".cont"]; found {
+			delete(filter, ix.field+".cont")
+			var union []R
+			seen := map[string]bool{}
+			for _, value := range strings.Split(values, ",") {
+				if !seen[value] {
+					seen[value] = true
+					union = append(union, ix.lookup(value)...)
+				}
+			}
+			return union, true
+		}
+	}
+	return nil, false
 }

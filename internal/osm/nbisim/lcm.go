@@ -647,7 +647,7 @@ func removeString(list []string, s string) []string {
 	return list
 }
 
-// listOperations serves GET .../ns_lcm_op_occs, with ?nsInstanceId= indexed.
+// listOperations serves GET .../ns_lcm_op_occs, with ?nsInstanceId= and ?_id= indexed.
 func (s *Server) listOperations(c *call) (response, *nbiError) {
 	byNS := func(id string) []*operationRecord {
 		if ns, found := s.db.nsInstances.get(id); found {
@@ -655,7 +655,7 @@ func (s *Server) listOperations(c *call) (response, *nbiError) {
 		}
 		return nil
 	}
-	return listRecords(c, "nsInstanceId", byNS, s.db.operations.all), nil
+	return listRecords(c, s.db.operations.all, index[*operationRecord]{"nsInstanceId", byNS}, index[*operationRecord]{"_id", s.db.operations.lookup}), nil
 }
 
 func (s *Server) getOperation(c *call) (response, *nbiError) {

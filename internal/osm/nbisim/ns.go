@@ -439,7 +439,7 @@ func (s *Server) findNS(id string) (*nsRecord, *nbiError) {
 // listNSInstances serves GET .../ns_instances_content and .../ns_instances.
 func (s *Server) listNSInstances(c *call) (response, *nbiError) {
 	byName := func(name string) []*nsRecord { return s.db.nsByName[name] }
-	return listRecords(c, "name", byName, s.db.nsInstances.all), nil
+	return listRecords(c, s.db.nsInstances.all, index[*nsRecord]{"name", byName}), nil
 }
 
 func (s *Server) getNSInstance(c *call) (response, *nbiError) {
@@ -541,7 +541,7 @@ func (s *Server) listVNFInstances(c *call) (response, *nbiError) {
 		}
 		return nil
 	}
-	return listRecords(c, "nsr-id-ref", byNS, s.db.vnfInstances.all), nil
+	return listRecords(c, s.db.vnfInstances.all, index[*vnfRecord]{"nsr-id-ref", byNS}), nil
 }
 
 func (s *Server) getVNFInstance(c *call) (response, *nbiError) {

@@ -198,7 +198,7 @@ func (s *Server) listPackages(c *call, kind *packageKind) (response, *nbiError) 
 		}
 		return nil
 	}
-	return listRecords(c, "id", byID, store.records.all), nil
+	return listRecords(c, store.records.all, index[*packageRecord]{"id", byID}), nil
 }
 
 func (s *Server) findPackage(kind *packageKind, id string) (*packageRecord, *nbiError) {

@@ -37,6 +37,14 @@ func (t *table[T]) get(id string) (T, bool) {
 	return node.value, true
 }
 
+// lookup is get for an index: the value with this id, if any.
+func (t *table[T]) lookup(id string) []T {
+	if value, found := t.get(id); found {
+		return []T{value}
+	}
+	return nil
+}
+
 func (t *table[T]) remove(id string) {
 	node, found := t.byID[id]
 	if !found {
