@@ -402,7 +402,7 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 	if obj.Status.Inventory != nil {
 		inventory = *obj.Status.Inventory
 	}
-	observed, err := engine.Observe(ctx, conn.NBI, len(inventory.NsInstances) > 0)
+	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, inventory))
 	if err != nil {
 		return r.osmFailure(obj, "observing OSM", err)
 	}
@@ -576,7 +576,9 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		// Polled: after a restart, an OsmCluster that was Ready does not become Ready again.
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
-	observed, err := engine.Observe(ctx, conn.NBI, false)
+	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory)
+	scope.WithValues = false // deleting needs no live values
+	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
 		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
 		return ctrl.Result{}, err

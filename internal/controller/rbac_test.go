@@ -383,7 +383,7 @@ func TestClientErrorsNeverHoldSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = c.ListNSInstances(t.Context(), "")
+			_, err = c.ListNSInstances(t.Context())
 			if err == nil {
 				t.Fatal("the call succeeded")
 			}

@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
@@ -14,9 +17,9 @@ type OSM interface {
 	ListNSDescriptors(ctx context.Context) ([]osm.NSDescriptor, error)
 	ListVNFDescriptors(ctx context.Context) ([]osm.VNFDescriptor, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
-	ListNSInstances(ctx context.Context, name string) ([]osm.NSInstance, error)
-	ListVNFInstances(ctx context.Context, nsInstanceID string) ([]osm.VNFInstance, error)
-	ListUnfinishedOperations(ctx context.Context, since time.Time) ([]osm.Operation, error)
+	ListNSInstances(ctx context.Context, names ...string) ([]osm.NSInstance, error)
+	ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]osm.VNFInstance, error)
+	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
 	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
 	CreateNSInstance(ctx context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error)
@@ -39,10 +42,33 @@ type Observed struct {
 	KDUValues map[string]map[string]map[string]string
 }
 
-// Observe reads OSM's descriptors, VIM accounts and NS instances; the VNF records (the live
-// KDU values) only when withValues is set, since they are only needed to compare existing
-// instances and are the largest answer.
-func Observe(ctx context.Context, nbi OSM, withValues bool) (*Observed, error) {
+// Scope is what an observation reads of the NS instances.
+type Scope struct {
+	// Names are the NS instances read: those the revision declares and those the OsmDeployment
+	// owns. Other tenants' instances are not read: one OSM serves many OsmDeployments, and each
+	// reading all of them would make the traffic grow as the square of the fleet.
+	Names []string
+	// WithValues reads the VNF records (the live KDU values) too; they are only needed to
+	// compare existing instances, and are the largest answer.
+	WithValues bool
+}
+
+// ScopeOf is the scope of a plan of the revision against the inventory: every name either holds.
+func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory) Scope {
+	names := make([]string, 0, len(rev.NsInstances)+len(inventory.NsInstances))
+	for _, ns := range rev.NsInstances {
+		names = append(names, ns.Name)
+	}
+	for _, e := range inventory.NsInstances {
+		names = append(names, e.Name)
+	}
+	slices.Sort(names)
+	return Scope{Names: slices.Compact(names), WithValues: len(inventory.NsInstances) > 0}
+}
+
+// Observe reads OSM's descriptors and VIM accounts, and the NS instances (and their VNF
+// records when asked) in the scope.
+func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	nsds, err := nbi.ListNSDescriptors(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing NS descriptors: %w", err)
@@ -55,20 +81,27 @@ func Observe(ctx context.Context, nbi OSM, withValues bool) (*Observed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing VIM accounts: %w", err)
 	}
-	instances, err := nbi.ListNSInstances(ctx, "")
-	if err == nil {
-		err = checkIdentified(instances)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing NS instances: %w", err)
+	var instances []osm.NSInstance
+	if len(scope.Names) > 0 {
+		instances, err = nbi.ListNSInstances(ctx, scope.Names...)
+		if err == nil {
+			err = checkIdentified(instances)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing NS instances: %w", err)
+		}
 	}
 	var vnfs []osm.VNFInstance
-	if withValues && len(instances) > 0 {
-		if vnfs, err = nbi.ListVNFInstances(ctx, ""); err != nil {
+	if scope.WithValues && len(instances) > 0 {
+		ids := make([]string, len(instances))
+		for i, ns := range instances {
+			ids[i] = ns.ID
+		}
+		if vnfs, err = nbi.ListVNFInstances(ctx, ids...); err != nil {
 			return nil, fmt.Errorf("listing VNF instances: %w", err)
 		}
 	}
-	return newObserved(nsds, vnfds, vims, instances, vnfs, withValues), nil
+	return newObserved(nsds, vnfds, vims, instances, vnfs, scope.WithValues), nil
 }
 
 // checkIdentified refuses NS instance records without an _id or a name: a plan made on them

@@ -225,7 +225,7 @@ func valuesDiffer(o *Observed, ns gitops.NsInstance, changedInGit bool, id strin
 	if !found {
 		return reasonChangedInGit, changedInGit
 	}
-	equal, err := gitops.EqualParams(ns.KDU.Params, live)
+	equal, err := ns.ParamsEqual(live)
 	if err == nil && equal {
 		return "", false
 	}

@@ -11,12 +11,13 @@ import (
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
 
+// declared is an NS instance as gitops.Load returns it.
 func declared(name, replicas string) gitops.NsInstance {
 	return gitops.NsInstance{
 		Name: name, NsdName: "openldap_ns", VnfName: "openldap", VimAccountName: "site1",
 		KDU:    gitops.KDU{Name: "ldap", Params: map[string]any{"replicaCount": replicas}},
 		Source: gitops.SourceRef{File: "deploy/" + name + ".osmops.yaml", Line: 1},
-	}
+	}.Sealed()
 }
 
 func running(id, name string) osm.NSInstance {

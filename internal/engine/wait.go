@@ -20,8 +20,8 @@ type Outcome struct {
 	Message string
 }
 
-// CheckOperations reads the state of the pending operations with one request: OSM's operations
-// that did not complete since the oldest pending one started. An operation missing from that
+// CheckOperations reads the state of the pending operations with one request: those of them
+// that OSM lists as not completed since the oldest pending one started. An operation missing from that
 // answer has COMPLETED (or was removed with its NS instance after a terminate). It returns the
 // operations still running, with their state refreshed, and those that finished.
 func CheckOperations(ctx context.Context, nbi OSM, pending []gitopsv1alpha1.OperationEntry) ([]gitopsv1alpha1.OperationEntry, []Outcome, error) {
@@ -29,12 +29,14 @@ func CheckOperations(ctx context.Context, nbi OSM, pending []gitopsv1alpha1.Oper
 		return nil, nil, nil
 	}
 	since := pending[0].StartTime.Time
-	for _, op := range pending[1:] {
+	ids := make([]string, len(pending))
+	for i, op := range pending {
 		if op.StartTime.Time.Before(since) {
 			since = op.StartTime.Time
 		}
+		ids[i] = op.ID
 	}
-	unfinished, err := nbi.ListUnfinishedOperations(ctx, since.Add(-clockSkewMargin))
+	unfinished, err := nbi.ListUnfinishedOperations(ctx, since.Add(-clockSkewMargin), ids...)
 	if err != nil {
 		return nil, nil, err
 	}

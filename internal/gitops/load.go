@@ -71,6 +71,9 @@ func Load(root string, opts Options) (*Revision, error) {
 	if len(problems) > 0 {
 		return revision, newValidationError(problems)
 	}
+	for i := range instances {
+		instances[i] = instances[i].Sealed()
+	}
 	revision.NsInstances, revision.Packages = instances, packages
 	return revision, nil
 }

@@ -105,6 +105,21 @@ func mustCanonicalJSON(v any) []byte {
 // error is for a liveJSON that is not JSON or declared values that are not
 // encodable.
 func EqualParams(declared map[string]any, liveJSON string) (bool, error) {
+	declaredJSON, err := canonicalJSON(paramsOrEmpty(declared))
+	if err != nil {
+		return false, fmt.Errorf("the declared params: %w", err)
+	}
+	return equalsCanonical(declaredJSON, liveJSON)
+}
+
+// ParamsEqual is EqualParams of the instance's Helm values, using the
+// canonical JSON that Load computed once.
+func (n NsInstance) ParamsEqual(liveJSON string) (bool, error) {
+	return equalsCanonical([]byte(n.ParamsJSON()), liveJSON)
+}
+
+// equalsCanonical compares the canonical JSON of declared values with live ones.
+func equalsCanonical(declaredJSON []byte, liveJSON string) (bool, error) {
 	var live any
 	if trimmed := strings.TrimSpace(liveJSON); trimmed != "" {
 		decoder := json.NewDecoder(strings.NewReader(trimmed))
@@ -115,10 +130,6 @@ func EqualParams(declared map[string]any, liveJSON string) (bool, error) {
 		if decoder.More() {
 			return false, fmt.Errorf("the live params hold more than one JSON value")
 		}
-	}
-	declaredJSON, err := canonicalJSON(paramsOrEmpty(declared))
-	if err != nil {
-		return false, fmt.Errorf("the declared params: %w", err)
 	}
 	liveValue := withNumbersNormalised(live)
 	if liveValue == nil {
