@@ -13,7 +13,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,9 +48,6 @@ const (
 	// DefaultOperationPollInterval is how often pending OSM operations are checked.
 	DefaultOperationPollInterval = 5 * time.Second
 )
-
-// ownedConditions are the conditions the operator writes on its objects.
-var ownedConditions = []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition}
 
 // OsmDeploymentReconciler makes OSM match the revision of a Git source.
 type OsmDeploymentReconciler struct {
@@ -174,11 +170,10 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
 		summarize(obj)
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions},
-			patch.WithFieldOwner(fieldOwner)); err != nil {
+		if err := patcher.Patch(ctx, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 		recordMetrics(obj, start)
@@ -201,7 +196,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 }
 
 // reconcile runs the steps of design.md from dependencies to waiting for OSM.
-func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *patch.SerialPatcher, retryFailed bool) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, retryFailed bool) (ctrl.Result, error) {
 	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
 	// the change that triggered this one.
 	conditions.Delete(obj, meta.StalledCondition)
@@ -396,7 +391,7 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 }
 
 // reconcileApply observes OSM, plans the difference with the revision, and applies it.
-func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *patch.SerialPatcher,
+func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher,
 	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) (ctrl.Result, error) {
 	inventory := gitopsv1alpha1.Inventory{}
 	if obj.Status.Inventory != nil {
@@ -440,7 +435,7 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 	if len(plan.Creates) > 0 {
 		// Creates are marked pending in status before they are sent: after a crash the next
 		// reconcile looks the instances up by name instead of creating them again.
-		if err := patcher.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: ownedConditions}, patch.WithFieldOwner(fieldOwner)); err != nil {
+		if err := patcher.Patch(ctx, obj); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording pending creates: %w", err)
 		}
 	}

@@ -149,8 +149,7 @@ func TestInvalidRevisionIsRejectedWhole(t *testing.T) {
 	revision := tn.publish("gitops", files)
 	d := tn.deployment("ldap", "gitops")
 
-	// The patch helper writes the conditions and the rest of the status in two requests: wait
-	// for both.
+	// The status is written in one request: the condition and the revision come together.
 	var got *gitopsv1alpha1.OsmDeployment
 	tn.g.Eventually(func() string {
 		got = tn.get(d)
