@@ -84,6 +84,11 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
 		"How often the OsmClusters' Secrets are read again (the operator may only get Secrets, not watch them).")
 	o.client.BindFlags(fs)
+	// Applying a revision writes an OsmDeployment four times (finalizer, pending creates,
+	// operations, Ready): at Flux's default of 50 queries per second, 1,000 OsmDeployments would
+	// wait 74 s for the client-side limiter alone (docs/benchmarks.md). The API server protects
+	// itself with priority and fairness; the limit only stops a runaway operator.
+	setFlagDefault(fs, "kube-api-qps", "100")
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.acl.BindFlags(fs)
@@ -95,6 +100,15 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Reconcile only OsmClusters and OsmDeployments with matching labels (sharding), e.g. 'sharding.fluxcd.io/key=shard1'.")
 	o.rateLimiter.BindFlags(fs)
 	o.jitter.BindFlags(fs)
+}
+
+// setFlagDefault changes the default of a flag a library bound.
+func setFlagDefault(fs *flag.FlagSet, name, value string) {
+	f := fs.Lookup(name)
+	f.DefValue = value
+	if err := f.Value.Set(value); err != nil {
+		panic(fmt.Sprintf("flag --%s: default %q: %v", name, value, err))
+	}
 }
 
 func main() {
