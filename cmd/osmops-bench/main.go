@@ -72,7 +72,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.DurationVar(&s.CLIPollInterval, "cli-poll-interval", time.Second, "the CLI pattern's --wait poll")
 	flags.IntVar(&s.MaxConcurrentRequests, "max-concurrent-requests", 32, "the OsmCluster's maxConcurrentRequests, and the CLI pattern's commands at once")
 	flags.IntVar(&s.MaxConcurrentReconciles, "concurrent", 4, "the manager's --concurrent")
-	flags.Float32Var(&s.KubeAPIQPS, "kube-api-qps", 50, "the manager's --kube-api-qps")
+	flags.Float32Var(&s.KubeAPIQPS, "kube-api-qps", 100, "the manager's --kube-api-qps")
 	flags.IntVar(&s.KubeAPIBurst, "kube-api-burst", 300, "the manager's --kube-api-burst")
 	flags.DurationVar(&s.DriftInterval, "drift-interval", 2*time.Second, "the OsmDeployment interval that triggers the measured drift check")
 	flags.IntVar(&s.FleetDeployments, "fleet-deployments", 1000, "OsmDeployments of the fleet run")

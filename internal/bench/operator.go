@@ -61,6 +61,7 @@ type Operator struct {
 	client    client.Client
 	artifacts *artifactServer
 	watch     *deploymentWatch
+	apiCalls  *apiCalls
 	stop      context.CancelFunc
 	stopped   chan error
 }
@@ -106,6 +107,8 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	}
 	operatorConfig := rest.CopyConfig(cfg)
 	operatorConfig.QPS, operatorConfig.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	o.apiCalls = newAPICalls()
+	operatorConfig.Wrap(o.apiCalls.wrap)
 	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

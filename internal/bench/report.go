@@ -3,7 +3,9 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -287,6 +289,10 @@ func renderFleet(md *markdown, r *Report) {
 	md.row("operator CPU time", formatDuration(f.Usage.CPU))
 	md.row("operator peak memory: heap+stack (RSS)", fmt.Sprintf("%s (%s)", formatBytes(f.Usage.PeakHeap), formatBytes(f.Usage.PeakRSS)))
 	md.row("API server requests (the operator's, and the benchmark's creates)", formatCount(f.APIRequests))
+	for _, key := range slices.Sorted(maps.Keys(f.OperatorAPIRequests)) {
+		n := f.OperatorAPIRequests[key]
+		md.row("&nbsp;&nbsp;operator's `"+key+"`", fmt.Sprintf("%s (%.1f per OsmDeployment)", formatCount(n), float64(n)/float64(max(f.Deployments, 1))))
+	}
 	md.row("NBI requests (mutating)", fmt.Sprintf("%s (%s)", formatCount(f.Stats.Requests), formatCount(f.Stats.MutatingRequests)))
 	md.row("bytes sent to / received from the NBI", fmt.Sprintf("%s / %s", formatBytes(uint64(f.Stats.BytesReceived)), formatBytes(uint64(f.Stats.BytesSent))))
 	for _, e := range endpointRows(f.Stats, nbisim.Stats{}) {

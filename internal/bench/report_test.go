@@ -237,3 +237,17 @@ func TestWhyRequestsOffersTheRemedyOfTheCostMeasured(t *testing.T) {
 		}
 	}
 }
+
+func TestResourceOf(t *testing.T) {
+	for path, want := range map[string]string{
+		"/apis/gitops.osmops.io/v1alpha1/namespaces/t/osmdeployments/d/status": "osmdeployments/status",
+		"/apis/gitops.osmops.io/v1alpha1/namespaces/t/osmdeployments/d":        "osmdeployments",
+		"/apis/gitops.osmops.io/v1alpha1/namespaces/t/osmdeployments":          "osmdeployments",
+		"/api/v1/namespaces/t/events":                                          "events",
+		"/apis/gitops.osmops.io/v1alpha1/osmdeployments":                       "osmdeployments",
+	} {
+		if got := resourceOf(path); got != want {
+			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

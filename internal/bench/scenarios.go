@@ -374,6 +374,8 @@ type FleetResult struct {
 	// APIRequests counts the requests to the API server while waiting: the operator's, and the
 	// benchmark's creates of the OsmDeployments.
 	APIRequests int64
+	// OperatorAPIRequests are the operator's own, by verb and resource.
+	OperatorAPIRequests map[string]int64
 	Measurement
 	Error string
 }
@@ -432,10 +434,12 @@ func (b *Bench) runFleet(ctx context.Context, result *FleetResult) error {
 		if err != nil {
 			return span{}, err
 		}
+		operatorBefore := b.Operator.apiCalls.snapshot()
 		defer func() {
 			if apiAfter, err := metricCount(apiRequestsMetric, nil); err == nil {
 				result.APIRequests = int64(apiAfter.Count - apiBefore.Count)
 			}
+			result.OperatorAPIRequests = b.Operator.apiCalls.since(operatorBefore)
 		}()
 		started := time.Now()
 		if err := forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
