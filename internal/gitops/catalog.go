@@ -60,7 +60,7 @@ func NewCatalog(nsds, vnfds []osmpkg.Descriptor, vimNames []string, rev *Revisio
 // the NBI accepts a wrong member-vnf-index or KDU name and fails only later,
 // inside OSM: each NS instance's NSD, vnf-profile, the profile's VNFD, KDU
 // and VIM account, and each NS package's VNFDs. The problems are sorted, at
-// the line of the field concerned, or at the package folder.
+// the line of the field concerned.
 func (r *Revision) CheckReferences(c Catalog) []Problem {
 	var problems []Problem
 	for _, instance := range r.NsInstances {
@@ -70,9 +70,10 @@ func (r *Revision) CheckReferences(c Catalog) []Problem {
 		if pkg.Descriptor.Kind != osmpkg.KindNS {
 			continue
 		}
-		for _, id := range pkg.Descriptor.VnfdIDs {
+		for i, id := range pkg.Descriptor.VnfdIDs {
 			if _, known := c.VNFDs[id]; !known {
-				problems = append(problems, problemf(pkg.Source, 0, "vnfd-id %q names a VNFD that is neither in OSM nor in this revision", id))
+				file, line := pkg.vnfdIDAt(i)
+				problems = append(problems, problemf(file, line, "vnfd-id %q names a VNFD that is neither in OSM nor in this revision", id))
 			}
 		}
 	}

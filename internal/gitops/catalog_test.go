@@ -44,7 +44,7 @@ func TestCheckReferences(t *testing.T) {
 		return n
 	}
 	revisionPackage := func(source string, descriptor osmpkg.Descriptor) Package {
-		return Package{Source: source, Package: &osmpkg.Package{Name: descriptor.ID, Descriptor: descriptor}}
+		return Package{Source: source, Package: &osmpkg.Package{Name: descriptor.ID, Descriptor: descriptor, DescriptorPath: descriptor.ID + ".yaml"}}
 	}
 	tests := []struct {
 		name      string
@@ -92,9 +92,17 @@ func TestCheckReferences(t *testing.T) {
 			},
 		},
 		{
-			name: "an NS package naming an unknown VNFD",
+			name: "an NS package naming an unknown VNFD, at its line",
 			packages: []Package{
-				revisionPackage("osm-pkgs/new_ns", osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns", VnfdIDs: []string{"openldap_knf", "missing_knf"}}),
+				revisionPackage("osm-pkgs/new_ns", osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns",
+					VnfdIDs: []string{"openldap_knf", "missing_knf"}, VnfdIDLines: []int{9, 10}}),
+			},
+			want: []string{`osm-pkgs/new_ns/new_ns.yaml:10: vnfd-id "missing_knf" names a VNFD that is neither in OSM nor in this revision`},
+		},
+		{
+			name: "an NS package naming an unknown VNFD, at its folder when the line is not known",
+			packages: []Package{
+				revisionPackage("osm-pkgs/new_ns", osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns", VnfdIDs: []string{"missing_knf"}}),
 			},
 			want: []string{`osm-pkgs/new_ns: vnfd-id "missing_knf" names a VNFD that is neither in OSM nor in this revision`},
 		},

@@ -20,6 +20,15 @@ type Package struct {
 	*osmpkg.Package
 }
 
+// vnfdIDAt locates the i-th vnfd-id of an NS package: its line in the
+// descriptor file, or the package folder when the line is not known.
+func (p Package) vnfdIDAt(i int) (string, int) {
+	if i < len(p.Descriptor.VnfdIDLines) && p.DescriptorPath != "" {
+		return path.Join(p.Source, p.DescriptorPath), p.Descriptor.VnfdIDLines[i]
+	}
+	return p.Source, 0
+}
+
 // loadPackages builds every direct subfolder of the packages folder (other
 // entries are ignored) and orders the packages so that each comes after the
 // packages it references. root is the artifact root on disk, which

@@ -49,6 +49,9 @@ type Descriptor struct {
 	KDUs []KDU
 	// VnfdIDs is an NS descriptor's `vnfd-id` list: the VNF packages it needs (NS only).
 	VnfdIDs []string
+	// VnfdIDLines are the lines of the VnfdIDs in the descriptor file, so that a problem with
+	// one can point at it; none for descriptors OSM reports.
+	VnfdIDLines []int
 	// VnfProfiles lists the vnf-profiles of all of an NS descriptor's deployment flavours (NS only).
 	VnfProfiles []VnfProfile
 }
@@ -228,6 +231,11 @@ func parseNSD(key string, body *yaml.Node) (*Descriptor, *Error) {
 		return nil, &Error{Line: nsd.Line, Message: field + ".id is missing"}
 	}
 	descriptor := &Descriptor{Kind: KindNS, ID: fields.ID, Name: fields.Name, Version: fields.Version, VnfdIDs: fields.VnfdIDs}
+	if ids := mappingValue(nsd, "vnfd-id"); ids != nil && ids.Kind == yaml.SequenceNode {
+		for _, id := range ids.Content {
+			descriptor.VnfdIDLines = append(descriptor.VnfdIDLines, id.Line)
+		}
+	}
 	for _, df := range fields.DFs {
 		for _, profile := range df.VnfProfiles {
 			descriptor.VnfProfiles = append(descriptor.VnfProfiles, VnfProfile(profile))

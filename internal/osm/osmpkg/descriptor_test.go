@@ -13,7 +13,7 @@ func TestParseDescriptor(t *testing.T) {
 	ldapKNF := &Descriptor{Kind: KindVNF, ID: "openldap_knf", Name: "openldap_knf", Version: "1.0",
 		KDUs: []KDU{{Name: "ldap", HelmChart: "stable/openldap"}}}
 	ldapNS := &Descriptor{Kind: KindNS, ID: "openldap_ns", Name: "openldap_ns", Version: "1.0",
-		VnfdIDs: []string{"openldap_knf"}, VnfProfiles: []VnfProfile{{ID: "openldap", VnfdID: "openldap_knf"}}}
+		VnfdIDs: []string{"openldap_knf"}, VnfdIDLines: []int{9}, VnfProfiles: []VnfProfile{{ID: "openldap", VnfdID: "openldap_knf"}}}
 	tests := []struct {
 		name string
 		data string
@@ -27,7 +27,7 @@ func TestParseDescriptor(t *testing.T) {
 				{Name: "k", HelmChart: "https://charts.example.com/k-1.0.tgz"}, {Name: "j"}}}},
 		{"SOL006 prefixed VNFD", "etsi-nfv-vnfd:vnfd:\n  id: v\n", &Descriptor{Kind: KindVNF, ID: "v"}},
 		{"NSD without the inner list", "nsd:\n  id: n\n  vnfd-id: [a, b]\n",
-			&Descriptor{Kind: KindNS, ID: "n", VnfdIDs: []string{"a", "b"}}},
+			&Descriptor{Kind: KindNS, ID: "n", VnfdIDs: []string{"a", "b"}, VnfdIDLines: []int{3, 3}}},
 		{"NSD profiles of every deployment flavour", `
 nsd:
   nsd:
