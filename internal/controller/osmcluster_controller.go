@@ -3,10 +3,7 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -241,14 +238,8 @@ func checkHealth(ctx context.Context, nbi healthChecker) (string, []string, erro
 
 // healthFailureReason classifies a failed health check for a person to act on.
 func healthFailureReason(err error) string {
-	var (
-		unknownAuthority x509.UnknownAuthorityError
-		hostname         x509.HostnameError
-		invalid          x509.CertificateInvalidError
-		verification     *tls.CertificateVerificationError
-	)
 	switch {
-	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid), errors.As(err, &verification):
+	case osm.IsCertificateError(err):
 		return gitopsv1alpha1.TLSErrorReason
 	case osm.IsUnauthorized(err):
 		return gitopsv1alpha1.AuthenticationFailedReason

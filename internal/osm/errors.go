@@ -126,19 +126,21 @@ func IsTransient(err error) bool {
 
 // isTransientCause tells whether a transport error may go away on a retry.
 func isTransientCause(err error) bool {
+	return !errors.Is(err, context.Canceled) && !IsCertificateError(err)
+}
+
+// IsCertificateError tells whether err is the NBI's TLS certificate failing verification
+// (unknown authority, wrong host name, invalid): a person must fix the CA bundle or the
+// address, and retrying cannot help.
+func IsCertificateError(err error) bool {
 	var (
 		unknownAuthority x509.UnknownAuthorityError
 		invalid          x509.CertificateInvalidError
 		hostname         x509.HostnameError
 		verification     *tls.CertificateVerificationError
 	)
-	switch {
-	case errors.Is(err, context.Canceled),
-		errors.As(err, &unknownAuthority), errors.As(err, &invalid),
-		errors.As(err, &hostname), errors.As(err, &verification):
-		return false
-	}
-	return true
+	return errors.As(err, &unknownAuthority) || errors.As(err, &invalid) ||
+		errors.As(err, &hostname) || errors.As(err, &verification)
 }
 
 // maxDetailRunes bounds the excerpt of a body that is not OSM's error JSON.
