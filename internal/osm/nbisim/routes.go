@@ -144,14 +144,9 @@ func (n *routeNode) child(segment string) *routeNode {
 
 func (n *routeNode) isLeaf() bool { return len(n.literals) == 0 && n.param == nil }
 
+// splitPath returns the non-empty segments of a URL path.
 func splitPath(path string) []string {
-	var segments []string
-	for _, segment := range strings.Split(path, "/") {
-		if segment != "" {
-			segments = append(segments, segment)
-		}
-	}
-	return segments
+	return strings.FieldsFunc(path, func(r rune) bool { return r == '/' })
 }
 
 // nbiMainTopics are the first URL items the NBI of release 19 knows.

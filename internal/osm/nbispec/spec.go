@@ -150,12 +150,7 @@ func isTemplate(segment string) bool {
 	return strings.HasPrefix(segment, "{") && strings.HasSuffix(segment, "}")
 }
 
+// splitPath returns the non-empty segments of a URL path.
 func splitPath(path string) []string {
-	var segments []string
-	for _, segment := range strings.Split(path, "/") {
-		if segment != "" {
-			segments = append(segments, segment)
-		}
-	}
-	return segments
+	return strings.FieldsFunc(path, func(r rune) bool { return r == '/' })
 }
