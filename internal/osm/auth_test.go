@@ -50,7 +50,7 @@ func TestTokenIsSharedAndRenewedBeforeExpiry(t *testing.T) {
 		{30 * time.Minute, 2},
 	}
 	for i, step := range steps {
-		clock.advance(step.advance)
+		clock.Step(step.advance)
 		if _, err := client.ListVIMAccounts(t.Context()); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}

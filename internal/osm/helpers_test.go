@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 const (
@@ -172,24 +174,7 @@ func readSample(t *testing.T, name string) string {
 	return string(data)
 }
 
-// fakeClock is a clock that tests move by hand.
-type fakeClock struct {
-	mutex sync.Mutex
-	now   time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mutex.Lock()
-	defer c.mutex.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mutex.Lock()
-	defer c.mutex.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a clock that tests move by hand.
+func newFakeClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }

@@ -162,11 +162,11 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusNotFound, "GET", vnfInstancePath+"/"+missing, nil)
 	action := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"replicaCount": "3"}}
 	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/action", action) // busy
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", action)
 	h.must(http.StatusUnprocessableEntity, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{"primitive": "upgrade", "primitive_params": nil})
 	h.must(http.StatusNotFound, "POST", nsInstancesPath+"/"+missing+"/action", action)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusBadRequest, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{"member_vnf_index": "x", "primitive": "upgrade", "primitive_params": map[string]any{}})
 	scale := map[string]any{"scaleType": "SCALE_VNF", "scaleVnfData": map[string]any{"scaleVnfType": "SCALE_OUT",
 		"scaleByStepData": map[string]any{"scaling-group-descriptor": "g", "member-vnf-index": "openldap"}}}
@@ -174,21 +174,21 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusUnprocessableEntity, "POST", nsInstancesPath+"/"+nsID+"/scale", map[string]any{})
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/update", map[string]any{"updateType": "CHANGE_VNFPKG",
 		"changeVnfPackageData": map[string]any{"vnfInstanceId": dig(vnfs[0], "_id"), "vnfdId": vnfdID}})
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/instantiate", ldapCreateBody("ldap", nsdID, vim, nil))
 	h.must(http.StatusConflict, "DELETE", nsInstancesPath+"/"+nsID, nil)
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{})
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{"autoremove": false})
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/instantiate", ldapCreateBody("ldap", nsdID, vim, nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil)
 	h.must(http.StatusNotFound, "DELETE", nsContentPath+"/"+missing, nil)
 	plain := h.must(http.StatusCreated, "POST", nsInstancesPath, ldapCreateBody("plain", nsdID, vim, nil)).object(t)["id"].(string)
 	h.must(http.StatusUnprocessableEntity, "POST", nsInstancesPath, map[string]any{})
 	h.must(http.StatusNoContent, "DELETE", nsInstancesPath+"/"+plain, nil)
 	h.must(http.StatusNotFound, "DELETE", nsInstancesPath+"/"+plain, nil)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 
 	h.must(http.StatusNoContent, "DELETE", nsPackagesPath+"/"+nsdID, nil)
 	h.must(http.StatusNotFound, "DELETE", "/osm/nsd/v1/ns_descriptors/"+nsdID, nil)

@@ -21,7 +21,7 @@ func TestErrorAnswers(t *testing.T) {
 	vim, noK8s := h.vimID("vim1"), h.vimID("vim-nok8s")
 	project := h.sim.State().ProjectID
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	missing := "0b5ae4d6-51a3-4e18-b7df-868c115dcb17"
 	notFound := fmt.Sprintf("database exception Not found entry with filter='{'_id': '%s', '_admin.projects_read.cont': ['%s', 'ANY']}'", missing, project)
 	action := nsInstancesPath + "/" + nsID + "/action"
@@ -151,7 +151,7 @@ func TestAuthentication(t *testing.T) {
 	h.must(http.StatusOK, "GET", "/osm/admin/v1/vim_accounts", nil)
 
 	// Expiry, by the clock.
-	h.clock.Advance(30*60*1e9 + 1)
+	h.clock.Step(30*60*1e9 + 1)
 	expired := h.request("GET", "/osm/admin/v1/vim_accounts", nil)
 	if expired.status != 401 || string(expired.body) != errorBody(401, "Expired Token or Authorization HTTP header") {
 		t.Errorf("expired token: %d %s", expired.status, expired.body)

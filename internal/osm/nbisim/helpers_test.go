@@ -19,29 +19,14 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
 
-// fakeClock is a settable clock for Config.Clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// newFakeClock is a settable clock for Config.Clock.
+func newFakeClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 }
 
 // sleepRecorder is a Config.Sleep that records durations instead of waiting.
@@ -65,7 +50,7 @@ func (r *sleepRecorder) total() []time.Duration {
 // harness drives a Server in-process, without a network.
 type harness struct {
 	t     testing.TB
-	clock *fakeClock
+	clock *testingclock.FakeClock
 	sim   *Server
 	token string
 }

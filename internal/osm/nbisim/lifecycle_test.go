@@ -36,11 +36,11 @@ func TestInstantiateLifeCycle(t *testing.T) {
 	}
 
 	// One second before the delay ends nothing has changed.
-	h.clock.Advance(testOperationDelay - 1)
+	h.clock.Step(testOperationDelay - 1)
 	if state := h.operation(opID)["operationState"]; state != "PROCESSING" {
 		t.Fatalf("operationState before the delay = %v", state)
 	}
-	h.clock.Advance(1)
+	h.clock.Step(1)
 	op = h.operation(opID)
 	ns = h.ns(nsID)
 	done := map[string]any{
@@ -104,7 +104,7 @@ func TestVNFRecordValues(t *testing.T) {
 	}
 
 	// An upgrade replaces the values when it completes, not before.
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	a := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{
 		"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
 		"primitive_params": map[string]any{"replicaCount": "3"},
@@ -122,7 +122,7 @@ func TestVNFRecordValues(t *testing.T) {
 	if got := dig(h.operation(opID), "operationParams", "primitive_params"); got != `{"replicaCount": "3"}` {
 		t.Errorf("operationParams.primitive_params = %#v, want the JSON string", got)
 	}
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if p := params(); p != `{"replicaCount": "3"}` {
 		t.Errorf("params after the upgrade = %v", p)
 	}
@@ -130,7 +130,7 @@ func TestVNFRecordValues(t *testing.T) {
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{
 		"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "rollback", "primitive_params": map[string]any{},
 	})
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if p := params(); p != want["additionalParams"] {
 		t.Errorf("params after the rollback = %v", p)
 	}
@@ -144,7 +144,7 @@ func TestBusyNS(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	_, nsdID := h.onboardOpenLDAP()
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"a": "1"}}
 	opID := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
 
@@ -167,7 +167,7 @@ func TestBusyNS(t *testing.T) {
 	if detail != want {
 		t.Errorf("busy detail = %q, want %q", detail, want)
 	}
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade)
 }
 
@@ -176,7 +176,7 @@ func TestDeleteNS(t *testing.T) {
 	_, nsdID := h.onboardOpenLDAP()
 	vim := h.vimID("vim1")
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 
 	a := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)
 	opID := a["_id"].(string)
@@ -190,7 +190,7 @@ func TestDeleteNS(t *testing.T) {
 	if params := h.operation(opID)["operationParams"]; dig(params, "autoremove") != true {
 		t.Errorf("terminate params = %v", params)
 	}
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	// Gone with its VNF records and operations, as LCM's autoremove does.
 	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
 	h.must(http.StatusNotFound, "GET", operationsPath+"/"+opID, nil)
@@ -205,7 +205,7 @@ func TestDeleteNS(t *testing.T) {
 	nsID, opID = h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
 	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID+"?FORCE=True", nil)
 	h.must(http.StatusNotFound, "GET", operationsPath+"/"+opID, nil)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if n := len(h.sim.State().NSInstances); n != 0 {
 		t.Errorf("%d NS instances after a forced delete", n)
 	}
@@ -219,9 +219,9 @@ func TestTerminateThenActionIsRefused(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	_, nsdID := h.onboardOpenLDAP()
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{"autoremove": false})
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	ns := h.ns(nsID)
 	if ns["nsState"] != "NOT_INSTANTIATED" || dig(ns, "_admin", "nsState") != "NOT_INSTANTIATED" {
 		t.Fatalf("after terminate: %v / %v", ns["nsState"], dig(ns, "_admin", "nsState"))
@@ -235,7 +235,7 @@ func TestTerminateThenActionIsRefused(t *testing.T) {
 	// It can be instantiated again, and then not twice.
 	instantiate := map[string]any{"nsName": "ldap", "nsdId": nsdID, "vimAccountId": h.vimID("vim1")}
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/instantiate", instantiate)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if state := h.ns(nsID)["nsState"]; state != "READY" {
 		t.Errorf("after re-instantiate: %v", state)
 	}
@@ -252,7 +252,7 @@ func TestOperationControl(t *testing.T) {
 
 	h.sim.HoldOperations()
 	_, opID := h.createNS(ldapCreateBody("held", nsdID, vim, nil))
-	h.clock.Advance(10 * testOperationDelay)
+	h.clock.Step(10 * testOperationDelay)
 	if state := h.operation(opID)["operationState"]; state != "PROCESSING" {
 		t.Errorf("held operation = %v", state)
 	}
@@ -294,7 +294,7 @@ func TestOperationFailures(t *testing.T) {
 
 	goodID, _ := h.createNS(ldapCreateBody("good", nsdID, vim, nil))
 	badID, badOp := h.createNS(ldapCreateBody("bad", nsdID, vim, nil))
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if state := h.ns(goodID)["nsState"]; state != "READY" {
 		t.Errorf("good NS = %v", state)
 	}
@@ -310,9 +310,9 @@ func TestOperationFailures(t *testing.T) {
 
 	// The upgrade failure takes the next upgrade only.
 	first := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+goodID+"/action", upgrade).object(t)["id"].(string)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	second := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+goodID+"/action", upgrade).object(t)["id"].(string)
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	if state := h.operation(first)["operationState"]; state != "FAILED_TEMP" {
 		t.Errorf("first upgrade = %v", state)
 	}
@@ -353,7 +353,7 @@ func TestWrongParamsTargetsFailLater(t *testing.T) {
 			body := ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil)
 			body["additionalParamsForVnf"] = []any{test.params}
 			nsID, opID := h.createNS(body) // accepted, like the NBI does
-			h.clock.Advance(testOperationDelay)
+			h.clock.Step(testOperationDelay)
 			op, ns := h.operation(opID), h.ns(nsID)
 			if op["operationState"] != "FAILED" || op["errorMessage"] != test.want || ns["nsState"] != "BROKEN" {
 				t.Errorf("operation %v %q, NS %v; want FAILED %q, BROKEN", op["operationState"], op["errorMessage"], ns["nsState"], test.want)

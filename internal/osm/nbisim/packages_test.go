@@ -95,7 +95,7 @@ func TestPackageUpdate(t *testing.T) {
 	vnfdID, nsdID := h.onboardOpenLDAP()
 	content := "/osm/vnfpkgm/v1/vnf_packages/" + vnfdID + "/package_content"
 	update := buildPackage(t, "openldap_knf", "openldap_vnfd.yaml", twoKDUsVNFD)
-	h.clock.Advance(60e9)
+	h.clock.Step(60e9)
 	h.must(http.StatusNoContent, "PUT", content, update.Tarball,
 		"Content-Type", "application/gzip", "Content-Filename", "openldap_knf.tar.gz", "Content-File-MD5", update.MD5)
 	record := h.must(http.StatusOK, "GET", vnfPackagesPath+"/"+vnfdID, nil).object(t)

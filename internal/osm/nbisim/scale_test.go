@@ -19,7 +19,7 @@ func withManyNS(tb testing.TB, n int) *harness {
 	for i := range n {
 		h.createNS(ldapCreateBody(fmt.Sprintf("ns-%05d", i), nsdID, vim, map[string]any{"replicaCount": fmt.Sprint(i % 5)}))
 	}
-	h.clock.Advance(testOperationDelay)
+	h.clock.Step(testOperationDelay)
 	h.sim.CompleteOperations()
 	return h
 }
