@@ -173,7 +173,7 @@ func (c *CLIPattern) DeleteInstances(ctx context.Context, names []string) error 
 			return err
 		}
 		var started struct {
-			ID string `json:"id"`
+			ID string `json:"_id"` // the NBI's DELETE answer, unlike its other operation answers
 		}
 		if err := cmd.send(ctx, http.MethodDelete, nsInstancesPath+"/"+url.PathEscape(id), nil, &started); err != nil {
 			return err

@@ -40,6 +40,14 @@ func newToken(answer tokenAnswer, now time.Time) *token {
 	return &token{id: answer.ID, renewAt: now.Add(lifetime - margin)}
 }
 
+// refusedLogin returns the error of a login OSM refused, while the Client holds back from
+// logging in again.
+func (c *Client) refusedLogin() *AuthError {
+	c.tokenMutex.Lock()
+	defer c.tokenMutex.Unlock()
+	return c.refusal
+}
+
 // currentToken returns the token if it is still good to use.
 func (c *Client) currentToken() *token {
 	c.tokenMutex.Lock()
@@ -65,6 +73,9 @@ func (c *Client) validToken(ctx context.Context) (*token, error) {
 	if current := c.currentToken(); current != nil {
 		return current, nil
 	}
+	if refused := c.refusedLogin(); refused != nil {
+		return nil, refused
+	}
 	results := c.tokenRequests.DoChan("token", func() (any, error) {
 		// Another request may have finished between the check above and now.
 		if current := c.currentToken(); current != nil {
@@ -73,6 +84,14 @@ func (c *Client) validToken(ctx context.Context) (*token, error) {
 		// Detached from this caller's cancellation because other callers wait
 		// for the same answer; the request timeout still bounds it.
 		fresh, err := c.requestToken(context.WithoutCancel(ctx))
+		var refused *AuthError
+		if errors.As(err, &refused) {
+			// OSM locks an account after a few failed logins (five, by default): the same
+			// credentials are not sent again until AllowLogin.
+			c.tokenMutex.Lock()
+			c.refusal = refused
+			c.tokenMutex.Unlock()
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +142,16 @@ func (c *Client) authError(reason string, err error) *AuthError {
 	return &AuthError{Username: c.credentials.Username, Project: c.credentials.Project, Reason: reason, Err: err}
 }
 
-// Authenticate gets a new token now, checking the credentials.
+// AllowLogin lets the Client log in again after OSM refused its credentials. Until then, every
+// call fails with the refusal and sends nothing, so that retries cannot lock the account.
+func (c *Client) AllowLogin() {
+	c.tokenMutex.Lock()
+	c.refusal = nil
+	c.tokenMutex.Unlock()
+}
+
+// Authenticate gets a new token now, checking the credentials; after a refused login it
+// returns the refusal without asking OSM (see AllowLogin).
 func (c *Client) Authenticate(ctx context.Context) error {
 	c.tokenMutex.Lock()
 	c.token = nil

@@ -3,6 +3,7 @@ package osm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -167,6 +168,33 @@ func TestAuthenticationFailures(t *testing.T) {
 				t.Errorf("the error shows the password: %q", err)
 			}
 		})
+	}
+}
+
+// OSM locks an account after a few failed logins: once OSM refused the credentials, no call
+// logs in again until AllowLogin, and each fails with the refusal.
+func TestARefusedLoginIsNotRepeated(t *testing.T) {
+	nbi := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []any{}) })
+	nbi.answerTokenRequests(func(w http.ResponseWriter) {
+		writeOSMError(w, http.StatusUnauthorized, "Failed to login as the account is locked due to MANY FAILED ATTEMPTS")
+	})
+	client := nbi.client(t)
+	first := client.Authenticate(t.Context())
+	_, listErr := client.ListVIMAccounts(t.Context())
+	for _, err := range []error{first, client.Authenticate(t.Context()), listErr} {
+		if !IsUnauthorized(err) || !strings.Contains(fmt.Sprint(err), "MANY FAILED ATTEMPTS") {
+			t.Errorf("got %v, want the refusal with OSM's words", err)
+		}
+	}
+	if got := nbi.tokenCount(); got != 1 {
+		t.Fatalf("%d token requests after a refusal, want 1", got)
+	}
+
+	nbi.answerTokenRequests(nil)
+	client.AllowLogin()
+	mustAuthenticate(t, client)
+	if got := nbi.tokenCount(); got != 2 {
+		t.Errorf("%d token requests, want 2: AllowLogin lets the Client log in again", got)
 	}
 }
 

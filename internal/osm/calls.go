@@ -3,6 +3,7 @@ package osm
 import (
 	"bytes"
 	"context"
+	"fmt"
 
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
@@ -149,9 +150,18 @@ func (c *Client) DeleteNSInstance(ctx context.Context, id string, force bool) (s
 	if len(bytes.TrimSpace(answer.body)) == 0 {
 		return "", nil
 	}
-	var decoded idAnswer
+	// The NBI answers {"_id": <operation id>, "nsName": ...} here (nbi.py, DELETE of
+	// ns_instances_content), not the {"id": ...} of its other operation answers.
+	var decoded struct {
+		ID string `json:"_id"`
+	}
 	if err := c.decode(req, answer, &decoded); err != nil {
 		return "", err
+	}
+	if decoded.ID == "" {
+		// An operation that cannot be followed would let a failed terminate pass unseen.
+		return "", &RequestError{Method: req.method, Path: c.displayPath(req),
+			Err: fmt.Errorf("the %d answer names no operation (_id)", answer.status)}
 	}
 	return decoded.ID, nil
 }
@@ -163,4 +173,15 @@ func (c *Client) doForID(ctx context.Context, req request) (string, error) {
 		return "", err
 	}
 	return answer.ID, nil
+}
+
+// ListCompletedActions returns the completed LCM actions (KDU upgrades, rollbacks and other
+// primitives) of the NS instances with these ids, in one request. OSM's LCM never writes an
+// upgrade's values into the VNF record, so these records are where the values a KDU runs with
+// after its instantiation are found (see Operation.KDUAction).
+func (c *Client) ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]Operation, error) {
+	if len(nsInstanceIDs) == 0 {
+		return nil, nil
+	}
+	return listMembers(ctx, c, completedActionsRequest(), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
 }

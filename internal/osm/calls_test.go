@@ -57,7 +57,7 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/vnfpkgm/v1/vnf_packages_content", wantResult: []VNFDescriptor{}},
 		{name: "ListNSInstances by name", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap one") },
 			status: 200, answer: `[{"_id": "n1", "name": "ldap one"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content",
-			wantQuery: "name=ldap+one", wantResult: []NSInstance{{ID: "n1", Name: "ldap one"}}},
+			wantQuery: "name.eq=ldap+one", wantResult: []NSInstance{{ID: "n1", Name: "ldap one"}}},
 		{name: "ListNSInstances by names", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap", "other") },
 			status: 200, answer: `[{"_id": "n1", "name": "ldap"}, {"_id": "n2", "name": "stray"}, {"_id": "n3"}]`, wantMethod: "GET",
 			wantPath: "/osm/nslcm/v1/ns_instances_content", wantQuery: "name.cont=ldap%2Cother",
@@ -69,7 +69,7 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 			status: 200, answer: `{"_id": "a b/c"}`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content/a%20b%2Fc",
 			wantResult: &NSInstance{ID: "a b/c"}},
 		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/vnf_instances", wantQuery: "nsr-id-ref=ns1",
+			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/vnf_instances", wantQuery: "nsr-id-ref.eq=ns1",
 			wantResult: []VNFInstance{}},
 		{name: "ListUnfinishedOperations of some operations", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.ListUnfinishedOperations(ctx, time.UnixMilli(1700000000123), "op1", "op2")
@@ -120,14 +120,26 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": 3}})
 		}, status: 202, answer: `{"id": "op-2"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/action",
 			wantHeaders: jsonHeaders,
-			wantJSON:    `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {"replicaCount": 3}}`,
-			wantResult:  "op-2"},
-		{name: "UpgradeKDU without params sends an empty object", call: func(ctx context.Context, c *Client) (any, error) {
+			wantJSON: `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
+				"primitive_params": {"replicaCount": 3, "kdu_reset_values": "true"}}`,
+			wantResult: "op-2"},
+		{name: "UpgradeKDU without params resets the values to the chart's", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap"})
 		}, status: 202, answer: `{"id": "op-3"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/action",
 			wantHeaders: jsonHeaders,
-			wantJSON:    `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {}}`,
+			wantJSON:    `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {"kdu_reset_values": "true"}}`,
 			wantResult:  "op-3"},
+		{name: "ListCompletedActions of NS instances", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListCompletedActions(ctx, "ns-1", "ns-2")
+		}, status: 200, answer: `[{"_id": "op-2", "nsInstanceId": "ns-1"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
+			wantQuery:  "lcmOperationType=action&nsInstanceId.cont=ns-1%2Cns-2&operationState=COMPLETED",
+			wantResult: []Operation{{ID: "op-2", NSInstanceID: "ns-1"}}},
+		{name: "ListUnfinishedOperations of one operation", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListUnfinishedOperations(ctx, time.UnixMilli(1700000000123), "op1")
+		},
+			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
+			wantQuery:  "_id.eq=op1&operationState.neq=COMPLETED&startTime.gte=1700000000.123",
+			wantResult: []Operation{}},
 		{name: "ScaleNSInstance", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.ScaleNSInstance(ctx, "ns-1", NSScale{MemberVnfIndex: "1", ScalingGroup: "web", Direction: ScaleOut})
 		}, status: 202, answer: `{"id": "op-4"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/scale",
@@ -139,7 +151,7 @@ func TestCallsSendTheRightRequests(t *testing.T) {
 			status: 202, answer: `{"id": "op-5"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/terminate",
 			wantHeaders: jsonHeaders, wantJSON: `{"autoremove": true}`, wantResult: "op-5"},
 		{name: "DeleteNSInstance", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", false) },
-			status: 202, answer: `{"id": "op-6"}`, wantMethod: "DELETE", wantPath: "/osm/nslcm/v1/ns_instances_content/ns-1", wantResult: "op-6"},
+			status: 202, answer: `{"_id": "op-6", "nsName": "ldap"}`, wantMethod: "DELETE", wantPath: "/osm/nslcm/v1/ns_instances_content/ns-1", wantResult: "op-6"},
 		{name: "DeleteNSInstance forced", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", true) },
 			status: 204, wantMethod: "DELETE", wantPath: "/osm/nslcm/v1/ns_instances_content/ns-1", wantQuery: "FORCE=True", wantResult: ""},
 	}
@@ -196,6 +208,16 @@ func checkBody(t *testing.T, body []byte, wantJSON string, wantRaw []byte) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
+	}
+}
+
+// The NBI's DELETE of an NS instance names its operation `_id`: an answer without it (the
+// `id` of the other operation answers) cannot be followed, and must not pass for a delete
+// with no operation.
+func TestDeleteNSInstanceNeedsTheOperationID(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusAccepted, `{"id": "op-6", "nsName": "ldap"}`))
+	if opID, err := nbi.client(t).DeleteNSInstance(t.Context(), "ns-1", false); err == nil {
+		t.Errorf("DeleteNSInstance = %q, want an error", opID)
 	}
 }
 

@@ -70,6 +70,8 @@ type Client struct {
 
 	tokenMutex sync.Mutex
 	token      *token
+	// refusal is OSM's refusal of the credentials, kept until AllowLogin.
+	refusal *AuthError
 	// tokenRequests makes concurrent callers with no valid token share one token request.
 	tokenRequests singleflight.Group
 }

@@ -11,7 +11,10 @@ import (
 // own operations), not whole collections: an OSM serves many OsmDeployments, and reading every
 // tenant's records in every reconcile makes the traffic grow as the square of the fleet. The
 // NBI has no "in" parameter, but OSM's common database layer reads an operator from the last
-// element of a filter key: `?name.cont=a,b` keeps the records whose name is a or b.
+// element of a filter key: `?name.cont=a,b` keeps the records whose name is a or b, and
+// `?name.eq=a` the records whose name is a. A plain `?_id=a` would not do: the NBI binds a query
+// `_id` to the item id of the URL, answers that one record (an object, not a list) and drops
+// every other filter.
 //
 // The NBI's query parser changes some values before they reach the filter (a value with a comma
 // becomes a list, digits become a number, and YAML words such as "true" may become booleans),
@@ -45,7 +48,7 @@ func memberFilter(field string, values []string) (url.Values, bool) {
 		return nil, false
 	}
 	if len(values) == 1 {
-		return url.Values{field: values}, true
+		return url.Values{field + ".eq": values}, true
 	}
 	return url.Values{field + ".cont": {strings.Join(values, ",")}}, true
 }

@@ -14,7 +14,7 @@ func TestMemberFilter(t *testing.T) {
 		want   string
 		exact  bool
 	}{
-		{"one name is an equality", []string{"ldap one"}, "name=ldap+one", true},
+		{"one name is an equality", []string{"ldap one"}, "name.eq=ldap+one", true},
 		{"several names use osm_common's cont operator", []string{"ldap", "ldap-2.b_c"}, "name.cont=ldap%2Cldap-2.b_c", true},
 		{"OSM ids", []string{"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "ldap"}, "name.cont=0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0%2Cldap", true},
 		{"a comma would split the value", []string{"a,b"}, "", false},

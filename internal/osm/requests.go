@@ -53,8 +53,7 @@ type NSInstanceCreated struct {
 type KDUUpgrade struct {
 	MemberVnfIndex string
 	KDUName        string
-	// Params are the new values; nil sends an empty object, never null,
-	// which the NBI refuses.
+	// Params are the new values, all of them: the KDU runs these and its chart's defaults.
 	Params map[string]any
 }
 
@@ -166,6 +165,11 @@ func listOperationsRequest(nsInstanceID string) request {
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", filter("nsInstanceId", nsInstanceID))
 }
 
+func completedActionsRequest() request {
+	query := url.Values{"lcmOperationType": {"action"}, "operationState": {OperationCompleted}}
+	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
+}
+
 // packageRoutes are the NBI routes of each kind of package.
 var packageRoutes = map[osmpkg.Kind]struct{ create, update, remove string }{
 	osmpkg.KindVNF: {
@@ -226,10 +230,13 @@ func createNSInstanceRequest(create NSInstanceCreate) (request, error) {
 }
 
 func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error) {
-	params := upgrade.Params
-	if params == nil {
-		params = map[string]any{}
+	// LCM's default is Helm's --reuse-values, which merges the new values into the old ones:
+	// a value removed from Git would stay. Reset makes the KDU run exactly the values sent.
+	params := make(map[string]any, len(upgrade.Params)+1)
+	for k, v := range upgrade.Params {
+		params[k] = v
 	}
+	params[KDUResetValues] = "true"
 	const route = "/nslcm/v1/ns_instances/{id}/action"
 	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
 		"member_vnf_index": upgrade.MemberVnfIndex,

@@ -182,6 +182,23 @@ func (f *ldapFixture) kduValues(t *testing.T, nsID string) map[string]any {
 	return values
 }
 
+// helmValues returns the values the only KDU of an NS instance runs with, as the operator
+// works them out from the VNF record and the completed actions.
+func (f *ldapFixture) helmValues(t *testing.T, nsID string) map[string]any {
+	t.Helper()
+	actions, err := f.client.ListCompletedActions(t.Context(), nsID)
+	noError(t, err)
+	var kduActions []osm.KDUAction
+	for _, op := range actions {
+		action, ok, err := op.KDUAction()
+		noError(t, err)
+		if ok {
+			kduActions = append(kduActions, action)
+		}
+	}
+	return osm.HelmValues(f.kduValues(t, nsID), kduActions)
+}
+
 // nsState returns the nsState of an NS instance.
 func (f *ldapFixture) nsState(t *testing.T, id string) string {
 	t.Helper()
@@ -433,7 +450,7 @@ func TestClientCalls(t *testing.T) {
 				t.Errorf("once instantiated: %+v", ns)
 			}
 		}},
-		{"ListVNFInstances has the KDU values, after creation and after an upgrade", func(t *testing.T, f *ldapFixture) {
+		{"ListVNFInstances keeps the instantiation values; the completed upgrade has the new ones", func(t *testing.T, f *ldapFixture) {
 			nsID := f.createReadyNS(t, "ldap", map[string]any{"replicaCount": "2"})
 			f.createNS(t, "other", nil)
 			if diff := cmp.Diff(map[string]any{"replicaCount": "2"}, f.kduValues(t, nsID)); diff != "" {
@@ -441,11 +458,12 @@ func TestClientCalls(t *testing.T) {
 			}
 			_, err := f.upgrade(t.Context(), nsID, map[string]any{"replicaCount": "3", "image": "openldap:2.6"})
 			noError(t, err)
-			if diff := cmp.Diff(map[string]any{"replicaCount": "2"}, f.kduValues(t, nsID)); diff != "" {
-				t.Errorf("values while upgrading (-want +got):\n%s", diff)
-			}
 			f.finishOperations()
-			if diff := cmp.Diff(map[string]any{"replicaCount": "3", "image": "openldap:2.6"}, f.kduValues(t, nsID)); diff != "" {
+			// OSM's LCM runs the Helm upgrade and never writes the VNF record's values.
+			if diff := cmp.Diff(map[string]any{"replicaCount": "2"}, f.kduValues(t, nsID)); diff != "" {
+				t.Errorf("VNF record values after the upgrade (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]any{"replicaCount": "3", "image": "openldap:2.6"}, f.helmValues(t, nsID)); diff != "" {
 				t.Errorf("values after the upgrade (-want +got):\n%s", diff)
 			}
 			all, err := f.client.ListVNFInstances(t.Context())
@@ -454,17 +472,17 @@ func TestClientCalls(t *testing.T) {
 				t.Errorf("%d VNF records in all, want 2", len(all))
 			}
 		}},
-		{"UpgradeKDU with nil params sends an empty object", func(t *testing.T, f *ldapFixture) {
+		{"UpgradeKDU with nil params resets the values to the chart's", func(t *testing.T, f *ldapFixture) {
 			nsID := f.createReadyNS(t, "ldap", map[string]any{"replicaCount": "2"})
 			opID, err := f.upgrade(t.Context(), nsID, nil)
 			noError(t, err)
 			op, err := f.client.GetOperation(t.Context(), opID)
 			noError(t, err)
-			if diff := cmp.Diff(map[string]any{}, op.OperationParams["primitive_params"]); diff != "" {
-				t.Errorf("primitive_params sent (-want +got):\n%s", diff)
+			if diff := cmp.Diff(`{"kdu_reset_values": "true"}`, op.OperationParams["primitive_params"]); diff != "" {
+				t.Errorf("primitive_params as the NBI stores them (-want +got):\n%s", diff)
 			}
 			f.finishOperations()
-			if values := f.kduValues(t, nsID); values != nil {
+			if values := f.helmValues(t, nsID); len(values) != 0 {
 				t.Errorf("values after an upgrade to none: %v", values)
 			}
 		}},
@@ -588,6 +606,14 @@ func TestClientCalls(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("unfinished operations (-want +got):\n%s", diff)
+			}
+
+			// One id: a query _id would be the item id to the NBI, which would answer one
+			// object and drop the other filters.
+			ops, err = f.client.ListUnfinishedOperations(t.Context(), since, running.OperationID)
+			noError(t, err)
+			if len(ops) != 1 || ops[0].ID != running.OperationID {
+				t.Errorf("unfinished operations of %s: %+v", running.OperationID, ops)
 			}
 		}},
 		{"a busy NS instance refuses operations until the current one ends", func(t *testing.T, f *ldapFixture) {

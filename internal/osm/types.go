@@ -111,6 +111,9 @@ type VIMAccountAdmin struct {
 	OperationalState string `json:"operationalState"`
 }
 
+// UsageInUse is the usageState of a descriptor that NS instances use.
+const UsageInUse = "IN_USE"
+
 // DescriptorAdmin is the _admin part of a descriptor record.
 type DescriptorAdmin struct {
 	OnboardingState  string `json:"onboardingState"`
@@ -154,11 +157,13 @@ type VNFDescriptor struct {
 	// ID is OSM's id (`_id`).
 	ID string `json:"_id"`
 	// DescriptorID is the descriptor's own `id`, unique per project.
-	DescriptorID string          `json:"id"`
-	ProductName  string          `json:"product-name"`
-	Version      LooseString     `json:"version"`
-	KDUs         []DescriptorKDU `json:"kdu"`
-	Admin        DescriptorAdmin `json:"_admin"`
+	DescriptorID string      `json:"id"`
+	ProductName  string      `json:"product-name"`
+	Version      LooseString `json:"version"`
+	// SoftwareVersion is "" when the descriptor has none (OSM reads "1.0" then).
+	SoftwareVersion LooseString     `json:"software-version"`
+	KDUs            []DescriptorKDU `json:"kdu"`
+	Admin           DescriptorAdmin `json:"_admin"`
 }
 
 // DescriptorKDU is an entry of a VNFD's kdu list.

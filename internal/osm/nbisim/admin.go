@@ -3,6 +3,7 @@ package nbisim
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -210,4 +211,20 @@ func (s *Server) newK8sCluster(c *call) (response, *nbiError) {
 	}
 	cluster := s.addCluster(vim, input, c.now)
 	return createdAccepted(cluster.id, "/osm/admin/v1/k8sclusters/"), nil
+}
+
+// scalarText renders a scalar as it is written in a query string.
+func scalarText(value any) string {
+	switch v := value.(type) {
+	case string:
+		return v
+	case nil:
+		return "None"
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	return fmt.Sprint(value)
 }

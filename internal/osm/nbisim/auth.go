@@ -19,9 +19,14 @@ const (
 	msgBadCredentials    = "Invalid username/password"
 	msgNoCredentials     = "Provide credentials: username/password or Authorization Bearer token"
 	msgNotJSONObject     = "Expected application/yaml or application/json Content-Type"
+	msgAccountLocked     = "Failed to login as the account is locked due to MANY FAILED ATTEMPTS"
 	tokenAlphabet        = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	tokenLength          = 32
 	maxTokensBeforePrune = 10000
+	// maxPasswordAttempts is nbi.cfg's max_pwd_attempt (user_management: True).
+	maxPasswordAttempts = 5
+	// adminUsername is the user authconn_internal.py never locks nor expires.
+	adminUsername = "admin"
 )
 
 type token struct {
@@ -69,9 +74,16 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 	switch {
 	case username == "":
 		return response{}, unauthorized(msgNoCredentials)
-	case username != s.cfg.Username || password != s.cfg.Password:
+	case username != s.cfg.Username:
 		return response{}, unauthorized(msgBadCredentials)
 	}
+	if err := s.checkPassword(password); err != nil {
+		return response{}, err
+	}
+	// AuthconnInternal.authenticate: the token shows the failed logins
+	// since the last one as login_count, then they are forgotten.
+	loginCount := s.loginFailures
+	s.loginFailures = 0
 	if project := input.str("project_id"); project != "" && project != s.cfg.Project && project != s.projectID {
 		return response{}, unauthorized(fmt.Sprintf("project %s not allowed for this user", project))
 	}
@@ -89,10 +101,64 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 		IssuedAt: epoch(t.issued), Expires: epoch(t.expires), UID: t.id, ID: t.id,
 		ProjectID: s.projectID, ProjectName: s.cfg.Project,
 		Username: s.cfg.Username, UserID: s.userID, Admin: true,
-		Roles:     []tokenRole{{Name: "system_admin", ID: s.roleID}},
-		LastLogin: epoch(lastLogin), RemotePort: port, RemoteHost: host,
+		Roles:      []tokenRole{{Name: "system_admin", ID: s.roleID}},
+		LoginCount: loginCount, LastLogin: epoch(lastLogin), RemotePort: port, RemoteHost: host,
 	})
 	return answer.withHeader("Location", tokenPathPrefix+t.id), nil
+}
+
+// checkPassword is AuthconnInternal.validate_user for the configured user,
+// with nbi.cfg's user_management: True. A user other than admin that is
+// locked cannot log in, whatever the password; a wrong password counts in
+// _admin.retry_count, and the failure that finds max_pwd_attempt - 1
+// failures before it locks the user other than admin.
+func (s *Server) checkPassword(password string) *nbiError {
+	lockable := s.cfg.Username != adminUsername
+	if lockable && s.loginLocked {
+		return unauthorized(msgAccountLocked)
+	}
+	if password == s.cfg.Password {
+		return nil
+	}
+	before := s.loginFailures
+	s.loginFailures++
+	if lockable && before >= maxPasswordAttempts-1 {
+		s.loginLocked = true
+		return unauthorized(msgAccountLocked)
+	}
+	return unauthorized(msgBadCredentials)
+}
+
+// UnlockUser unlocks the user and forgets its failed logins, as an
+// administrator's edit of the user with {"unlock": true,
+// "system_admin_id": ...} does (AuthconnInternal.update_user).
+func (s *Server) UnlockUser() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loginFailures = 0
+	s.loginLocked = false
+}
+
+// UserState is the NBI's user, the one of Config.Username.
+type UserState struct {
+	Username string `json:"username"`
+	// Status is the user's _admin.user_status: "always-active" for admin,
+	// else "active" or, after too many failed logins, "locked".
+	Status string `json:"status"`
+	// RetryCount is _admin.retry_count: the failed logins since the last
+	// successful one.
+	RetryCount int `json:"retryCount"`
+}
+
+func (s *Server) userState() UserState {
+	user := UserState{Username: s.cfg.Username, Status: "active", RetryCount: s.loginFailures}
+	switch {
+	case s.cfg.Username == adminUsername:
+		user.Status = "always-active"
+	case s.loginLocked:
+		user.Status = "locked"
+	}
+	return user
 }
 
 // deleteToken serves DELETE /admin/v1/tokens/{id}: like the NBI, knowing a

@@ -148,8 +148,9 @@ func (s *Server) SetTokenLifetime(d time.Duration) {
 }
 
 // Reset empties the NBI's state: tokens, packages, NS instances and their
-// operations go, and the configured VIM accounts come back. Stats, faults,
-// operation failures and settings stay (they have their own resets).
+// operations go, the user's failed logins and lock too, and the configured
+// VIM accounts come back. Stats, faults, operation failures and settings
+// stay (they have their own resets).
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -164,6 +165,7 @@ func (s *Server) resetLocked() {
 	s.db = newDatabase()
 	s.tokens = map[string]*token{}
 	s.lastLogin = time.Time{}
+	s.loginFailures, s.loginLocked = 0, false
 	now := s.now()
 	for _, account := range s.cfg.VIMAccounts {
 		s.seedVIM(account, now)
@@ -179,6 +181,7 @@ type State struct {
 	PendingOperations int               `json:"pendingOperations"`
 	OperationsHeld    bool              `json:"operationsHeld"`
 	Tokens            int               `json:"tokens"`
+	Users             []UserState       `json:"users"`
 }
 
 // VIMAccountState is a VIM account and its K8s clusters.
@@ -215,11 +218,27 @@ type NSInstanceState struct {
 type KDUState struct {
 	MemberVnfIndex string `json:"memberVnfIndex"`
 	Name           string `json:"name"`
-	Model          string `json:"model"`
-	Namespace      string `json:"namespace"`
-	K8sClusterID   string `json:"k8sClusterId,omitempty"`
-	// Params are the KDU's current values, null when it has none.
+	// Model is the chart (or bundle) the KDU's Helm release runs: the
+	// kdu_model of the last upgrade that gave one, else the record's.
+	Model     string `json:"model"`
+	Namespace string `json:"namespace"`
+	// K8sClusterID is the OSM K8s cluster the KDU is placed on.
+	K8sClusterID string `json:"k8sClusterId,omitempty"`
+	// Params are the values the KDU's Helm release runs with (what "helm
+	// get values" shows), after the upgrades and rollbacks LCM ran; null
+	// when there are none or the KDU is not deployed.
 	Params json.RawMessage `json:"params"`
+	// Revision is the revision of the KDU's Helm release, 0 when the KDU
+	// is not deployed.
+	Revision int `json:"revision"`
+	// RecordModel is the chart (or bundle) of the VNF record's kdur, which
+	// LCM never changes after the instantiation.
+	RecordModel string `json:"recordModel"`
+	// RecordParams is what the VNF record's kdur additionalParams holds:
+	// the JSON document of the instantiation's values, nested values as
+	// "!!yaml ..." strings, which LCM never changes; null when there are
+	// none.
+	RecordParams json.RawMessage `json:"recordParams"`
 }
 
 // OperationState is an LCM operation.
@@ -237,7 +256,10 @@ func (s *Server) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advanceLocked(s.now())
-	state := State{ProjectID: s.projectID, PendingOperations: len(s.pending), OperationsHeld: s.held, Tokens: len(s.tokens)}
+	state := State{
+		ProjectID: s.projectID, PendingOperations: len(s.pending), OperationsHeld: s.held, Tokens: len(s.tokens),
+		Users: []UserState{s.userState()},
+	}
 	for _, vim := range s.db.vims.all() {
 		clusters := []string{}
 		for _, cluster := range vim.clusters {
@@ -268,15 +290,22 @@ func nsState(ns *nsRecord) NSInstanceState {
 	}
 	for _, vnf := range ns.vnfs {
 		for _, kdur := range vnf.fields.Kdur {
-			params := json.RawMessage("null")
-			if kdur.params != nil {
-				params, _ = json.Marshal(kdur.params)
-			}
-			summary.KDUs = append(summary.KDUs, KDUState{
+			kdu := KDUState{
 				MemberVnfIndex: vnf.fields.MemberVnfIndexRef, Name: kdur.KduName,
-				Model: firstNonEmpty(kdur.HelmChart, kdur.JujuBundle), Namespace: kdur.K8sNamespace,
-				K8sClusterID: kdur.K8sCluster.ID, Params: params,
-			})
+				Model: kduModel(kdur), Namespace: kdur.K8sNamespace, K8sClusterID: kdur.K8sCluster.ID,
+				Params: json.RawMessage("null"), RecordModel: kduModel(kdur), RecordParams: json.RawMessage("null"),
+			}
+			if kdur.release != nil {
+				current := kdur.release.current()
+				kdu.Model, kdu.Revision = current.chart, len(kdur.release.revisions)
+				if len(current.values.members) > 0 {
+					kdu.Params, _ = json.Marshal(current.values)
+				}
+			}
+			if kdur.AdditionalParams != nil {
+				kdu.RecordParams = json.RawMessage(*kdur.AdditionalParams)
+			}
+			summary.KDUs = append(summary.KDUs, kdu)
 		}
 	}
 	for _, op := range ns.operations {

@@ -107,6 +107,7 @@ func (s *Server) controlHandler() http.Handler {
 	handle("DELETE /sim/v1/operation-failures", noBody(s.ClearOperationFailures))
 
 	handle("POST /sim/v1/tokens/revoke", ok(func() any { return map[string]int{"revoked": s.RevokeTokens()} }))
+	handle("POST /sim/v1/users/unlock", noBody(s.UnlockUser))
 	handle("POST /sim/v1/operations/hold", noBody(s.HoldOperations))
 	handle("POST /sim/v1/operations/release", noBody(s.ReleaseOperations))
 	handle("POST /sim/v1/operations/complete", ok(func() any { return map[string]int{"completed": s.CompleteOperations()} }))

@@ -2,9 +2,13 @@ package nbisim
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,19 +66,21 @@ func (s *Server) notFoundText(id string) string {
 	return fmt.Sprintf("database exception Not found entry with filter='%s'", pythonRepr(filter))
 }
 
-// listFilter is the simple filters of a list request (?name=X&...), without
-// the NBI's administrative query words.
-type listFilter map[string]string
+// listFilter is the filters of a list request (?name=X&...): each query
+// key with its value as the NBI's _format_in leaves it, without the NBI's
+// administrative query words and without _id, which CherryPy binds to the
+// handler's argument (see routeOf).
+type listFilter map[string]any
 
 var administrativeQueryWords = []string{"FORCE", "ADMIN", "PUBLIC", "SET_PROJECT", "METHOD"}
 
 func filterOf(query url.Values) listFilter {
 	filter := listFilter{}
 	for key, values := range query {
-		if len(values) == 0 || isAdministrativeWord(key) {
+		if len(values) == 0 || isAdministrativeWord(key) || key == "_id" {
 			continue
 		}
-		filter[key] = values[len(values)-1]
+		filter[key] = queryValue(key, values)
 	}
 	return filter
 }
@@ -88,10 +94,83 @@ func isAdministrativeWord(key string) bool {
 	return false
 }
 
-// matches tells whether a record passes the filter. The NBI filters on any
-// field, with dots for nested ones and any element of an array matching;
-// the simulator reads the fields from the record's rendered JSON, which is
-// slow but only for filters without an index.
+// queryValue is nbi.py's _format_in for one query parameter: a repeated
+// parameter is a list (CherryPy's), an empty value None; a value of a .gt,
+// .gte, .lt or .lte key an int, else a float, if it reads as one; another
+// value with a comma after its first character a list of its
+// comma-separated parts ("a,b" but not ",a").
+func queryValue(key string, values []string) any {
+	if len(values) > 1 {
+		list := make([]any, len(values))
+		for i, v := range values {
+			list[i] = nullIfEmpty(v)
+		}
+		return list
+	}
+	v := values[0]
+	switch {
+	case v == "":
+		return nil
+	case strings.HasSuffix(key, ".gt") || strings.HasSuffix(key, ".lt") || strings.HasSuffix(key, ".gte") || strings.HasSuffix(key, ".lte"):
+		if n, ok := pythonIntOf(v); ok {
+			return n
+		}
+		if f, ok := pythonFloatOf(v); ok {
+			return f
+		}
+	case strings.Index(v, ",") > 0:
+		parts := strings.Split(v, ",")
+		list := make([]any, len(parts))
+		for i, part := range parts {
+			list[i] = part
+		}
+		return list
+	}
+	return v
+}
+
+func nullIfEmpty(v string) any {
+	if v == "" {
+		return nil
+	}
+	return v
+}
+
+var (
+	pythonIntText   = regexp.MustCompile(`^[+-]?[0-9]+(_[0-9]+)*$`)
+	pythonFloatText = regexp.MustCompile(`^[+-]?(([0-9]+(_[0-9]+)*)?\.?[0-9]+(_[0-9]+)*|[0-9]+(_[0-9]+)*\.)([eE][+-]?[0-9]+(_[0-9]+)*)?$`)
+	pythonFloatWord = regexp.MustCompile(`(?i)^[+-]?(inf|infinity|nan)$`)
+)
+
+// pythonIntOf is Python's int(text), for decimal integers that fit 64 bits.
+func pythonIntOf(text string) (int64, bool) {
+	text = strings.TrimSpace(text)
+	if !pythonIntText.MatchString(text) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(text, "_", ""), 10, 64)
+	return n, err == nil
+}
+
+// pythonFloatOf is Python's float(text).
+func pythonFloatOf(text string) (float64, bool) {
+	text = strings.TrimSpace(text)
+	if !pythonFloatText.MatchString(text) && !pythonFloatWord.MatchString(text) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(text, "_", ""), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// matches tells whether a record passes the filter, as osm_common's
+// dbmemory matches a row: dots in a key reach nested fields, an array
+// matches when one of its elements does, a key ending in an operator (eq,
+// neq, ne, gt, gte, lt, lte, cont, ncont) compares with it. The simulator
+// reads the fields from the record's rendered JSON, which is slow but only
+// for filters without an index.
 func (f listFilter) matches(d doc) bool {
 	if len(f) == 0 {
 		return true
@@ -100,110 +179,191 @@ func (f listFilter) matches(d doc) bool {
 	if err != nil {
 		return false
 	}
-	for key, want := range f {
+	for key, target := range f {
 		path, operator := splitOperator(key)
-		switch operator {
-		case "neq", "ne":
-			if fieldMatches(parsed, path, want, equalTo) {
-				return false
-			}
-		case "ncont":
-			if fieldMatches(parsed, path, want, containedIn) {
-				return false
-			}
-		default:
-			if !fieldMatches(parsed, path, want, comparisons[operator]) {
-				return false
-			}
+		if !recursiveFind(path, 0, parsed, operator, target) {
+			return false
 		}
 	}
 	return true
 }
 
-// comparisons are the operators osm_common's database layer reads from the
-// last element of a filter key (?startTime.gte=..., ?name.cont=a,b); the
-// negated ones (neq, ne, ncont) are handled by matches.
-var comparisons = map[string]func(have any, want string) bool{
-	"eq":   equalTo,
-	"gt":   ordered(func(c int) bool { return c > 0 }),
-	"gte":  ordered(func(c int) bool { return c >= 0 }),
-	"lt":   ordered(func(c int) bool { return c < 0 }),
-	"lte":  ordered(func(c int) bool { return c <= 0 }),
-	"cont": containedIn,
-}
+// filterOperators are the operators dbmemory reads from the last element of a key.
+var filterOperators = []string{"eq", "ne", "gt", "gte", "lt", "lte", "cont", "ncont", "neq"}
 
 // splitOperator splits "a.b.gte" into the field path [a b] and its operator.
 func splitOperator(key string) ([]string, string) {
 	path := strings.Split(key, ".")
-	last := path[len(path)-1]
-	if _, known := comparisons[last]; (known || last == "neq" || last == "ne" || last == "ncont") && len(path) > 1 {
+	if last := path[len(path)-1]; slices.Contains(filterOperators, last) {
 		return path[:len(path)-1], last
 	}
 	return path, "eq"
 }
 
-func equalTo(have any, want string) bool { return scalarText(have) == want }
+func negatedOperator(operator string) bool {
+	return operator == "neq" || operator == "ne" || operator == "ncont"
+}
 
-// containedIn matches a value equal to one of the comma-separated wanted ones.
-func containedIn(have any, want string) bool {
-	for _, w := range strings.Split(want, ",") {
-		if scalarText(have) == w {
-			return true
+// recursiveFind is dbmemory's _find.recursive_find: whether content, from
+// the field path[next] on, matches the target with the operator.
+func recursiveFind(path []string, next int, content any, operator string, target any) bool {
+	if next == len(path) || content == nil {
+		return compareField(content, operator, target)
+	}
+	switch c := content.(type) {
+	case *object:
+		child, _ := c.get(path[next])
+		return recursiveFind(path, next+1, child, operator, target)
+	case []any:
+		// Stop at the first element that matches, or, for a negated
+		// operator or a None target (not both), at the first that does not.
+		lookForMatch := (target == nil) == negatedOperator(operator)
+		for _, item := range c {
+			if recursiveFind(path, next, item, operator, target) == lookForMatch {
+				return lookForMatch
+			}
 		}
+		if isDecimal(path[next]) {
+			if i, err := strconv.Atoi(path[next]); err == nil && i < len(c) {
+				if recursiveFind(path, next+1, c[i], operator, target) == lookForMatch {
+					return lookForMatch
+				}
+			}
+		}
+		return !lookForMatch
+	}
+	// A scalar where the path goes on: the field is not there.
+	if negatedOperator(operator) {
+		return target != nil
+	}
+	return target == nil
+}
+
+func isDecimal(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// compareField compares a field's value with the target as dbmemory does,
+// with Python's comparisons: a comparison Python refuses (a string with a
+// number) does not match.
+func compareField(content any, operator string, target any) bool {
+	targets, targetIsList := target.([]any)
+	items, contentIsList := content.([]any)
+	switch operator {
+	case "eq", "cont":
+		switch {
+		case targetIsList && contentIsList:
+			return slices.ContainsFunc(items, func(item any) bool { return pythonIn(item, targets) })
+		case targetIsList:
+			return pythonIn(content, targets)
+		case contentIsList:
+			return pythonIn(target, items)
+		}
+		return pythonEqual(content, target)
+	case "neq", "ne", "ncont":
+		switch {
+		case targetIsList && contentIsList:
+			return !slices.ContainsFunc(items, func(item any) bool { return pythonIn(item, targets) })
+		case targetIsList:
+			return !pythonIn(content, targets)
+		case contentIsList:
+			return !pythonIn(target, items)
+		}
+		return !pythonEqual(content, target)
+	}
+	comparison, ok := pythonCompare(content, target)
+	if !ok {
+		return false
+	}
+	switch operator {
+	case "gt":
+		return comparison > 0
+	case "gte":
+		return comparison >= 0
+	case "lt":
+		return comparison < 0
+	}
+	return comparison <= 0 // lte
+}
+
+func pythonIn(value any, list []any) bool {
+	return slices.ContainsFunc(list, func(item any) bool { return pythonEqual(value, item) })
+}
+
+// numericValue is a JSON or query value as a Python number: bools are
+// numbers in Python (True == 1).
+func numericValue(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil || errors.Is(err, strconv.ErrRange)
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case bool:
+		if n {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// pythonEqual is Python's == between a record's JSON value and a query value.
+func pythonEqual(a, b any) bool {
+	if x, ok := numericValue(a); ok {
+		y, ok := numericValue(b)
+		return ok && x == y
+	}
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !pythonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case *object:
+		y, ok := b.(*object)
+		if !ok || len(x.members) != len(y.members) {
+			return false
+		}
+		for _, m := range x.members {
+			other, found := y.get(m.key)
+			if !found || !pythonEqual(m.value, other) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
 
-// ordered compares numbers as numbers and anything else as text.
-func ordered(accept func(comparison int) bool) func(have any, want string) bool {
-	return func(have any, want string) bool {
-		if have == nil {
-			return false
-		}
-		haveText := scalarText(have)
-		h, errHave := strconv.ParseFloat(haveText, 64)
-		w, errWant := strconv.ParseFloat(want, 64)
-		if errHave == nil && errWant == nil {
-			return accept(cmp.Compare(h, w))
-		}
-		return accept(strings.Compare(haveText, want))
+// pythonCompare orders two values as Python does, numbers with numbers and
+// strings with strings; ok is false where Python raises a TypeError.
+func pythonCompare(a, b any) (int, bool) {
+	if x, ok := numericValue(a); ok {
+		y, ok := numericValue(b)
+		return cmp.Compare(x, y), ok
 	}
-}
-
-func fieldMatches(value any, path []string, want string, compare func(any, string) bool) bool {
-	if items, isList := value.([]any); isList {
-		for _, item := range items {
-			if fieldMatches(item, path, want, compare) {
-				return true
-			}
-		}
-		return false
+	x, ok := a.(string)
+	y, okToo := b.(string)
+	if !ok || !okToo {
+		return 0, false
 	}
-	if len(path) == 0 {
-		return compare(value, want)
-	}
-	o, isObject := value.(*object)
-	if !isObject {
-		return false
-	}
-	child, found := o.get(path[0])
-	return found && fieldMatches(child, path[1:], want, compare)
-}
-
-// scalarText renders a scalar as it is written in a query string.
-func scalarText(value any) string {
-	switch v := value.(type) {
-	case string:
-		return v
-	case nil:
-		return "None"
-	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
-	}
-	return fmt.Sprint(value)
+	return strings.Compare(x, y), true
 }
 
 // filterDocs keeps the docs that pass the filter.
@@ -237,11 +397,11 @@ type index[R record] struct {
 }
 
 // listRecords answers a list request: the records an index gives when the query filters on an
-// indexed field (?field=X, or ?field.cont=X,Y for any of several values), else all records, then
-// the other filters.
+// indexed field (?field=X, ?field.eq=X or ?field.cont=X, or a list of values, X,Y), else all
+// records, then the other filters.
 func listRecords[R record](c *call, all func() []R, indexes ...index[R]) response {
 	filter := filterOf(c.request.URL.Query())
-	candidates, indexed := indexedCandidates(filter, indexes)
+	candidates, indexed := indexedCandidates(filter, indexes, all)
 	if !indexed {
 		candidates = all()
 	}
@@ -253,20 +413,42 @@ func listRecords[R record](c *call, all func() []R, indexes ...index[R]) respons
 }
 
 // indexedCandidates looks up the first indexed filter of the query and removes it from filter.
-func indexedCandidates[R record](filter listFilter, indexes []index[R]) ([]R, bool) {
+// An index serves equality with strings only: other values keep the filter on the records.
+func indexedCandidates[R record](filter listFilter, indexes []index[R], all func() []R) ([]R, bool) {
 	for _, ix := range indexes {
-		if value, found := filter[ix.field]; found {
-			delete(filter, ix.field)
-			return ix.lookup(value), true
-		}
-		if values, found := filter[ix.field+".cont"]; found {
-			delete(filter, ix.field+".cont")
+		for _, key := range []string{ix.field, ix.field + ".eq", ix.field + ".cont"} {
+			var values []string
+			switch target := filter[key].(type) {
+			case string:
+				values = []string{target}
+			case []any:
+				for _, item := range target {
+					value, isString := item.(string)
+					if !isString {
+						values = nil
+						break
+					}
+					values = append(values, value)
+				}
+			}
+			if len(values) == 0 {
+				continue
+			}
+			delete(filter, key)
+			if len(values) == 1 {
+				return ix.lookup(values[0]), true
+			}
+			// Several values: the records in the database's order.
+			found := map[any]bool{}
+			for _, value := range values {
+				for _, r := range ix.lookup(value) {
+					found[r] = true
+				}
+			}
 			var union []R
-			seen := map[string]bool{}
-			for _, value := range strings.Split(values, ",") {
-				if !seen[value] {
-					seen[value] = true
-					union = append(union, ix.lookup(value)...)
+			for _, r := range all() {
+				if found[r] {
+					union = append(union, r)
 				}
 			}
 			return union, true

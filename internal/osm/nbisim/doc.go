@@ -10,13 +10,22 @@
 // error wording (taken from the v19 NBI code; see the comments next to each
 // message). It also plays the part of OSM's LCM: an operation stays
 // PROCESSING for a configurable delay and then completes (or fails), updating
-// the NS and VNF records the way LCM does.
+// the NS and VNF records the way LCM does. Like LCM, it runs KDU upgrades and
+// rollbacks on the KDU's Helm release and leaves the VNF record with the
+// instantiation's values; State shows both (KDUState.Params, RecordParams).
+//
+// Some of the NBI's ways are easy to miss: a query parameter _id names the
+// item (GET .../ns_lcm_op_occs?_id=X answers that one operation, whatever the
+// other parameters), list filters follow osm_common's database (a value with
+// a comma is a list, a number is not equal to its text), the full update of
+// an in-use descriptor may change only what the NBI deems modifiable, and a
+// user other than admin is locked after five failed logins.
 //
 // Under /sim/v1 (no token) a control API, also available as Go methods,
 // injects faults (latency, error statuses, connection resets), makes chosen
-// operations fail, holds or completes operations, revokes tokens, counts
-// requests and bytes per endpoint, keeps a bounded request log, dumps and
-// resets the state.
+// operations fail, holds or completes operations, revokes tokens, unlocks the
+// user, counts requests and bytes per endpoint, keeps a bounded request log,
+// dumps and resets the state.
 //
 // All state is in memory behind one mutex. Nothing runs in the background:
 // operations move forward lazily, at the start of each request and of each

@@ -134,7 +134,7 @@ func (s *Server) startOperation(ns *nsRecord, kind string, params *object, actio
 		StatusEnteredTime: epoch(now), NsInstanceID: ns.id, LcmOperationType: kind, StartTime: epoch(now),
 		OperationParams: params,
 		Links:           opLinks{Self: "/osm/nslcm/v1/ns_lcm_op_occs/" + id, NsInstance: "/osm/nslcm/v1/ns_instances/" + ns.id},
-		Admin:           s.newAdmin(now), LCMDetailedStatus: stringPointer(steps.stage),
+		Admin:           s.newAdmin(now), LCMDetailedStatus: steps.stage,
 	}
 	op.failure = s.plannedFailure(op)
 	s.db.operations.add(id, op)
@@ -176,14 +176,27 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	op.fields.StatusEnteredTime = epoch(now)
 	op.fields.Stage = stringPointer("")
 
+	var detailedStatus any = "Done"
+	if op.failure == nil && op.action != nil && op.action.kdu != nil {
+		outcome := runKDUAction(ns, op.action)
+		if outcome.failure != "" {
+			op.failure = &plannedFailure{state: stateFailed, message: outcome.failure}
+		}
+		detailedStatus = outcome.detailedStatus
+	}
 	if op.failure != nil {
 		op.fields.OperationState = op.failure.state
 		op.fields.ErrorMessage = stringPointer(op.failure.message)
-		op.fields.LCMDetailedStatus = stringPointer(op.failure.message)
+		op.fields.LCMDetailedStatus = op.failure.message
 		s.failNS(op, now)
 	} else {
 		op.fields.OperationState = stateCompleted
-		op.fields.LCMDetailedStatus = stringPointer("Done")
+		op.fields.LCMDetailedStatus = detailedStatus
+		if op.kind == opAction {
+			// action() writes error_description_nslcmop, "" when it
+			// completes.
+			op.fields.ErrorMessage = stringPointer("")
+		}
 		if s.succeed(op, now) {
 			return // the NS is gone, with its operations
 		}
@@ -229,6 +242,7 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 			for _, kdur := range vnf.fields.Kdur {
 				kdur.KduInstance = kduInstanceName(ns, vnf, kdur)
 				kdur.Status = "READY"
+				kdur.release = newRelease(kdur)
 			}
 		}
 	case opTerminate:
@@ -241,59 +255,15 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 			vnf.fields.Admin.NsState = "NOT_INSTANTIATED"
 			for _, kdur := range vnf.fields.Kdur {
 				kdur.KduInstance, kdur.Status = "", ""
+				kdur.release = nil
 			}
 		}
 		if autoremove, _ := op.fields.OperationParams.get("autoremove"); autoremove == true {
 			s.removeNS(ns, now)
 			return true
 		}
-	case opAction:
-		s.applyAction(op)
 	}
 	return false
-}
-
-// applyAction plays a KDU primitive: upgrade takes the new params (and a
-// new chart from kdu_model), rollback restores the params of before the
-// last upgrade; other primitives change nothing.
-func (s *Server) applyAction(op *operationRecord) {
-	target := op.action
-	if target == nil || target.kdu == nil {
-		return
-	}
-	kdur := target.kdu
-	switch target.primitive {
-	case "upgrade":
-		params := target.params.clone()
-		if model := params.str("kdu_model"); model != "" {
-			params.del("kdu_model")
-			setChart(kdur, model)
-		}
-		previous := kdur.params
-		// The params were checked when the action was accepted.
-		_ = kdur.setParams(params, "primitive_params")
-		kdur.previousParams = previous
-	case "rollback":
-		previous := kdur.previousParams
-		_ = kdur.setParams(previous, "primitive_params")
-		kdur.previousParams = nil
-	}
-	if deployed := op.ns.fields.Admin.Deployed; deployed != nil {
-		for i := range deployed.K8s {
-			k8s := &deployed.K8s[i]
-			if k8s.MemberVnfIndex == target.vnf.fields.MemberVnfIndexRef && k8s.KduName == kdur.KduName {
-				k8s.KduModel = firstNonEmpty(kdur.HelmChart, kdur.JujuBundle)
-			}
-		}
-	}
-}
-
-func setChart(kdur *kdurDoc, model string) {
-	if kdur.JujuBundle != "" {
-		kdur.JujuBundle = model
-		return
-	}
-	kdur.HelmChart = model
 }
 
 // deployments is the NS record's _admin.deployed.K8s after an instantiate.
@@ -360,8 +330,10 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 	}
 	if !ns.instantiated() {
 		if autoremove, _ := params.get("autoremove"); kind == opTerminate && autoremove == true {
-			// The NBI makes no operation and answers with nulls.
-			return jsonResponse(http.StatusAccepted, newObject("id", nil, "nsName", nil)), nil
+			// The NBI makes no operation and answers with nulls, the
+			// Location naming the missing operation as Python prints None.
+			answer := jsonResponse(http.StatusAccepted, newObject("id", nil, "nsName", nil))
+			return answer.withHeader("Location", "/osm/nslcm/v1/ns_lcm_op_occs/None"), nil
 		}
 		if kind != opInstantiate {
 			return response{}, errorf(http.StatusConflict, "ns_instance '%s' cannot be '%s' because it is not instantiated", ns.id, kind)

@@ -123,8 +123,14 @@ func TestVNFRecordValues(t *testing.T) {
 		t.Errorf("operationParams.primitive_params = %#v, want the JSON string", got)
 	}
 	h.clock.Step(testOperationDelay)
-	if p := params(); p != `{"replicaCount": "3"}` {
-		t.Errorf("params after the upgrade = %v", p)
+	// LCM runs Helm and leaves the VNF record alone: the record keeps the
+	// instantiation's values, the release runs the new ones.
+	if p := params(); p != want["additionalParams"] {
+		t.Errorf("record params after the upgrade = %v", p)
+	}
+	kdu := h.sim.State().NSInstances[0].KDUs[0]
+	if string(kdu.Params) != `{"image":{"tag":"1.2"},"replicaCount":"3"}` || string(kdu.RecordParams) != want["additionalParams"] {
+		t.Errorf("after the upgrade: release values %s, record params %s", kdu.Params, kdu.RecordParams)
 	}
 	// A rollback brings the values of before the upgrade back.
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{
@@ -132,11 +138,11 @@ func TestVNFRecordValues(t *testing.T) {
 	})
 	h.clock.Step(testOperationDelay)
 	if p := params(); p != want["additionalParams"] {
-		t.Errorf("params after the rollback = %v", p)
+		t.Errorf("record params after the rollback = %v", p)
 	}
-	kdus := h.sim.State().NSInstances[0].KDUs
-	if string(kdus[0].Params) != `{"image":{"tag":"1.2"},"replicaCount":"2"}` {
-		t.Errorf("state dump params = %s", kdus[0].Params)
+	kdu = h.sim.State().NSInstances[0].KDUs[0]
+	if string(kdu.Params) != `{"image":{"tag":"1.2"},"replicaCount":"2"}` || kdu.Revision != 3 {
+		t.Errorf("after the rollback: release values %s, revision %d", kdu.Params, kdu.Revision)
 	}
 }
 
@@ -178,10 +184,11 @@ func TestDeleteNS(t *testing.T) {
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, vim, nil))
 	h.clock.Step(testOperationDelay)
 
-	a := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)
-	opID := a["_id"].(string)
-	if a["id"] != opID || a["nsName"] != "ldap" {
-		t.Errorf("delete answer = %v", a)
+	a := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil)
+	opID := a.object(t)["_id"].(string)
+	// nbi.py: outdata = {"_id": op_id, "nsName": nsName}, nothing else.
+	if want := fmt.Sprintf("{\n    \"_id\": %q,\n    \"nsName\": \"ldap\"\n}\n", opID); string(a.body) != want {
+		t.Errorf("delete answer = %s, want %s", a.body, want)
 	}
 	ns := h.ns(nsID)
 	if ns["nsState"] != "TERMINATING" || ns["currentOperation"] != "TERMINATING" {
@@ -210,9 +217,20 @@ func TestDeleteNS(t *testing.T) {
 		t.Errorf("%d NS instances after a forced delete", n)
 	}
 
-	// An NS that is not instantiated is deleted at once too.
+	// An NS that is not instantiated gets no terminate operation, and
+	// nbi.py's DELETE answers 204 without deleting it; ?FORCE=True or the
+	// other route deletes it.
 	nsID = h.must(http.StatusCreated, "POST", nsInstancesPath, ldapCreateBody("plain", nsdID, vim, nil)).object(t)["id"].(string)
-	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+	a = h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+	if len(a.body) != 0 {
+		t.Errorf("204 with a body: %s", a.body)
+	}
+	h.must(http.StatusOK, "GET", nsContentPath+"/"+nsID, nil)
+	if ops := h.must(http.StatusOK, "GET", operationsPath+"?nsInstanceId="+nsID, nil).list(t); len(ops) != 0 {
+		t.Errorf("operations of the NS: %v", ops)
+	}
+	h.must(http.StatusNoContent, "DELETE", nsInstancesPath+"/"+nsID, nil)
+	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
 }
 
 func TestTerminateThenActionIsRefused(t *testing.T) {

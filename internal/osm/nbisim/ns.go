@@ -497,15 +497,22 @@ func (s *Server) createAndInstantiateNS(c *call) (response, *nbiError) {
 }
 
 // terminateAndDeleteNS serves DELETE .../ns_instances_content/{id}: a
-// terminate operation that removes the record when it completes (202), or,
-// for an NS that is not instantiated or with ?FORCE=True, removal at once (204).
+// terminate operation that removes the record when it completes (202 with
+// {"_id": <operation>, "nsName"}), or, with ?FORCE=True, removal at once
+// (204). For an NS that is not instantiated, NsLcmOpTopic.new makes no
+// operation, and nbi.py, whose "elif not op_id" deletion belongs to the same
+// if/elif chain as the terminate, then answers 204 without deleting it:
+// that takes DELETE .../ns_instances/{id} or ?FORCE=True.
 func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 	ns, err := s.findNS(c.param(0))
 	if err != nil {
 		return response{}, err
 	}
-	if forced(c.request) || !ns.instantiated() {
+	if forced(c.request) {
 		s.removeNS(ns, c.now)
+		return noContent(), nil
+	}
+	if !ns.instantiated() {
 		return noContent(), nil
 	}
 	if err := s.checkIdle(ns, opTerminate); err != nil {
@@ -513,9 +520,8 @@ func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 	}
 	params := newObject("lcmOperationType", opTerminate, "nsInstanceId", ns.id, "autoremove", true)
 	op := s.startOperation(ns, opTerminate, params, nil, c.now)
-	// The NBI answers {"_id", "nsName"}; "id" is added for clients that
-	// read it as in the other operation answers.
-	return jsonResponse(http.StatusAccepted, newObject("_id", op.id, "id", op.id, "nsName", ns.fields.Name)), nil
+	// nbi.py, the DELETE branch: outdata = {"_id": op_id, "nsName": nsName}.
+	return jsonResponse(http.StatusAccepted, newObject("_id", op.id, "nsName", ns.fields.Name)), nil
 }
 
 // deleteNS serves DELETE .../ns_instances/{id}: no terminate, so an

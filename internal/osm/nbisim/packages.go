@@ -253,8 +253,9 @@ func (s *Server) updatePackage(c *call, kind *packageKind) (response, *nbiError)
 }
 
 // checkUpload runs the NBI's checks on an uploaded package, in its order:
-// the MD5, the tarball, the descriptor, the id's uniqueness, the
-// references. current is the record a full update replaces, else nil.
+// the MD5, the tarball, for an update of an in-use descriptor the changes,
+// the descriptor, the id's uniqueness, the references. current is the
+// record a full update replaces, else nil.
 func (s *Server) checkUpload(c *call, kind *packageKind, current *packageRecord) (*upload, *nbiError) {
 	if expected := c.request.Header.Get("Content-File-MD5"); expected != "" {
 		sum := md5.Sum(c.body)
@@ -276,6 +277,13 @@ func (s *Server) checkUpload(c *call, kind *packageKind, current *packageRecord)
 			return nil, errorf(http.StatusUnprocessableEntity, "%s", detail)
 		}
 		return nil, errorf(http.StatusUnprocessableEntity, "%s", err.Error())
+	}
+	if current != nil {
+		// upload_content compares an in-use descriptor with its update
+		// before check_conflict_on_edit validates the new one.
+		if err := s.checkInUseChanges(current, c.body, contents); err != nil {
+			return nil, err
+		}
 	}
 	if contents.Descriptor.Kind != kind.kind {
 		// The NBI's pyangbind validation refuses a descriptor of the other

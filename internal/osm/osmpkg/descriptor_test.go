@@ -10,9 +10,9 @@ import (
 )
 
 func TestParseDescriptor(t *testing.T) {
-	ldapKNF := &Descriptor{Kind: KindVNF, ID: "openldap_knf", Name: "openldap_knf", Version: "1.0",
+	ldapKNF := &Descriptor{Kind: KindVNF, ID: "openldap_knf", Name: "openldap_knf", Version: "1.0", IDLine: 2,
 		KDUs: []KDU{{Name: "ldap", HelmChart: "stable/openldap"}}}
-	ldapNS := &Descriptor{Kind: KindNS, ID: "openldap_ns", Name: "openldap_ns", Version: "1.0",
+	ldapNS := &Descriptor{Kind: KindNS, ID: "openldap_ns", Name: "openldap_ns", Version: "1.0", IDLine: 3,
 		VnfdIDs: []string{"openldap_knf"}, VnfdIDLines: []int{9}, VnfProfiles: []VnfProfile{{ID: "openldap", VnfdID: "openldap_knf"}}}
 	tests := []struct {
 		name string
@@ -23,11 +23,13 @@ func TestParseDescriptor(t *testing.T) {
 		{"NS package", readTestdata(t, "openldap_ns/openldap_nsd.yaml"), ldapNS},
 		{"JSON VNFD with a number for version", `{"vnfd": {"id": "v", "product-name": "p", "version": 2.5,
 			"kdu": [{"name": "k", "helm-chart": "https://charts.example.com/k-1.0.tgz"}, {"name": "j", "juju-bundle": "b"}]}}`,
-			&Descriptor{Kind: KindVNF, ID: "v", Name: "p", Version: "2.5", KDUs: []KDU{
+			&Descriptor{Kind: KindVNF, ID: "v", Name: "p", Version: "2.5", IDLine: 1, KDUs: []KDU{
 				{Name: "k", HelmChart: "https://charts.example.com/k-1.0.tgz"}, {Name: "j"}}}},
-		{"SOL006 prefixed VNFD", "etsi-nfv-vnfd:vnfd:\n  id: v\n", &Descriptor{Kind: KindVNF, ID: "v"}},
+		{"SOL006 prefixed VNFD", "etsi-nfv-vnfd:vnfd:\n  id: v\n", &Descriptor{Kind: KindVNF, ID: "v", IDLine: 2}},
+		{"VNFD with a software-version", "vnfd:\n  id: v\n  software-version: '2.0'\n",
+			&Descriptor{Kind: KindVNF, ID: "v", IDLine: 2, SoftwareVersion: "2.0", SoftwareVersionLine: 3}},
 		{"NSD without the inner list", "nsd:\n  id: n\n  vnfd-id: [a, b]\n",
-			&Descriptor{Kind: KindNS, ID: "n", VnfdIDs: []string{"a", "b"}, VnfdIDLines: []int{3, 3}}},
+			&Descriptor{Kind: KindNS, ID: "n", IDLine: 2, VnfdIDs: []string{"a", "b"}, VnfdIDLines: []int{3, 3}}},
 		{"NSD profiles of every deployment flavour", `
 nsd:
   nsd:
@@ -35,7 +37,7 @@ nsd:
       df:
         - vnf-profile: [{id: "1", vnfd-id: a}]
         - vnf-profile: [{id: "2", vnfd-id: b}, {id: "3", vnfd-id: a}]
-`, &Descriptor{Kind: KindNS, ID: "n", VnfProfiles: []VnfProfile{{"1", "a"}, {"2", "b"}, {"3", "a"}}}},
+`, &Descriptor{Kind: KindNS, ID: "n", IDLine: 4, VnfProfiles: []VnfProfile{{"1", "a"}, {"2", "b"}, {"3", "a"}}}},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {

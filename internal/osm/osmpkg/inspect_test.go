@@ -84,7 +84,7 @@ func TestInspectAcceptsLinksInside(t *testing.T) {
 	contents, err := Inspect(tarball)
 	mustSucceed(t, err)
 	want := &Contents{Name: "pkg", DescriptorPath: "d.yaml", Files: []string{"checksums.txt", "d.yaml", "hard", "sub/soft"},
-		Descriptor: Descriptor{Kind: KindVNF, ID: "demo_knf", Name: "demo", KDUs: []KDU{{Name: "k", HelmChart: "stable/k"}}}}
+		Descriptor: Descriptor{Kind: KindVNF, ID: "demo_knf", Name: "demo", IDLine: 2, KDUs: []KDU{{Name: "k", HelmChart: "stable/k"}}}}
 	if diff := cmp.Diff(want, contents); diff != "" {
 		t.Errorf("Inspect (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,161 @@
+package osm
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// The keys of an upgrade's primitive_params that OSM's LCM reads as options instead of Helm
+// values (LCM/osm_lcm/ns.py, action()). LCM removes all but the last from the values it
+// passes to Helm.
+const (
+	KDUModel                 = "kdu_model"
+	KDUAtomicUpgrade         = "kdu_atomic_upgrade"
+	KDUResetValues           = "kdu_reset_values"
+	KDUReuseValues           = "kdu_reuse_values"
+	KDUResetThenReuseValues  = "kdu_reset_then_reuse_values"
+	primitiveUpgrade         = "upgrade"
+	primitiveRollback        = "rollback"
+	operationTypeAction      = "action"
+	primitiveParamsField     = "primitive_params"
+	memberVnfIndexField      = "member_vnf_index"
+	kduNameField             = "kdu_name"
+	primitiveField           = "primitive"
+	legacyMemberVnfIndexName = "vnf_member_index"
+)
+
+// ReservedKDUValueKeys are the value names an upgrade cannot pass to Helm.
+var ReservedKDUValueKeys = []string{KDUModel, KDUAtomicUpgrade, KDUResetValues, KDUReuseValues, KDUResetThenReuseValues}
+
+// KDUAction is a primitive run on one KDU, as an operation record holds it.
+type KDUAction struct {
+	MemberVnfIndex string
+	KDUName        string
+	// Primitive is "upgrade", "rollback", "status", or a primitive of the descriptor.
+	Primitive string
+	// Params are the primitive_params, options included.
+	Params map[string]any
+}
+
+// KDUAction reads the KDU primitive an action operation ran; false for other operations.
+// The NBI stores a non-empty primitive_params as a JSON string (instance_topics.py,
+// NsLcmOpTopic.new), an empty one as an object.
+func (o Operation) KDUAction() (KDUAction, bool, error) {
+	params := o.OperationParams
+	if o.LCMOperationType != operationTypeAction || params == nil {
+		return KDUAction{}, false, nil
+	}
+	action := KDUAction{
+		MemberVnfIndex: stringField(params, memberVnfIndexField),
+		KDUName:        stringField(params, kduNameField),
+		Primitive:      stringField(params, primitiveField),
+	}
+	if action.MemberVnfIndex == "" {
+		action.MemberVnfIndex = stringField(params, legacyMemberVnfIndexName)
+	}
+	if action.KDUName == "" {
+		return KDUAction{}, false, nil
+	}
+	switch raw := params[primitiveParamsField].(type) {
+	case nil:
+	case map[string]any:
+		action.Params = raw
+	case string:
+		if strings.TrimSpace(raw) != "" {
+			if err := json.Unmarshal([]byte(raw), &action.Params); err != nil {
+				return KDUAction{}, false, fmt.Errorf("operation %s: primitive_params are not a JSON object: %w", o.ID, err)
+			}
+		}
+	default:
+		return KDUAction{}, false, fmt.Errorf("operation %s: primitive_params are a %T, not an object", o.ID, raw)
+	}
+	return action, true, nil
+}
+
+func stringField(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// HelmValues works out the values a KDU's Helm release runs with, from the values it was
+// instantiated with and the completed actions run on it since, oldest first. It follows LCM's
+// action() and Helm:
+//   - with kdu_reset_values the release runs the upgrade's params alone;
+//   - otherwise (Helm's --reuse-values, LCM's default) LCM lays the params over the
+//     instantiation values (a shallow update) and Helm merges the result into the release's
+//     values (a deep merge: the new values win, a null removes a key);
+//   - a rollback makes a new release revision with the values of the one before the current
+//     one, so that two rollbacks in a row come back to where they started.
+//
+// An upgrade with no params fails in LCM, so it is never among the completed actions.
+func HelmValues(instantiated map[string]any, actions []KDUAction) map[string]any {
+	revisions := []map[string]any{instantiated}
+	for _, action := range actions {
+		current := revisions[len(revisions)-1]
+		switch action.Primitive {
+		case primitiveUpgrade:
+			params, reset := upgradeValues(action.Params)
+			if reset {
+				revisions = append(revisions, params)
+				continue
+			}
+			sent := maps.Clone(instantiated)
+			if sent == nil {
+				sent = map[string]any{}
+			}
+			maps.Copy(sent, params)
+			revisions = append(revisions, mergeValues(sent, current))
+		case primitiveRollback:
+			if n := len(revisions); n > 1 {
+				revisions = append(revisions, revisions[n-2])
+			}
+		}
+	}
+	return revisions[len(revisions)-1]
+}
+
+// upgradeValues separates the Helm values of an upgrade's params from LCM's options.
+func upgradeValues(params map[string]any) (map[string]any, bool) {
+	values := maps.Clone(params)
+	reset := isTrue(values[KDUResetValues])
+	// LCM pops these; kdu_reset_then_reuse_values it only reads, so Helm gets it as a value.
+	for _, key := range []string{KDUModel, KDUAtomicUpgrade, KDUResetValues, KDUReuseValues} {
+		delete(values, key)
+	}
+	return values, reset
+}
+
+// isTrue reads an LCM option as LCM does: "yes", "true" or "1", in any case.
+func isTrue(v any) bool {
+	s, ok := v.(string)
+	return ok && slices.Contains([]string{"yes", "true", "1"}, strings.ToLower(s))
+}
+
+// mergeValues is Helm's merge of new values into a release's previous ones (chartutil's
+// CoalesceTables): a nested map is merged key by key, any other new value replaces the old,
+// and a null removes the key. Written here rather than imported: Helm's module would be a
+// large dependency for these few lines.
+func mergeValues(newer, older map[string]any) map[string]any {
+	merged := maps.Clone(newer)
+	for key, old := range older {
+		value, present := merged[key]
+		if !present {
+			merged[key] = old
+			continue
+		}
+		newMap, newIsMap := value.(map[string]any)
+		oldMap, oldIsMap := old.(map[string]any)
+		if newIsMap && oldIsMap {
+			merged[key] = mergeValues(newMap, oldMap)
+		}
+	}
+	for key, value := range merged {
+		if value == nil {
+			delete(merged, key)
+		}
+	}
+	return merged
+}

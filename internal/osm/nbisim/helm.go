@@ -1,0 +1,403 @@
+package nbisim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// LCM runs a KDU primitive (LCM/osm_lcm/ns.py, action()) with n2vc's Helm
+// connector (n2vc/k8s_helm_base_conn.py, k8s_helm3_conn.py) and writes
+// nothing of the outcome into the VNF record: the kdur keeps the chart and
+// the values it was instantiated with, and _admin.deployed.K8s[] its
+// kdu-model. What Helm runs after upgrades and rollbacks is the release,
+// which the simulator keeps per KDU so that State can show it.
+
+// helmRelease is a deployed KDU's Helm release: its revisions, oldest
+// first, each with the chart and the values (the release's config, what
+// "helm get values" prints) it ran with. Revision n is revisions[n-1].
+type helmRelease struct {
+	revisions []helmRevision
+}
+
+type helmRevision struct {
+	chart  string
+	values *object
+}
+
+// newRelease is the release LCM installs when it instantiates a KDU: the
+// record's chart and values.
+func newRelease(kdur *kdurDoc) *helmRelease {
+	return &helmRelease{revisions: []helmRevision{{chart: kduModel(kdur), values: valuesFileContent(kdur.params.clone())}}}
+}
+
+func kduModel(kdur *kdurDoc) string { return firstNonEmpty(kdur.HelmChart, kdur.JujuBundle) }
+
+func (r *helmRelease) current() helmRevision { return r.revisions[len(r.revisions)-1] }
+
+// The options of an upgrade that LCM reads from its primitive_params.
+const (
+	paramKDUModel                = "kdu_model"
+	paramKDUAtomicUpgrade        = "kdu_atomic_upgrade"
+	paramKDUResetValues          = "kdu_reset_values"
+	paramKDUReuseValues          = "kdu_reuse_values"
+	paramKDUResetThenReuseValues = "kdu_reset_then_reuse_values"
+)
+
+// kduActionOutcome is how LCM ends an action on a KDU: failed with an
+// error message, or completed with a detailed-status (the new revision of
+// the release for an upgrade or a rollback).
+type kduActionOutcome struct {
+	failure        string
+	detailedStatus any
+}
+
+// runKDUAction plays LCM's action() for a KDU primitive and changes the
+// KDU's release the way Helm would; it changes nothing when LCM fails.
+func runKDUAction(ns *nsRecord, target *actionTarget) kduActionOutcome {
+	vnf, kdur := target.vnf, target.kdu
+	switch target.primitive {
+	case "upgrade", "rollback", "status":
+	default:
+		return kduActionOutcome{detailedStatus: "Done"} // a primitive of the descriptor
+	}
+	deployed := deployedKDU(ns, vnf, kdur)
+	if deployed == nil || kdur.release == nil {
+		// No step is set between reading the VNFD and this check.
+		return kduActionOutcome{failure: fmt.Sprintf("FAILED Getting vnfd from database: KDU '%s' for vnf '%s' not deployed",
+			kdur.KduName, vnf.fields.MemberVnfIndexRef)}
+	}
+	switch target.primitive {
+	case "upgrade":
+		return upgradeKDU(deployed, kdur, target.params)
+	case "rollback":
+		return rollbackKDU(deployed, kdur)
+	}
+	return kduActionOutcome{detailedStatus: "Done"}
+}
+
+func deployedKDU(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) *k8sDeploymentDoc {
+	if ns.fields.Admin.Deployed == nil {
+		return nil
+	}
+	for i := range ns.fields.Admin.Deployed.K8s {
+		k8s := &ns.fields.Admin.Deployed.K8s[i]
+		if k8s.KduName == kdur.KduName && k8s.MemberVnfIndex == vnf.fields.MemberVnfIndexRef {
+			return k8s
+		}
+	}
+	return nil
+}
+
+// upgradeKDU is the upgrade branch of action() ("if primitive_name ==
+// "upgrade" and primitive_params:") and K8sHelmBaseConnector.upgrade.
+func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *object) kduActionOutcome {
+	params := primitiveParams.clone()
+	if params == nil || len(params.members) == 0 {
+		// With no params the upgrade misses its branch and falls to the one
+		// of the other primitives, which maps the params of a descriptor
+		// primitive there is none of.
+		return kduActionOutcome{failure: lcmFailure("Executing kdu upgrade", emptyUpgradeFrames, "AttributeError: 'NoneType' object has no attribute 'get'")}
+	}
+	model := deployed.KduModel
+	if value, _ := params.get(paramKDUModel); pythonTruthy(value) {
+		params.del(paramKDUModel)
+		model = fmt.Sprint(value)
+		if s, isString := value.(string); isString {
+			model = s
+		}
+	} else if strings.Count(model, "/") < 2 { // the chart is not embedded: drop the version
+		if parts := strings.Split(model, ":"); len(parts) == 2 {
+			model = parts[0]
+		}
+	}
+	if value, _ := params.get(paramKDUAtomicUpgrade); pythonTruthy(value) {
+		if _, err := lcmYes(value, atomicUpgradeFrame); err != "" {
+			return kduActionOutcome{failure: err}
+		}
+		params.del(paramKDUAtomicUpgrade)
+	}
+	var reset, reuse, resetThenReuse bool
+	_, hasReset := params.get(paramKDUResetValues)
+	_, hasReuse := params.get(paramKDUReuseValues)
+	_, hasResetThenReuse := params.get(paramKDUResetThenReuseValues)
+	if !hasReset && !hasReuse && !hasResetThenReuse {
+		reuse = true
+	} else {
+		// LCM pops kdu_reset_values and kdu_reuse_values but only reads
+		// kdu_reset_then_reuse_values, which Helm then gets as a value.
+		for _, option := range []struct {
+			key   string
+			into  *bool
+			pop   bool
+			frame lcmFrame
+		}{
+			{paramKDUResetValues, &reset, true, resetValuesFrame},
+			{paramKDUReuseValues, &reuse, true, reuseValuesFrame},
+			{paramKDUResetThenReuseValues, &resetThenReuse, false, resetThenReuseValuesFrame},
+		} {
+			value, _ := params.get(option.key)
+			if !pythonTruthy(value) {
+				continue
+			}
+			if option.pop {
+				params.del(option.key)
+			}
+			yes, err := lcmYes(value, option.frame)
+			if err != "" {
+				return kduActionOutcome{failure: err}
+			}
+			*option.into = yes
+		}
+		if countTrue(reset, reuse, resetThenReuse) >= 2 {
+			return kduActionOutcome{failure: "FAILED Executing kdu upgrade: Cannot upgrade the KDU simultaneously with two true options to handle values"}
+		}
+	}
+	// The values LCM passes: the upgrade's params alone with
+	// kdu_reset_values, else the VNF record's values (parse_yaml_strings of
+	// kdur.additionalParams) updated with them, a shallow update.
+	sent := params
+	if !reset {
+		sent = kdur.params.clone()
+		if sent == nil {
+			sent = &object{}
+		}
+		for _, m := range params.members {
+			sent.set(m.key, m.value)
+		}
+	}
+	values := valuesFileContent(sent)
+	release := kdur.release
+	if !reset {
+		// --reuse-values (also LCM's choice when no option is true) and
+		// --reset-then-reuse-values both merge the new values over the
+		// release's: Helm's chartutil.CoalesceTables.
+		values = coalesceTables(values, release.current().values.clone())
+	}
+	release.revisions = append(release.revisions, helmRevision{chart: model, values: values})
+	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
+}
+
+// rollbackKDU is K8sHelmBaseConnector.rollback: "helm rollback <release>
+// 0", which Helm reads as the revision before the current one, and makes a
+// new revision with that one's chart and values.
+func rollbackKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc) kduActionOutcome {
+	release := kdur.release
+	previous := len(release.revisions) - 1
+	if previous < 1 {
+		command := fmt.Sprintf("env KUBECONFIG=%s%s/.kube/config %s rollback %s 0 --namespace=%s --wait",
+			lcmStoragePath, deployed.K8sClusterUUID, lcmHelmCommand, shellQuote(deployed.KduInstance), shellQuote(deployed.Namespace))
+		// K8sHelmBaseConnector.rollback's K8sException, with Helm's error.
+		return kduActionOutcome{failure: fmt.Sprintf("FAILED Executing kdu rollback: Error executing command: %s\nOutput: Error: release has no %d version",
+			command, previous)}
+	}
+	back := release.revisions[previous-1]
+	release.revisions = append(release.revisions, helmRevision{chart: back.chart, values: back.values.clone()})
+	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
+}
+
+// Where LCM's container keeps its files and Helm (LCM's Dockerfile:
+// /app/storage, OSMLCM_VCA_HELMPATH=/usr/local/bin/helm3).
+const (
+	lcmStoragePath = "/app/storage/"
+	lcmHelmCommand = "/usr/local/bin/helm3"
+)
+
+// shellQuote is Python's shlex.quote.
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, flag := range flags {
+		if flag {
+			n++
+		}
+	}
+	return n
+}
+
+// pythonTruthy is Python's truth of a JSON value.
+func pythonTruthy(v any) bool {
+	switch value := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return value
+	case string:
+		return value != ""
+	case json.Number:
+		f, err := value.Float64()
+		return err != nil || f != 0
+	case []any:
+		return len(value) > 0
+	case *object:
+		return len(value.members) > 0
+	}
+	return true
+}
+
+// lcmYes is LCM's value.lower() in ("yes", "true", "1"); a value that is
+// not a string has no lower() and fails the operation.
+func lcmYes(value any, frame lcmFrame) (bool, string) {
+	s, isString := value.(string)
+	if !isString {
+		return false, lcmFailure("Executing kdu upgrade", []lcmFrame{frame},
+			fmt.Sprintf("AttributeError: '%s' object has no attribute 'lower'", pythonTypeName(value)))
+	}
+	switch strings.ToLower(s) {
+	case "yes", "true", "1":
+		return true, ""
+	}
+	return false, ""
+}
+
+func pythonTypeName(v any) string {
+	switch value := v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case string:
+		return "str"
+	case json.Number:
+		if strings.ContainsAny(string(value), ".eE") {
+			return "float"
+		}
+		return "int"
+	case []any:
+		return "list"
+	case *object:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// lcmFrame is a frame of a Python traceback in LCM's ns.py: its line and
+// function and the source line Python shows.
+type lcmFrame struct {
+	line     int
+	function string
+	source   string
+}
+
+// lcmSourceFile is ns.py where LCM's image installs it (LCM's Dockerfile:
+// a Python 3.10 venv in /app/.venv).
+const lcmSourceFile = "/app/.venv/lib/python3.10/site-packages/osm_lcm/ns.py"
+
+// The frames of the unexpected exceptions an upgrade can meet, with the
+// line numbers of LCM's ns.py (release 19). Python 3.10 shows the line of
+// the attribute a multi-line call fails on.
+var (
+	emptyUpgradeFrames = []lcmFrame{
+		{5410, "action", "params = self._map_primitive_params("},
+		{4927, "_map_primitive_params", `for parameter in primitive_desc.get("parameter", ()):`},
+	}
+	atomicUpgradeFrame        = lcmFrame{5328, "action", `).lower() in ("yes", "true", "1")`}
+	resetValuesFrame          = lcmFrame{5348, "action", `).lower() in ("yes", "true", "1")`}
+	reuseValuesFrame          = lcmFrame{5352, "action", `).lower() in ("yes", "true", "1")`}
+	resetThenReuseValuesFrame = lcmFrame{5356, "action", `).lower() in ("yes", "true", "1")`}
+)
+
+// lcmFailure is the error message action() writes for an exception it does
+// not expect: "FAILED <step>: " and traceback.format_exc().
+func lcmFailure(step string, frames []lcmFrame, exception string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "FAILED %s: Traceback (most recent call last):\n", step)
+	for _, frame := range frames {
+		fmt.Fprintf(&b, "  File %q, line %d, in %s\n    %s\n", lcmSourceFile, frame.line, frame.function, frame.source)
+	}
+	b.WriteString(exception + "\n")
+	return b.String()
+}
+
+// valuesFileContent is what Helm reads from the values file LCM writes
+// (K8sHelmBaseConnector._params_to_file_option): the params, with a string
+// that holds "!!yaml" read as the YAML after its first seven characters.
+func valuesFileContent(params *object) *object {
+	values := &object{}
+	for _, m := range params.membersOrNone() {
+		value := m.value
+		if s, isString := value.(string); isString && strings.Contains(s, "!!yaml") {
+			runes := []rune(s)
+			var node yaml.Node
+			if len(runes) >= 7 && yaml.Unmarshal([]byte(string(runes[7:])), &node) == nil {
+				if decoded, err := yamlToValue(&node); err == nil {
+					value = jsonCompatible(decoded)
+				}
+			}
+		}
+		values.set(m.key, value)
+	}
+	return values
+}
+
+func (o *object) membersOrNone() []member {
+	if o == nil {
+		return nil
+	}
+	return o.members
+}
+
+// jsonCompatible turns the numbers yamlToValue makes into json.Number, as
+// the values of a request hold them.
+func jsonCompatible(v any) any {
+	switch value := v.(type) {
+	case *object:
+		for i := range value.members {
+			value.members[i].value = jsonCompatible(value.members[i].value)
+		}
+		return value
+	case []any:
+		for i := range value {
+			value[i] = jsonCompatible(value[i])
+		}
+		return value
+	case int:
+		return json.Number(fmt.Sprint(value))
+	case int64:
+		return json.Number(fmt.Sprint(value))
+	case uint64:
+		return json.Number(fmt.Sprint(value))
+	case float64:
+		return json.Number(pythonFloat(value))
+	}
+	return v
+}
+
+// coalesceTables is Helm's chartutil.CoalesceTables(dst, src) as an
+// upgrade with --reuse-values calls it with the new values and the
+// release's: a key of src missing from dst is added, tables present in
+// both merge key by key, dst's other values win, and a null in dst removes
+// the key src has.
+func coalesceTables(dst, src *object) *object {
+	if src == nil {
+		return dst
+	}
+	if dst == nil {
+		return src
+	}
+	for _, m := range src.members {
+		dv, found := dst.get(m.key)
+		srcTable, srcIsTable := m.value.(*object)
+		dstTable, dstIsTable := dv.(*object)
+		switch {
+		case found && dv == nil:
+			dst.del(m.key)
+		case !found:
+			dst.set(m.key, m.value)
+		case srcIsTable && dstIsTable:
+			coalesceTables(dstTable, srcTable)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,525 @@
+package nbisim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// The NBI compares an in-use descriptor with its update as the Python
+// values yaml.safe_load makes of them. PyYAML reads YAML 1.1, where yes,
+// on and 0777 are not strings, and Python tells int from float and bool
+// from int, which JSON values do not. The values below are Python's:
+//
+//	None         nil
+//	bool         bool
+//	int          *big.Int
+//	float        float64
+//	str          string
+//	datetime.date, datetime.datetime   pyDate, pyDatetime
+//	list         []any
+//	dict         *pyDict
+
+// pyDict is a Python dict: its keys in insertion order.
+type pyDict struct {
+	keys   []any
+	values []any
+}
+
+func (d *pyDict) index(key any) int {
+	for i, k := range d.keys {
+		if pyEqual(k, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (d *pyDict) get(key any) (any, bool) {
+	if i := d.index(key); i >= 0 {
+		return d.values[i], true
+	}
+	return nil, false
+}
+
+// set is d[key] = value: a new key goes last, an existing one keeps its place.
+func (d *pyDict) set(key, value any) {
+	if i := d.index(key); i >= 0 {
+		d.values[i] = value
+		return
+	}
+	d.keys = append(d.keys, key)
+	d.values = append(d.values, value)
+}
+
+func (d *pyDict) del(key any) {
+	if i := d.index(key); i >= 0 {
+		d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
+		d.values = append(d.values[:i:i], d.values[i+1:]...)
+	}
+}
+
+type pyDate struct{ year, month, day int }
+
+// pyDatetime is a datetime.datetime; a naive one keeps its wall clock in UTC.
+type pyDatetime struct {
+	t     time.Time
+	aware bool
+}
+
+// pyTypeName is type(v).__name__ as Python's messages print it.
+func pyTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case *big.Int:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case pyDate:
+		return "datetime.date"
+	case pyDatetime:
+		return "datetime.datetime"
+	case []any:
+		return "list"
+	case *pyDict:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// pyNumber is a Python number as an exact rational: bool, int or a finite
+// float, which Python compares by value (1 == 1.0 == True).
+func pyNumber(v any) (*big.Rat, bool) {
+	switch n := v.(type) {
+	case bool:
+		if n {
+			return big.NewRat(1, 1), true
+		}
+		return new(big.Rat), true
+	case *big.Int:
+		return new(big.Rat).SetInt(n), true
+	case float64:
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			return nil, false
+		}
+		return new(big.Rat).SetFloat64(n), true
+	}
+	return nil, false
+}
+
+func isPyNumber(v any) bool {
+	switch v.(type) {
+	case bool, *big.Int, float64:
+		return true
+	}
+	return false
+}
+
+// pyEqual is Python's ==.
+func pyEqual(a, b any) bool {
+	if isPyNumber(a) && isPyNumber(b) {
+		x, finiteX := pyNumber(a)
+		y, finiteY := pyNumber(b)
+		if finiteX && finiteY {
+			return x.Cmp(y) == 0
+		}
+		f, isFloat := a.(float64)
+		g, isFloatToo := b.(float64)
+		return isFloat && isFloatToo && f == g // infinities; NaN equals nothing
+	}
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case pyDate:
+		y, ok := b.(pyDate)
+		return ok && x == y
+	case pyDatetime:
+		y, ok := b.(pyDatetime)
+		return ok && x.aware == y.aware && x.t.Equal(y.t)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !pyEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case *pyDict:
+		y, ok := b.(*pyDict)
+		if !ok || len(x.keys) != len(y.keys) {
+			return false
+		}
+		for i, key := range x.keys {
+			other, found := y.get(key)
+			if !found || !pyEqual(x.values[i], other) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pyTruthy is Python's bool(v).
+func pyTruthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case *big.Int:
+		return x.Sign() != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case *pyDict:
+		return len(x.keys) > 0
+	}
+	return true
+}
+
+// pyRepr is Python's repr() of a dict key, as DeepDiff writes it in a path.
+func pyRepr(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case *big.Int:
+		return x.String()
+	case float64:
+		switch {
+		case math.IsInf(x, 1):
+			return "inf"
+		case math.IsInf(x, -1):
+			return "-inf"
+		case math.IsNaN(x):
+			return "nan"
+		}
+		return pythonFloat(x)
+	case string:
+		return pythonStringRepr(x)
+	case pyDate:
+		return fmt.Sprintf("datetime.date(%d, %d, %d)", x.year, x.month, x.day)
+	}
+	return fmt.Sprint(v)
+}
+
+func pythonStringRepr(s string) string {
+	var b strings.Builder
+	writePythonStringRepr(&b, s)
+	return b.String()
+}
+
+// errPyYAML is a document PyYAML would not load.
+var errPyYAML = errors.New("not loadable by yaml.safe_load")
+
+// pyYAMLLoad reads a YAML document as PyYAML's yaml.safe_load does: YAML
+// 1.1's implicit types (resolver.py), merge keys and duplicate keys
+// (SafeConstructor), into the values above. An empty document is None.
+func pyYAMLLoad(data []byte) (any, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal(data, &node); err != nil {
+		return nil, err
+	}
+	if node.Kind == 0 {
+		return nil, nil
+	}
+	return constructPy(&node)
+}
+
+func constructPy(node *yaml.Node) (any, error) {
+	switch node.Kind {
+	case yaml.DocumentNode:
+		if len(node.Content) == 0 {
+			return nil, nil
+		}
+		return constructPy(node.Content[0])
+	case yaml.AliasNode:
+		return constructPy(node.Alias)
+	case yaml.SequenceNode:
+		items := make([]any, 0, len(node.Content))
+		for _, child := range node.Content {
+			item, err := constructPy(child)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, item)
+		}
+		return items, nil
+	case yaml.MappingNode:
+		return constructPyMapping(node)
+	}
+	return constructPyScalar(node)
+}
+
+// constructPyMapping is SafeConstructor.construct_mapping after
+// flatten_mapping: the pairs of the merged mappings come first, and a
+// later pair with the same key replaces the value in place.
+func constructPyMapping(node *yaml.Node) (any, error) {
+	pairs, err := flattenMapping(node)
+	if err != nil {
+		return nil, err
+	}
+	dict := &pyDict{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		key, err := constructPy(pairs[i])
+		if err != nil {
+			return nil, err
+		}
+		switch key.(type) {
+		case []any, *pyDict:
+			return nil, errPyYAML // found unhashable key
+		}
+		value, err := constructPy(pairs[i+1])
+		if err != nil {
+			return nil, err
+		}
+		dict.set(key, value)
+	}
+	return dict, nil
+}
+
+func flattenMapping(node *yaml.Node) ([]*yaml.Node, error) {
+	var merge, own []*yaml.Node
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		key, value := node.Content[i], node.Content[i+1]
+		if key.Kind != yaml.ScalarNode || key.Tag != "!!merge" {
+			own = append(own, key, value)
+			continue
+		}
+		for value.Kind == yaml.AliasNode {
+			value = value.Alias
+		}
+		switch value.Kind {
+		case yaml.MappingNode:
+			pairs, err := flattenMapping(value)
+			if err != nil {
+				return nil, err
+			}
+			merge = append(merge, pairs...)
+		case yaml.SequenceNode:
+			var submerge [][]*yaml.Node
+			for _, sub := range value.Content {
+				for sub.Kind == yaml.AliasNode {
+					sub = sub.Alias
+				}
+				if sub.Kind != yaml.MappingNode {
+					return nil, errPyYAML
+				}
+				pairs, err := flattenMapping(sub)
+				if err != nil {
+					return nil, err
+				}
+				submerge = append(submerge, pairs)
+			}
+			for i := len(submerge) - 1; i >= 0; i-- {
+				merge = append(merge, submerge[i]...)
+			}
+		default:
+			return nil, errPyYAML
+		}
+	}
+	return append(merge, own...), nil
+}
+
+// PyYAML's implicit resolvers (resolver.py), tried in this order.
+var pyYAMLResolvers = []struct {
+	tag         string
+	firstChars  string
+	matchesNone bool // also tried for the empty scalar
+	pattern     *regexp.Regexp
+}{
+	{"!!bool", "yYnNtTfFoO", false, regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)},
+	{"!!float", "-+0123456789.", false, regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)},
+	{"!!int", "-+0123456789", false, regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)},
+	{"!!null", "~nN", true, regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)},
+	{"!!timestamp", "0123456789", false, regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)},
+}
+
+func pyImplicitTag(value string) string {
+	for _, resolver := range pyYAMLResolvers {
+		applies := value == "" && resolver.matchesNone || value != "" && strings.ContainsRune(resolver.firstChars, []rune(value)[0])
+		if applies && resolver.pattern.MatchString(value) {
+			return resolver.tag
+		}
+	}
+	return "!!str"
+}
+
+func constructPyScalar(node *yaml.Node) (any, error) {
+	tag := "!!str"
+	switch {
+	case node.Style&yaml.TaggedStyle != 0:
+		tag = node.Tag
+	case node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0:
+		tag = pyImplicitTag(node.Value)
+	}
+	value := node.Value
+	switch tag {
+	case "!!str", "!!merge":
+		return value, nil
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		switch strings.ToLower(value) {
+		case "yes", "true", "on":
+			return true, nil
+		case "no", "false", "off":
+			return false, nil
+		}
+	case "!!int":
+		if n, ok := pyYAMLInt(value); ok {
+			return n, nil
+		}
+	case "!!float":
+		if f, ok := pyYAMLFloat(value); ok {
+			return f, nil
+		}
+	case "!!timestamp":
+		if t, ok := pyYAMLTimestamp(value); ok {
+			return t, nil
+		}
+	}
+	return nil, errPyYAML
+}
+
+// pyYAMLInt is SafeConstructor.construct_yaml_int.
+func pyYAMLInt(text string) (*big.Int, bool) {
+	value := strings.ReplaceAll(text, "_", "")
+	if value == "" {
+		return nil, false
+	}
+	sign := int64(1)
+	if value[0] == '-' {
+		sign = -1
+	}
+	if value[0] == '-' || value[0] == '+' {
+		value = value[1:]
+	}
+	n := new(big.Int)
+	ok := true
+	switch {
+	case value == "0":
+	case strings.HasPrefix(value, "0b"):
+		_, ok = n.SetString(value[2:], 2)
+	case strings.HasPrefix(value, "0x"):
+		_, ok = n.SetString(value[2:], 16)
+	case strings.HasPrefix(value, "0"):
+		_, ok = n.SetString(value, 8)
+	case strings.Contains(value, ":"):
+		base := big.NewInt(1)
+		parts := strings.Split(value, ":")
+		for i := len(parts) - 1; i >= 0; i-- {
+			digit, isInt := new(big.Int).SetString(parts[i], 10)
+			if !isInt {
+				return nil, false
+			}
+			n.Add(n, digit.Mul(digit, base))
+			base.Mul(base, big.NewInt(60))
+		}
+	default:
+		_, ok = n.SetString(value, 10)
+	}
+	return n.Mul(n, big.NewInt(sign)), ok
+}
+
+// pyYAMLFloat is SafeConstructor.construct_yaml_float.
+func pyYAMLFloat(text string) (float64, bool) {
+	value := strings.ToLower(strings.ReplaceAll(text, "_", ""))
+	if value == "" {
+		return 0, false
+	}
+	sign := 1.0
+	if value[0] == '-' {
+		sign = -1
+	}
+	if value[0] == '-' || value[0] == '+' {
+		value = value[1:]
+	}
+	switch {
+	case value == ".inf":
+		return sign * math.Inf(1), true
+	case value == ".nan":
+		return math.NaN(), true
+	case strings.Contains(value, ":"):
+		total, base := 0.0, 1.0
+		parts := strings.Split(value, ":")
+		for i := len(parts) - 1; i >= 0; i-- {
+			digit, err := strconv.ParseFloat(parts[i], 64)
+			if err != nil {
+				return 0, false
+			}
+			total += digit * base
+			base *= 60
+		}
+		return sign * total, true
+	}
+	f, err := strconv.ParseFloat(value, 64)
+	return sign * f, err == nil
+}
+
+var pyYAMLTimestampParts = regexp.MustCompile(`^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9]{1,2})(?::([0-9]{2}))?))?)?$`)
+
+// pyYAMLTimestamp is SafeConstructor.construct_yaml_timestamp.
+func pyYAMLTimestamp(text string) (any, bool) {
+	m := pyYAMLTimestampParts.FindStringSubmatch(text)
+	if m == nil {
+		return nil, false
+	}
+	number := func(s string) int {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	year, month, day := number(m[1]), number(m[2]), number(m[3])
+	date := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+	if date.Year() != year || int(date.Month()) != month || date.Day() != day {
+		return nil, false // datetime.date raises a ValueError
+	}
+	if m[4] == "" {
+		return pyDate{year, month, day}, true
+	}
+	hour, minute, second := number(m[4]), number(m[5]), number(m[6])
+	if hour > 23 || minute > 59 || second > 59 {
+		return nil, false
+	}
+	fraction := m[7]
+	if len(fraction) > 6 {
+		fraction = fraction[:6]
+	}
+	micro := number(fraction + strings.Repeat("0", 6-len(fraction)))
+	t := time.Date(year, time.Month(month), day, hour, minute, second, micro*1000, time.UTC)
+	aware := m[8] != ""
+	if m[9] != "" {
+		offset := time.Duration(number(m[10]))*time.Hour + time.Duration(number(m[11]))*time.Minute
+		if m[9] == "-" {
+			offset = -offset
+		}
+		t = t.Add(-offset)
+	}
+	return pyDatetime{t: t, aware: aware}, true
+}
