@@ -56,4 +56,7 @@ const (
 	PruneFailedReason = "PruneFailed"
 	// DeletionFailedReason: cleaning up OSM on deletion of the OsmDeployment failed.
 	DeletionFailedReason = "DeletionFailed"
+	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS
+	// instances use its descriptor, is about to be sent.
+	PackageMayBeRefusedReason = "PackageMayBeRefused"
 )

@@ -154,19 +154,30 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 				"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
 		}
 	}
-	if wait := r.untilNextCheck(obj); !rebuilt && !requested && wait > 0 {
-		return ctrl.Result{RequeueAfter: min(wait, r.secretPollInterval())}, nil
+	refused := conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.AuthenticationFailedReason
+	if !rebuilt && !requested && (refused || r.untilNextCheck(obj) > 0) {
+		// After a refused login only new credentials or a person's request try again: OSM locks
+		// an account after a few failed logins, and a periodic retry would lock it.
+		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
 	}
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	checker, ok := conn.NBI.(healthChecker)
 	if !ok {
 		return ctrl.Result{}, fmt.Errorf("the NBI client of %s cannot be health-checked", key)
 	}
+	if requested {
+		checker.AllowLogin()
+	}
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	version, vims, err := checkHealth(ctx, checker)
 	now := metav1.Now()
 	obj.Status.LastCheckedAt = &now
 	if err != nil {
-		r.markNotReady(obj, healthFailureReason(err), err.Error())
+		reason, message := healthFailureReason(err), err.Error()
+		if reason == gitopsv1alpha1.AuthenticationFailedReason {
+			message += "; osmops will not log in again until the credentials Secret or the spec changes, " +
+				"or a reconcile is requested, as OSM locks an account after repeated failed logins"
+		}
+		r.markNotReady(obj, reason, message)
 		return ctrl.Result{RequeueAfter: min(r.untilNextCheck(obj), r.secretPollInterval())}, nil
 	}
 	obj.Status.OSMVersion = version
@@ -179,8 +190,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 }
 
 // untilNextCheck is the time until the next health check of the NBI: every interval, and
-// every clusterRetryInterval while it is unreachable. A refused login is not retried sooner
-// than interval: OSM may lock an account after failed logins.
+// every clusterRetryInterval while it is unreachable.
 func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster) time.Duration {
 	if obj.Status.LastCheckedAt == nil {
 		return 0
@@ -211,6 +221,7 @@ func (r *OsmClusterReconciler) markNotReady(obj *gitopsv1alpha1.OsmCluster, reas
 
 // healthChecker is what the OsmCluster reconciler asks of an NBI client.
 type healthChecker interface {
+	AllowLogin()
 	Authenticate(ctx context.Context) error
 	Version(ctx context.Context) (*osm.Version, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)

@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
@@ -82,6 +85,59 @@ func TestClusterBadCredentialsAndRotation(t *testing.T) {
 	secret.StringData = map[string]string{"username": "operator", "password": testPassword}
 	tn.g.Expect(k8sClient.Update(tn.ctx, secret)).To(Succeed())
 	tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+}
+
+// OSM locks a user after 5 failed logins: after a refused login the OsmCluster logs in again
+// only when asked to, however often it is reconciled, even with a health check due at once.
+func TestClusterDoesNotLockTheAccount(t *testing.T) {
+	tn := newTenant(t)
+	// Refused logins only: another test's OsmCluster may find this simulator at the port its
+	// own had, and log in with the right password.
+	logins := func() int64 {
+		var n int64
+		for _, e := range tn.sim.Stats().Endpoints {
+			if e.Method == http.MethodPost && e.Route == "/osm/admin/v1/tokens" && e.Status == http.StatusUnauthorized {
+				n += e.Requests
+			}
+		}
+		return n
+	}
+	before := logins()
+	tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "wrong", Namespace: tn.namespace},
+		StringData: map[string]string{"username": "operator", "password": "not-the-password"},
+	})).To(Succeed())
+	cluster := tn.newCluster("wrong", tn.nbi.URL, "wrong", func(c *gitopsv1alpha1.OsmCluster) {
+		c.Spec.Interval = &metav1.Duration{Duration: time.Millisecond}
+	})
+	tn.g.Expect(tn.clusterReason(cluster, metav1.ConditionFalse, gitopsv1alpha1.AuthenticationFailedReason)).
+		To(ContainSubstring("will not log in again until"))
+
+	// Each new user of the OsmCluster reconciles it once more; every health check is due.
+	for i := 1; i <= 6; i++ {
+		tn.deployment(fmt.Sprintf("user-%d", i), "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.ClusterRef.Name = cluster.Name
+			d.Spec.Suspend = true
+		})
+		tn.g.Eventually(func() int32 {
+			got := &gitopsv1alpha1.OsmCluster{}
+			_ = k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got)
+			return got.Status.Deployments
+		}).Should(BeEquivalentTo(i))
+	}
+	tn.g.Expect(logins()-before).To(BeEquivalentTo(1), "logins after 6 more reconciles")
+	tn.g.Expect(tn.sim.State().Users).To(ConsistOf(HaveField("Status", "active")), "OSM's account")
+
+	// A reconcile request tries once more.
+	tn.g.Eventually(func() error {
+		got := &gitopsv1alpha1.OsmCluster{}
+		if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got); err != nil {
+			return err
+		}
+		got.Annotations = map[string]string{meta.ReconcileRequestAnnotation: "retry"}
+		return k8sClient.Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.g.Eventually(logins).Should(BeEquivalentTo(before + 2))
 }
 
 func TestClusterUnreachableAndTLSErrors(t *testing.T) {

@@ -431,6 +431,9 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 		return r.finishWithoutChanges(obj, revision, plan)
 	}
 
+	for _, warning := range plan.Warnings {
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.PackageMayBeRefusedReason, "%s", warning)
+	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(&plan))
 	if len(plan.Creates) > 0 {
 		// Creates are marked pending in status before they are sent: after a crash the next
@@ -440,7 +443,7 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 		}
 	}
 	result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
-	recordApplied(obj, &plan, result, time.Now())
+	recordApplied(obj, inventory, &plan, result, time.Now())
 	r.eventApplied(obj, revision, &plan, result)
 	if len(result.Errors) > 0 {
 		return r.applyFailure(obj, revision, result.Errors)
@@ -578,7 +581,8 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
 		return ctrl.Result{}, err
 	}
-	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: *obj.Status.Inventory, Prune: true})
+	previous := *obj.Status.Inventory
+	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous, Prune: true})
 	obj.Status.Inventory = &plan.Inventory
 	if len(plan.Inventory.NsInstances) == 0 {
 		r.release(obj, cluster)
@@ -586,7 +590,7 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	}
 	if len(plan.Deletes) > 0 {
 		result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
-		recordApplied(obj, &plan, result, time.Now())
+		recordApplied(obj, previous, &plan, result, time.Now())
 		if len(result.Errors) > 0 {
 			return r.applyFailure(obj, "deletion", result.Errors)
 		}

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -367,4 +368,90 @@ func TestDeletionWithoutPruneOrphansInstances(t *testing.T) {
 	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
 	tn.eventuallyGone(d)
 	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+// countRequests counts the requests the tenant's NBI received for "METHOD route", whatever
+// their answer.
+func (tn *tenant) countRequests(methodRoute string) int64 {
+	var n int64
+	for _, e := range tn.sim.Stats().Endpoints {
+		if e.Method+" "+e.Route == methodRoute {
+			n += e.Requests
+		}
+	}
+	return n
+}
+
+// A prune is followed to its end: a terminate that fails in OSM is reported, and the DELETE,
+// which OSM accepted, is not sent again.
+func TestAFailedPruneIsReportedAndNotRepeated(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Prune = true
+		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "terminate", NSName: "ldap2",
+		Message: "helm uninstall failed"})).To(Succeed())
+	tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(
+		HavePrefix("False "+gitopsv1alpha1.OperationFailedReason), ContainSubstring("ldap2"), ContainSubstring("helm uninstall failed")))
+	tn.g.Expect(tn.countRequests(deleteNSRoute)).To(BeEquivalentTo(1))
+}
+
+// After an upgrade the VNF record still holds the instantiation values (OSM's LCM does not
+// rewrite them): drift checks read the values from the completed upgrade, and upgrade nothing.
+func TestAnUpgradeIsNotRepeatedByDriftChecks(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("2", "ldap")))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
+	actionRoute := http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/action"
+	tn.g.Expect(tn.countRequests(actionRoute)).To(BeEquivalentTo(1))
+
+	// Three drift checks, each of which reads the completed actions once.
+	actionsRead := func() int64 {
+		n := int64(0)
+		for _, r := range tn.sim.RequestLog() {
+			if r.Route == "/osm/nslcm/v1/ns_lcm_op_occs" && strings.Contains(r.Path, "lcmOperationType=action") {
+				n++
+			}
+		}
+		return n
+	}
+	seen := actionsRead()
+	tn.g.Eventually(actionsRead).Should(BeNumerically(">=", seen+3))
+	tn.g.Expect(tn.countRequests(actionRoute)).To(BeEquivalentTo(1), "KDU upgrades after three drift checks")
+}
+
+// A package update OSM refuses is not recorded as applied: it is reported, with a warning
+// before it is sent, and sent again on a reconcile request; a new software-version passes.
+func TestARefusedPackageUpdateIsRetried(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	applied := tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	packagesBefore := applied.Status.Inventory.Packages
+
+	vnfd := "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files := demoRepo("1", "ldap")
+	files[vnfd] = strings.Replace(files[vnfd], "description: KNF with", "description: A KNF with", 1)
+	revision := tn.publish("gitops", files)
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.OSMRequestFailedReason),
+		ContainSubstring("cannot be modified, there are disallowed changes in the vnf descriptor")))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring(
+		vnfd + ":2: VNF package openldap_knf is used by NS instances and its software-version stays 1.0"))
+	got := tn.get(d)
+	tn.g.Expect(got.Status.LastAttemptedRevision).To(Equal(revision))
+	tn.g.Expect(got.Status.Inventory.Packages).To(Equal(packagesBefore), "the inventory keeps what OSM holds")
+
+	putRoute := http.MethodPut + " /osm/vnfpkgm/v1/vnf_packages/{vnfPkgId}/package_content"
+	tn.g.Expect(tn.countRequests(putRoute)).To(BeEquivalentTo(1))
+	requestReconcile(tn, d, "retry")
+	tn.g.Eventually(func() int64 { return tn.countRequests(putRoute) }).Should(BeEquivalentTo(2))
+
+	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
 }

@@ -117,14 +117,34 @@ func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitops
 }
 
 // recordApplied writes what OSM answered into status: the ids of new packages and instances,
-// and the operations to wait for.
-func recordApplied(obj *gitopsv1alpha1.OsmDeployment, plan *engine.Plan, result *engine.Result, now time.Time) {
+// and the operations to wait for. A package OSM refused, or that was not sent, keeps its entry
+// of before the plan (previous), so that a later revision or reconcile request sends it again.
+func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.Inventory, plan *engine.Plan, result *engine.Result, now time.Time) {
 	inventory := obj.Status.Inventory
-	for i := range inventory.Packages {
-		if id, ok := result.PackageIDs[inventory.Packages[i].Name]; ok {
-			inventory.Packages[i].ID = id
-		}
+	planned := map[string]bool{}
+	for _, action := range plan.Packages {
+		planned[action.Package.Descriptor.ID] = true
 	}
+	before := map[string]gitopsv1alpha1.PackageEntry{}
+	for _, e := range previous.Packages {
+		before[e.Name] = e
+	}
+	packages := inventory.Packages[:0]
+	for _, e := range inventory.Packages {
+		id, accepted := result.Packages[e.Name]
+		switch {
+		case accepted:
+			e.ID = id
+		case planned[e.Name]:
+			old, known := before[e.Name]
+			if !known {
+				continue
+			}
+			e = old
+		}
+		packages = append(packages, e)
+	}
+	inventory.Packages = packages
 	refused := map[string]bool{}
 	for _, e := range result.Errors {
 		if e.Action == "create NS instance" && !retryable(e.Err) {

@@ -39,8 +39,9 @@ func (e ActionError) Unwrap() error { return e.Err }
 
 // Result is what OSM answered to an applied plan.
 type Result struct {
-	// PackageIDs maps the descriptor ids of the packages created to OSM's _id.
-	PackageIDs map[string]string
+	// Packages maps the descriptor ids of the packages OSM accepted (created or updated) to
+	// OSM's _id; a planned package missing here was refused or not sent.
+	Packages map[string]string
 	// NsInstanceIDs maps the names of the NS instances created to OSM's _id.
 	NsInstanceIDs map[string]string
 	Operations    []StartedOperation
@@ -51,7 +52,7 @@ type Result struct {
 // with at most parallelism requests in flight. It keeps going after a failed NS action (the
 // others are independent) but stops after a failed package, which later steps may need.
 func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, parallelism int) *Result {
-	r := &Result{PackageIDs: map[string]string{}, NsInstanceIDs: map[string]string{}}
+	r := &Result{Packages: map[string]string{}, NsInstanceIDs: map[string]string{}}
 	nsdIDs := map[string]string{}
 	for id, nsd := range observed.NSDs {
 		nsdIDs[id] = nsd.ID
@@ -62,9 +63,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: packageVerb(action), Err: err})
 			return r
 		}
-		if action.ID == "" {
-			r.PackageIDs[action.Package.Descriptor.ID] = id
-		}
+		r.Packages[action.Package.Descriptor.ID] = id
 		if action.Package.Descriptor.Kind == osmpkg.KindNS {
 			nsdIDs[action.Package.Descriptor.ID] = id
 		}
@@ -109,7 +108,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	}
 	for _, action := range plan.Deletes {
 		group.Go(func() error {
-			opID, err := nbi.DeleteNSInstance(groupCtx, action.ID, false)
+			opID, err := nbi.DeleteNSInstance(groupCtx, action.ID, action.Force)
 			record(StartedOperation{ID: opID, Type: OperationTerminate, NsInstance: action.Name}, "",
 				ActionError{Subject: action.Name, Action: "delete NS instance", Err: err})
 			return nil

@@ -108,8 +108,8 @@ func TestApplyUsesPackagesCreatedBefore(t *testing.T) {
 	if diff := cmp.Diff(want, fake.requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if result.PackageIDs["new_ns"] != "id-new_ns" {
-		t.Errorf("package ids = %v", result.PackageIDs)
+	if result.Packages["new_ns"] != "id-new_ns" {
+		t.Errorf("package ids = %v", result.Packages)
 	}
 }
 

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -19,6 +21,7 @@ type OSM interface {
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
 	ListNSInstances(ctx context.Context, names ...string) ([]osm.NSInstance, error)
 	ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]osm.VNFInstance, error)
+	ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
 	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
@@ -37,8 +40,9 @@ type Observed struct {
 	// NSInstances by _id, and their ids by name (names are not unique in OSM).
 	NSInstances map[string]osm.NSInstance
 	NSByName    map[string][]string
-	// KDUValues holds the live Helm values of each KDU as OSM reports them (a JSON string), by
-	// NS instance _id, then member-vnf-index, then KDU name. Nil when not observed.
+	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
+	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
+	// and the completed upgrades since (osm.HelmValues). Nil when not observed.
 	KDUValues map[string]map[string]map[string]string
 }
 
@@ -91,17 +95,81 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 			return nil, fmt.Errorf("listing NS instances: %w", err)
 		}
 	}
-	var vnfs []osm.VNFInstance
-	if scope.WithValues && len(instances) > 0 {
-		ids := make([]string, len(instances))
-		for i, ns := range instances {
-			ids[i] = ns.ID
-		}
-		if vnfs, err = nbi.ListVNFInstances(ctx, ids...); err != nil {
-			return nil, fmt.Errorf("listing VNF instances: %w", err)
+	o := newObserved(nsds, vnfds, vims, instances)
+	if scope.WithValues {
+		if o.KDUValues, err = observeKDUValues(ctx, nbi, instances); err != nil {
+			return nil, err
 		}
 	}
-	return newObserved(nsds, vnfds, vims, instances, vnfs, scope.WithValues), nil
+	return o, nil
+}
+
+// observeKDUValues reads the values the KDUs of the instances run with: two requests, the VNF
+// records (instantiation values) and the completed actions (upgrades since).
+func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) (map[string]map[string]map[string]string, error) {
+	values := map[string]map[string]map[string]string{}
+	if len(instances) == 0 {
+		return values, nil
+	}
+	ids := make([]string, len(instances))
+	for i, ns := range instances {
+		ids[i] = ns.ID
+	}
+	vnfs, err := nbi.ListVNFInstances(ctx, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("listing VNF instances: %w", err)
+	}
+	actions, err := nbi.ListCompletedActions(ctx, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("listing the completed actions of NS instances: %w", err)
+	}
+	return kduValues(vnfs, actions)
+}
+
+// kduKey names one KDU of one NS instance.
+type kduKey struct{ ns, member, kdu string }
+
+// kduValues replays the completed actions, oldest first, over the VNF records' values.
+func kduValues(vnfs []osm.VNFInstance, operations []osm.Operation) (map[string]map[string]map[string]string, error) {
+	slices.SortStableFunc(operations, func(a, b osm.Operation) int { return cmp.Compare(a.StartTime, b.StartTime) })
+	actions := map[kduKey][]osm.KDUAction{}
+	for _, op := range operations {
+		action, isKDU, err := op.KDUAction()
+		if err != nil {
+			return nil, err
+		}
+		if isKDU {
+			key := kduKey{op.NSInstanceID, action.MemberVnfIndex, action.KDUName}
+			actions[key] = append(actions[key], action)
+		}
+	}
+	values := map[string]map[string]map[string]string{}
+	for _, vnf := range vnfs {
+		byMember := values[vnf.NSInstanceID]
+		if byMember == nil {
+			byMember = map[string]map[string]string{}
+			values[vnf.NSInstanceID] = byMember
+		}
+		kdus := map[string]string{}
+		for _, kdu := range vnf.KDURecords {
+			key := kduKey{vnf.NSInstanceID, vnf.MemberVnfIndex, kdu.KDUName}
+			if len(actions[key]) == 0 {
+				kdus[kdu.KDUName] = string(kdu.AdditionalParams)
+				continue
+			}
+			instantiated, err := kdu.Params()
+			if err != nil {
+				return nil, err
+			}
+			encoded, err := json.Marshal(osm.HelmValues(instantiated, actions[key]))
+			if err != nil {
+				return nil, err
+			}
+			kdus[kdu.KDUName] = string(encoded)
+		}
+		byMember[vnf.MemberVnfIndex] = kdus
+	}
+	return values, nil
 }
 
 // checkIdentified refuses NS instance records without an _id or a name: a plan made on them
@@ -116,8 +184,7 @@ func checkIdentified(instances []osm.NSInstance) error {
 }
 
 // newObserved indexes OSM's answers.
-func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.VIMAccount,
-	instances []osm.NSInstance, vnfs []osm.VNFInstance, withValues bool) *Observed {
+func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.VIMAccount, instances []osm.NSInstance) *Observed {
 	o := &Observed{
 		NSDs:        make(map[string]osm.NSDescriptor, len(nsds)),
 		VNFDs:       make(map[string]osm.VNFDescriptor, len(vnfds)),
@@ -137,21 +204,6 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 	for _, ns := range instances {
 		o.NSInstances[ns.ID] = ns
 		o.NSByName[ns.Name] = append(o.NSByName[ns.Name], ns.ID)
-	}
-	if withValues {
-		o.KDUValues = make(map[string]map[string]map[string]string, len(instances))
-		for _, vnf := range vnfs {
-			byMember := o.KDUValues[vnf.NSInstanceID]
-			if byMember == nil {
-				byMember = map[string]map[string]string{}
-				o.KDUValues[vnf.NSInstanceID] = byMember
-			}
-			kdus := map[string]string{}
-			for _, kdu := range vnf.KDURecords {
-				kdus[kdu.KDUName] = string(kdu.AdditionalParams)
-			}
-			byMember[vnf.MemberVnfIndex] = kdus
-		}
 	}
 	return o
 }

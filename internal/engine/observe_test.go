@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,8 +37,8 @@ func TestScopeOf(t *testing.T) {
 // listingOSM answers the lists of an observation and records what they asked for.
 type listingOSM struct {
 	OSM
-	instances           []osm.NSInstance
-	askedNames, askedNS [][]string
+	instances                         []osm.NSInstance
+	askedNames, askedNS, askedActions [][]string
 }
 
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
@@ -55,6 +57,11 @@ func (l *listingOSM) ListVNFInstances(_ context.Context, ids ...string) ([]osm.V
 	return []osm.VNFInstance{{NSInstanceID: "id-a", MemberVnfIndex: "vnf", KDURecords: []osm.KDURecord{{KDUName: "ldap", AdditionalParams: `{"x":1}`}}}}, nil
 }
 
+func (l *listingOSM) ListCompletedActions(_ context.Context, ids ...string) ([]osm.Operation, error) {
+	l.askedActions = append(l.askedActions, ids)
+	return nil, nil
+}
+
 func TestObserveReadsOnlyItsScope(t *testing.T) {
 	instances := []osm.NSInstance{{ID: "id-a", Name: "a"}}
 	for _, test := range []struct {
@@ -65,7 +72,7 @@ func TestObserveReadsOnlyItsScope(t *testing.T) {
 	}{
 		{"nothing to read", Scope{WithValues: true}, nil, nil, false},
 		{"names only", Scope{Names: []string{"a", "b"}}, [][]string{{"a", "b"}}, nil, false},
-		{"the VNF records of the instances found", Scope{Names: []string{"a", "b"}, WithValues: true},
+		{"the VNF records and completed actions of the instances found", Scope{Names: []string{"a", "b"}, WithValues: true},
 			[][]string{{"a", "b"}}, [][]string{{"id-a"}}, true},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -80,9 +87,98 @@ func TestObserveReadsOnlyItsScope(t *testing.T) {
 			if diff := cmp.Diff(test.wantVNFs, nbi.askedNS); diff != "" {
 				t.Errorf("VNF records asked for NS instances (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(test.wantVNFs, nbi.askedActions); diff != "" {
+				t.Errorf("completed actions asked for NS instances (-want +got):\n%s", diff)
+			}
 			if got := observed.KDUValues["id-a"]["vnf"]["ldap"] == `{"x":1}`; got != test.wantValues {
 				t.Errorf("live values observed: %v, want %v", got, test.wantValues)
 			}
 		})
+	}
+}
+
+// upgrade is a completed KDU action as the NBI records it: a non-empty primitive_params as a
+// JSON string.
+func upgrade(ns, kdu, primitive string, start float64, params string) osm.Operation {
+	operationParams := map[string]any{"member_vnf_index": "vnf", "kdu_name": kdu, "primitive": primitive,
+		"primitive_params": map[string]any{}}
+	if params != "" {
+		operationParams["primitive_params"] = params
+	}
+	return osm.Operation{ID: fmt.Sprint(start), NSInstanceID: ns, LCMOperationType: "action", OperationState: "COMPLETED",
+		StartTime: osm.Number(start), OperationParams: operationParams}
+}
+
+func TestKDUValuesReplayTheCompletedUpgrades(t *testing.T) {
+	vnfs := []osm.VNFInstance{{NSInstanceID: "ns-1", MemberVnfIndex: "vnf", KDURecords: []osm.KDURecord{
+		{KDUName: "ldap", AdditionalParams: `{"replicaCount": "2", "image": {"tag": "1"}}`},
+		{KDUName: "other", AdditionalParams: `{"a": 1}`},
+	}}}
+	for _, test := range []struct {
+		name       string
+		operations []osm.Operation
+		want       map[string]any
+	}{
+		{"no upgrade: the instantiation values", nil, map[string]any{"replicaCount": "2", "image": map[string]any{"tag": "1"}}},
+		{"an upgrade that resets values runs its values alone, without LCM's options",
+			[]osm.Operation{upgrade("ns-1", "ldap", "upgrade", 10, `{"replicaCount": "3", "kdu_reset_values": "true", "kdu_model": "repo/ldap"}`)},
+			map[string]any{"replicaCount": "3"}},
+		{"LCM's default reuses values: a shallow update of the instantiation values, merged into the release's",
+			[]osm.Operation{
+				upgrade("ns-1", "ldap", "upgrade", 10, `{"replicaCount": "3", "extra": "x", "kdu_reset_values": "true"}`),
+				upgrade("ns-1", "ldap", "upgrade", 20, `{"image": {"pullPolicy": "Always"}}`),
+			},
+			map[string]any{"replicaCount": "2", "extra": "x", "image": map[string]any{"pullPolicy": "Always"}}},
+		{"the newest upgrade wins, whatever the answer's order",
+			[]osm.Operation{
+				upgrade("ns-1", "ldap", "upgrade", 30, `{"replicaCount": "5", "kdu_reset_values": "yes"}`),
+				upgrade("ns-1", "ldap", "upgrade", 10, `{"replicaCount": "3", "kdu_reset_values": "true"}`),
+			},
+			map[string]any{"replicaCount": "5"}},
+		{"a rollback returns to the values before the last upgrade",
+			[]osm.Operation{
+				upgrade("ns-1", "ldap", "upgrade", 10, `{"replicaCount": "3", "kdu_reset_values": "true"}`),
+				upgrade("ns-1", "ldap", "upgrade", 20, `{"replicaCount": "4", "kdu_reset_values": "true"}`),
+				upgrade("ns-1", "ldap", "rollback", 30, ""),
+			},
+			map[string]any{"replicaCount": "3"}},
+		{"a second rollback returns to the values the first one left (Helm's revisions)",
+			[]osm.Operation{
+				upgrade("ns-1", "ldap", "upgrade", 10, `{"replicaCount": "3", "kdu_reset_values": "true"}`),
+				upgrade("ns-1", "ldap", "rollback", 20, ""),
+				upgrade("ns-1", "ldap", "rollback", 30, ""),
+			},
+			map[string]any{"replicaCount": "3"}},
+		{"a null in reused values removes the key",
+			[]osm.Operation{upgrade("ns-1", "ldap", "upgrade", 10, `{"image": null}`)},
+			map[string]any{"replicaCount": "2"}},
+		{"other KDUs, other instances and other primitives change nothing",
+			[]osm.Operation{
+				upgrade("ns-1", "other", "upgrade", 10, `{"a": 2, "kdu_reset_values": "true"}`),
+				upgrade("ns-2", "ldap", "upgrade", 10, `{"a": 2, "kdu_reset_values": "true"}`),
+				upgrade("ns-1", "ldap", "status", 20, ""),
+			},
+			map[string]any{"replicaCount": "2", "image": map[string]any{"tag": "1"}}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			values, err := kduValues(vnfs, test.operations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(values["ns-1"]["vnf"]["ldap"]), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(test.want, got); diff != "" {
+				t.Errorf("values of ldap (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestKDUValuesRefuseMalformedParams(t *testing.T) {
+	vnfs := []osm.VNFInstance{{NSInstanceID: "ns-1", MemberVnfIndex: "vnf", KDURecords: []osm.KDURecord{{KDUName: "ldap"}}}}
+	if _, err := kduValues(vnfs, []osm.Operation{upgrade("ns-1", "ldap", "upgrade", 1, `[1`)}); err == nil {
+		t.Error("a malformed primitive_params was read as values")
 	}
 }

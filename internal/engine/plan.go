@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path"
 	"sort"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -37,6 +38,10 @@ type NsAction struct {
 	ID string
 	// Reason says why, for events and logs.
 	Reason string
+	// Force deletes an instance OSM never instantiated (or terminated without removing): the
+	// NBI answers a plain DELETE of one with 204 and keeps it (nbi.py, DELETE of
+	// ns_instances_content), and there is nothing to terminate.
+	Force bool
 }
 
 // Plan is the difference between a revision and OSM: what to send, in order.
@@ -51,6 +56,8 @@ type Plan struct {
 	// Problems make the revision impossible to apply as it is (conflicts, changes OSM cannot
 	// make); while there are any, nothing is sent to OSM.
 	Problems []gitops.Problem
+	// Warnings are actions OSM may refuse, said before they are sent.
+	Warnings []gitops.Problem
 	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
 	// creates are Creating with no id yet.
 	Inventory gitopsv1alpha1.Inventory
@@ -79,6 +86,11 @@ const (
 func Compute(in Input) Plan {
 	var p Plan
 	p.Packages, p.Inventory.Packages = planPackages(in)
+	for _, action := range p.Packages {
+		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
+			p.Warnings = append(p.Warnings, warning)
+		}
+	}
 
 	owned := map[string]gitopsv1alpha1.NsInstanceEntry{}
 	for _, e := range in.Inventory.NsInstances {
@@ -129,6 +141,44 @@ func planPackages(in Input) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
 	return actions, entries
+}
+
+// inUseUpdateWarning tells when OSM may refuse an update because NS instances use the
+// descriptor: OSM then refuses every change of an NSD, and of a VNFD unless its
+// software-version changes, but for day-1/2 primitives (and, in a VNFD, scaling policies).
+// Only the descriptor file counts: the package's other files may change.
+func inUseUpdateWarning(o *Observed, action PackageAction) (gitops.Problem, bool) {
+	if action.ID == "" {
+		return gitops.Problem{}, false
+	}
+	d := action.Package.Descriptor
+	file := path.Join(action.Package.Source, action.Package.DescriptorPath)
+	if d.Kind == osmpkg.KindNS {
+		if o.NSDs[d.ID].Admin.UsageState != osm.UsageInUse {
+			return gitops.Problem{}, false
+		}
+		return gitops.Problem{File: file, Line: d.IDLine, Message: fmt.Sprintf(
+			"NS package %s is used by NS instances: OSM refuses any change to its descriptor but day-1/2 primitives (delete the instances, or give the package a new id)", d.ID)}, true
+	}
+	observed := o.VNFDs[d.ID]
+	if observed.Admin.UsageState != osm.UsageInUse || softwareVersion(string(observed.SoftwareVersion)) != softwareVersion(d.SoftwareVersion) {
+		return gitops.Problem{}, false
+	}
+	line := d.SoftwareVersionLine
+	if line == 0 {
+		line = d.IDLine
+	}
+	return gitops.Problem{File: file, Line: line, Message: fmt.Sprintf(
+		"VNF package %s is used by NS instances and its software-version stays %s: OSM refuses changes to its descriptor but day-1/2 primitives and scaling policies unless software-version changes",
+		d.ID, softwareVersion(d.SoftwareVersion))}, true
+}
+
+// softwareVersion is a VNFD's software-version as OSM reads it: "1.0" when absent.
+func softwareVersion(v string) string {
+	if v == "" {
+		return "1.0"
+	}
+	return v
 }
 
 func observedPackageID(o *Observed, d osmpkg.Descriptor) string {
@@ -256,7 +306,8 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	}
 	entry.State = gitopsv1alpha1.NsInstanceDeleting
 	if record.NSState != stateNSTerminating {
-		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned})
+		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
+			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }

@@ -31,11 +31,18 @@ func observedWith(instances []osm.NSInstance, values map[string]string) *Observe
 		vnfs = append(vnfs, osm.VNFInstance{NSInstanceID: id, MemberVnfIndex: "openldap",
 			KDURecords: []osm.KDURecord{{KDUName: "ldap", AdditionalParams: osm.LooseString(v)}}})
 	}
-	return newObserved(
+	o := newObserved(
 		[]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns"}},
 		[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf"}},
 		[]osm.VIMAccount{{ID: "vim-1", Name: "site1"}},
-		instances, vnfs, values != nil)
+		instances)
+	if values != nil {
+		var err error
+		if o.KDUValues, err = kduValues(vnfs, nil); err != nil {
+			panic(err)
+		}
+	}
+	return o
 }
 
 func entry(name, id, digest string, state gitopsv1alpha1.NsInstanceState) gitopsv1alpha1.NsInstanceEntry {
@@ -58,7 +65,11 @@ func summarise(p Plan) summary {
 		s.Upgrades = append(s.Upgrades, a.Name+"@"+a.ID+": "+a.Reason)
 	}
 	for _, a := range p.Deletes {
-		s.Deletes = append(s.Deletes, a.Name+"@"+a.ID)
+		forced := ""
+		if a.Force {
+			forced = " (forced)"
+		}
+		s.Deletes = append(s.Deletes, a.Name+"@"+a.ID+forced)
 	}
 	s.Orphans = p.Orphans
 	for _, problem := range p.Problems {
@@ -163,6 +174,17 @@ func TestComputeNsInstances(t *testing.T) {
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
 		},
 		{
+			name: "an instance OSM never instantiated is deleted with force, as the NBI keeps it otherwise", prune: true,
+			observed: observedWith([]osm.NSInstance{func() osm.NSInstance {
+				ns := running("ns-1", "ldap")
+				ns.NSState, ns.Admin.NSState = "BROKEN", osm.NSStateNotInstantiated
+				return ns
+			}()}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
+			want: summary{Deletes: []string{"ldap@ns-1 (forced)"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+		},
+		{
 			name:      "an instance no longer declared is orphaned without prune",
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
@@ -223,7 +245,7 @@ func TestComputePackages(t *testing.T) {
 	ns := gitops.Package{Source: "osm-pkgs/openldap_ns", Package: &osmpkg.Package{
 		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "openldap_ns", VnfdIDs: []string{"openldap_knf"}}, Digest: "sha256:ns"}}
 	observed := observedWith(nil, nil) // OSM has openldap_ns (nsd-1) and openldap_knf (vnfd-1)
-	empty := newObserved(nil, nil, nil, nil, nil, false)
+	empty := newObserved(nil, nil, nil, nil)
 	tests := []struct {
 		name      string
 		observed  *Observed
@@ -253,6 +275,55 @@ func TestComputePackages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("package actions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComputeWarnsOfUpdatesOSMMayRefuse(t *testing.T) {
+	vnf := func(softwareVersion string, line int) gitops.Package {
+		return gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{DescriptorPath: "openldap_vnfd.yaml",
+			Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", IDLine: 2,
+				SoftwareVersion: softwareVersion, SoftwareVersionLine: line}, Digest: "sha256:new"}}
+	}
+	ns := gitops.Package{Source: "osm-pkgs/openldap_ns", Package: &osmpkg.Package{DescriptorPath: "openldap_nsd.yaml",
+		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "openldap_ns", IDLine: 3}, Digest: "sha256:new"}}
+	observed := func(usage, softwareVersion string) *Observed {
+		admin := osm.DescriptorAdmin{UsageState: usage}
+		return newObserved([]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns", Admin: admin}},
+			[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf", Admin: admin, SoftwareVersion: osm.LooseString(softwareVersion)}},
+			nil, nil)
+	}
+	for _, test := range []struct {
+		name     string
+		pkg      gitops.Package
+		observed *Observed
+		want     []string
+	}{
+		{"a VNFD not in use", vnf("", 0), observed("NOT_IN_USE", ""), nil},
+		{"a VNFD in use whose software-version changes", vnf("2.0", 5), observed("IN_USE", "1.0"), nil},
+		{"a VNFD in use without software-version, as OSM's default", vnf("", 0), observed("IN_USE", ""),
+			[]string{"osm-pkgs/openldap_knf/openldap_vnfd.yaml:2: VNF package openldap_knf is used by NS instances and its software-version stays 1.0: " +
+				"OSM refuses changes to its descriptor but day-1/2 primitives and scaling policies unless software-version changes"}},
+		{"a VNFD in use whose software-version stays", vnf("1.0", 5), observed("IN_USE", "1.0"),
+			[]string{"osm-pkgs/openldap_knf/openldap_vnfd.yaml:5: VNF package openldap_knf is used by NS instances and its software-version stays 1.0: " +
+				"OSM refuses changes to its descriptor but day-1/2 primitives and scaling policies unless software-version changes"}},
+		{"an NSD not in use", ns, observed("NOT_IN_USE", ""), nil},
+		{"an NSD in use", ns, observed("IN_USE", ""),
+			[]string{"osm-pkgs/openldap_ns/openldap_nsd.yaml:3: NS package openldap_ns is used by NS instances: " +
+				"OSM refuses any change to its descriptor but day-1/2 primitives (delete the instances, or give the package a new id)"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			plan := Compute(Input{Revision: &gitops.Revision{Packages: []gitops.Package{test.pkg}}, Observed: test.observed})
+			if len(plan.Packages) != 1 || plan.Packages[0].ID == "" {
+				t.Fatalf("planned %+v, want one update", plan.Packages)
+			}
+			var got []string
+			for _, w := range plan.Warnings {
+				got = append(got, w.String())
+			}
+			if diff := cmp.Diff(test.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -366,6 +366,12 @@ func TestLoadProblems(t *testing.T) {
 			},
 		},
 		{
+			name: "params that OSM's upgrade reads as options",
+			files: map[string]string{"a.osmops.yaml": deployment("a") +
+				"  params:\n    replicaCount: 1\n    kdu_model: stable/ldap\n    nested: {kdu_reset_values: x}\n"},
+			want: []string{`a.osmops.yaml:10: field "kdu.params": "kdu_model" is an option of OSM's KDU upgrade, not a Helm value: OSM would not pass it to Helm`},
+		},
+		{
 			name: "invalid NS names",
 			files: map[string]string{
 				"a.osmops.yaml": strings.Replace(deployment("a"), "name: a", "name: \"a\\tb\"", 1),

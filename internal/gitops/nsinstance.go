@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // KindNsInstance is the only kind a deployment file may declare.
@@ -245,6 +247,12 @@ func (d *deploymentReader) params(values map[string]mappingField) map[string]any
 	}
 	value, problems := jsonValue(d.file, "kdu.params", field.value)
 	d.problems = append(d.problems, problems...)
+	for i := 0; i+1 < len(field.value.Content); i += 2 {
+		if key := field.value.Content[i]; slices.Contains(osm.ReservedKDUValueKeys, key.Value) {
+			d.problems = append(d.problems, problemf(d.file, key.Line,
+				"field %q: %q is an option of OSM's KDU upgrade, not a Helm value: OSM would not pass it to Helm", "kdu.params", key.Value))
+		}
+	}
 	return value.(map[string]any)
 }
 
