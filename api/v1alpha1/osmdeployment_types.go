@@ -92,14 +92,16 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
-	// RetryInterval is the wait before retrying after a failure; interval when empty.
+	// RetryInterval is the wait before retrying after a failure, and before checking again a
+	// revision that names something OSM lacks; interval when empty.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 
-	// Timeout for OSM to finish the operations of one revision; past it the revision is reported
-	// as failed (Ready=False) and retried.
+	// Timeout for OSM to finish the operations of one revision; past it they are no longer
+	// waited for: their NS instances are reported Failed (reason Timeout, with OSM's operation
+	// id) and the newest revision is planned.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string

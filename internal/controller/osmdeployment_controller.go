@@ -183,20 +183,21 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return r.reconcileDelete(ctx, obj)
 	}
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
-	retryFailed := false
-	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
-		retryFailed = v != obj.Status.LastHandledReconcileAt
-		obj.Status.SetLastHandledReconcileRequest(v)
-	}
 	if obj.Spec.Suspend {
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
 		return ctrl.Result{}, nil
 	}
-	return r.reconcile(ctx, obj, patcher, retryFailed)
+	var requested string
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
+		requested = v
+	}
+	return r.reconcile(ctx, obj, patcher, requested)
 }
 
-// reconcile runs the steps of design.md from dependencies to waiting for OSM.
-func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, retryFailed bool) (ctrl.Result, error) {
+// reconcile runs one reconcile, from dependencies to waiting for OSM. A reconcile request
+// (requested, "" when none) is marked handled only once the revision was checked or planned
+// with it: one that arrives while OSM operations run waits for them to end or time out.
+func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, requested string) (ctrl.Result, error) {
 	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
 	// the change that triggered this one.
 	conditions.Delete(obj, meta.StalledCondition)
@@ -213,15 +214,22 @@ func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1al
 	}
 	rev, res, err := r.reconcileRevision(ctx, obj, artifactRef)
 	if rev == nil {
+		if conditions.IsStalled(obj) && requested != "" {
+			obj.Status.SetLastHandledReconcileRequest(requested) // the revision is invalid: nothing to retry
+		}
 		return res, err
 	}
 	if len(obj.Status.Operations) > 0 {
 		finished, res, err := r.reconcileOperations(ctx, obj, conn)
-		if !finished || err != nil || obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj) {
+		unchanged := obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj)
+		if !finished || err != nil || unchanged && requested == "" {
 			return res, err
 		}
 	}
-	return r.reconcileApply(ctx, obj, patcher, conn, rev, artifactRef.Revision, retryFailed)
+	if requested != "" {
+		obj.Status.SetLastHandledReconcileRequest(requested)
+	}
+	return r.reconcileApply(ctx, obj, patcher, conn, rev, artifactRef.Revision, requested != "")
 }
 
 // reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
@@ -343,8 +351,11 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "checking OSM operations: %s", err)
 		return false, ctrl.Result{}, err
 	}
+	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
+	finished = append(finished, expired...)
 	obj.Status.Operations = running
 	var failures []string
+	reason := gitopsv1alpha1.OperationFailedReason
 	for _, outcome := range finished {
 		recordOperationMetric(outcome)
 		state := gitopsv1alpha1.NsInstanceReady
@@ -353,25 +364,18 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",
 				outcome.Operation.NsInstance, outcome.Operation.Type, outcome.Operation.State, outcome.Message))
 		}
+		if outcome.TimedOut {
+			reason = gitopsv1alpha1.TimeoutReason
+		}
 		setInstanceState(obj, outcome.Operation, state)
 	}
 	if len(failures) > 0 {
 		msg := strings.Join(failures, "; ")
-		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OperationFailedReason, "%s", msg)
-		markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
+		markStalled(obj, reason, "%s", msg)
 	}
 	if len(running) > 0 {
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
-		oldest := running[0].StartTime.Time
-		for _, op := range running {
-			if op.StartTime.Time.Before(oldest) {
-				oldest = op.StartTime.Time
-			}
-		}
-		if time.Since(oldest) > obj.GetTimeout() {
-			conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.TimeoutReason,
-				"OSM did not finish %d operation(s) within %s", len(running), obj.GetTimeout())
-		}
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(running), obj.Status.LastAttemptedRevision)
 		return false, ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 	}
@@ -407,7 +411,9 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 		obj.Status.LastAttemptedRevision = revision
 		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", revision, err)
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", revision, err)
-		return ctrl.Result{}, nil
+		// What the references name may appear in OSM (a VIM account, an NSD made by hand): checked
+		// again, unlike a file that only a new revision can mend.
+		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
 	}
 	claims, err := r.claims(ctx, obj, rev)
 	if err != nil {

@@ -333,15 +333,71 @@ func TestDependsOnWaitsForTheDependency(t *testing.T) {
 	tn.eventuallyApplied(d, revision)
 }
 
-func TestTimeoutIsReported(t *testing.T) {
+// Past timeout an operation is no longer waited for: it is reported with its id, and a later
+// revision is planned (an instance OSM is still busy with gets nothing new until it is done).
+func TestTimeoutIsReportedAndTheNextRevisionPlanned(t *testing.T) {
 	tn := newTenant(t)
 	tn.sim.HoldOperations()
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Timeout = &metav1.Duration{Duration: 500 * time.Millisecond}
+		d.Spec.RetryInterval = &metav1.Duration{Duration: 200 * time.Millisecond}
 	})
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(HavePrefix("False " + gitopsv1alpha1.TimeoutReason))
+	tn.publish("gitops", demoRepo("1", "ldap"))
+	opID := func() string {
+		for _, ns := range tn.sim.State().NSInstances {
+			for _, op := range ns.Operations {
+				return op.ID
+			}
+		}
+		return ""
+	}
+	tn.g.Eventually(opID).ShouldNot(BeEmpty())
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.TimeoutReason), ContainSubstring(opID())))
+	tn.g.Expect(tn.get(d).Status.Operations).To(BeEmpty())
+
+	second := tn.publish("gitops", demoRepo("2", "ldap"))
+	tn.g.Eventually(func() string { return tn.get(d).Status.LastAttemptedRevision }).Should(Equal(second))
+	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/action")).To(BeZero(), "an upgrade of a busy instance")
 	tn.sim.ReleaseOperations()
+	tn.eventuallyApplied(d, second)
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
+}
+
+// A reconcile request that arrives while OSM operations run is honoured once they end: it
+// retries the failed upgrade it was made for.
+func TestReconcileRequestWaitsForRunningOperations(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepoOf(map[string]string{"ldap": "1", "ldap2": "1"})))
+	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1})).To(Succeed())
+	tn.publish("gitops", demoRepoOf(map[string]string{"ldap": "2", "ldap2": "2"}))
+	tn.eventuallyCondition(d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.OperationFailedReason))
+
+	tn.sim.HoldOperations()
+	third := tn.publish("gitops", demoRepoOf(map[string]string{"ldap": "2", "ldap2": "3"}))
+	tn.g.Eventually(func() []gitopsv1alpha1.OperationEntry { return tn.get(d).Status.Operations }).Should(HaveLen(1))
+	requestReconcile(tn, d, "retry")
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReconcilingCondition) }).Should(ContainSubstring("waiting for 1 OSM operation"))
+	tn.g.Expect(tn.get(d).Status.LastHandledReconcileAt).To(BeEmpty(), "a request handled while operations run")
+
+	tn.sim.ReleaseOperations()
+	got := tn.eventuallyApplied(d, third)
+	tn.g.Expect(got.Status.LastHandledReconcileAt).To(Equal("retry"))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
+}
+
+// A revision that names something OSM lacks is checked again at retryInterval: creating it in
+// OSM is enough, with no new revision and no reconcile request.
+func TestMissingInOSMIsCheckedAgain(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.RetryInterval = &metav1.Duration{Duration: 200 * time.Millisecond}
+	})
+	revision := tn.publish("gitops", map[string]string{"deploy/ldap.osmops.yaml": nsInstanceFile("ldap", "1")})
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.ValidationFailedReason), ContainSubstring("openldap_ns")))
+
+	packages := tn.deployment("packages", "packages")
+	tn.eventuallyApplied(packages, tn.publish("packages", merge(packageFiles("openldap_knf"), packageFiles("openldap_ns"))))
 	tn.eventuallyApplied(d, revision)
 }
 

@@ -87,7 +87,9 @@ func hasUnsettledInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 // failed, keeping OSM's own words when the Ready condition already has them.
 func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 	msg := conditions.GetMessage(obj, meta.ReadyCondition)
-	if conditions.GetReason(obj, meta.ReadyCondition) != gitopsv1alpha1.OperationFailedReason {
+	reason := conditions.GetReason(obj, meta.ReadyCondition)
+	if reason != gitopsv1alpha1.OperationFailedReason && reason != gitopsv1alpha1.TimeoutReason {
+		reason = gitopsv1alpha1.OperationFailedReason
 		var names []string
 		for _, e := range obj.Status.Inventory.NsInstances {
 			if e.State == gitopsv1alpha1.NsInstanceFailed {
@@ -96,7 +98,7 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 		}
 		msg = "failed in OSM: NS instance(s) " + listNames(names) + "; retried on a new revision or a reconcile request"
 	}
-	markStalled(obj, gitopsv1alpha1.OperationFailedReason, "%s", msg)
+	markStalled(obj, reason, "%s", msg)
 }
 
 // withoutRetries forgets the digest of failed instances when a reconcile was requested, so

@@ -235,22 +235,26 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		p.problem(ns, fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, or delete it first", ns.Name, ns.VimAccountName))
 		return
 	}
-	switch {
-	case busy(record):
+	if busy(record) {
 		next.State = gitopsv1alpha1.NsInstanceProgressing
 		next.Digest = last.Digest
+		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
+		return
+	}
+	reason, differs := valuesDiffer(in.Observed, ns, last.Digest != next.Digest, next.ID)
+	switch {
 	case record.NSState == stateNSBroken,
-		last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+		differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
-		// which clears the digest) does.
+		// which clears the digest) does. One that OSM carried out after all (an operation given
+		// up on at the timeout, that ended well) is Ready.
 		next.State = gitopsv1alpha1.NsInstanceFailed
 		next.Digest = last.Digest
+	case differs:
+		next.State = gitopsv1alpha1.NsInstanceProgressing
+		p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
-		if reason, differs := valuesDiffer(in.Observed, ns, last.Digest != next.Digest, next.ID); differs {
-			next.State = gitopsv1alpha1.NsInstanceProgressing
-			p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
-		}
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 }

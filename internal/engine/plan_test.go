@@ -214,6 +214,12 @@ func TestComputeNsInstances(t *testing.T) {
 			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)}},
 		},
 		{
+			name: "a failed intent that OSM carried out after all is Ready", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
 			name: "changing the NSD of an instance is refused", declared: []gitops.NsInstance{ldap},
 			observed: func() *Observed {
 				other := running("ns-1", "ldap")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -16,8 +17,28 @@ const clockSkewMargin = 10 * time.Minute
 type Outcome struct {
 	Operation gitopsv1alpha1.OperationEntry
 	Failed    bool
+	// TimedOut is an operation given up on: OSM did not finish it in time.
+	TimedOut bool
 	// Message is OSM's own error text for a failed operation.
 	Message string
+}
+
+// ExpireOperations gives up on the running operations that started longer than timeout ago:
+// OSM may still finish them, but an OsmDeployment that waited for them forever would never
+// apply a later revision. They are reported as failed; what OSM makes of them is observed
+// again by the next plan.
+func ExpireOperations(running []gitopsv1alpha1.OperationEntry, now time.Time, timeout time.Duration) ([]gitopsv1alpha1.OperationEntry, []Outcome) {
+	var kept []gitopsv1alpha1.OperationEntry
+	var expired []Outcome
+	for _, op := range running {
+		if now.Sub(op.StartTime.Time) <= timeout {
+			kept = append(kept, op)
+			continue
+		}
+		expired = append(expired, Outcome{Operation: op, Failed: true, TimedOut: true,
+			Message: fmt.Sprintf("OSM did not finish operation %s within %s; no longer waited for", op.ID, timeout)})
+	}
+	return kept, expired
 }
 
 // CheckOperations reads the state of the pending operations with one request: those of them
