@@ -357,7 +357,7 @@ func TestTimeoutIsReportedAndTheNextRevisionPlanned(t *testing.T) {
 
 	second := tn.publish("gitops", demoRepo("2", "ldap"))
 	tn.g.Eventually(func() string { return tn.get(d).Status.LastAttemptedRevision }).Should(Equal(second))
-	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/action")).To(BeZero(), "an upgrade of a busy instance")
+	tn.g.Expect(tn.countRequests(http.MethodPost+" /osm/nslcm/v1/ns_instances/{nsInstanceId}/action")).To(BeZero(), "an upgrade of a busy instance")
 	tn.sim.ReleaseOperations()
 	tn.eventuallyApplied(d, second)
 	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
