@@ -51,7 +51,9 @@ func init() {
 type options struct {
 	metricsAddr, healthAddr, eventsAddr string
 	metricsSecure, enableHTTP2          bool
-	concurrent                          int
+	concurrent, concurrentPerNamespace  int
+	maxNBIRequestTimeout                time.Duration
+	reconcileTimeout                    time.Duration
 	requeueDependency                   time.Duration
 	operationPollInterval               time.Duration
 	secretPollInterval                  time.Duration
@@ -77,6 +79,13 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"The address of a Flux notification-controller to forward events to (optional).")
 	fs.IntVar(&o.concurrent, "concurrent", 4,
 		"The number of OsmDeployments and OsmClusters reconciled at once, each.")
+	fs.IntVar(&o.concurrentPerNamespace, "concurrent-per-namespace", 0,
+		"The number of OsmDeployments and OsmClusters of one namespace reconciled at once, each, so that one "+
+			"tenant's unanswering OSMs cannot hold every worker; 0 means half of --concurrent (at least 1).")
+	fs.DurationVar(&o.maxNBIRequestTimeout, "max-nbi-request-timeout", time.Minute,
+		"The longest NBI request timeout an OsmCluster's spec.timeout may set.")
+	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", 5*time.Minute,
+		"The longest one reconcile may take; its requests to OSM are cancelled past it.")
 	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
@@ -190,6 +199,11 @@ func run(o options) error {
 	ctrlOptions := ctrlcontroller.Options{
 		MaxConcurrentReconciles: o.concurrent,
 		RateLimiter:             runtimectrl.GetRateLimiter(o.rateLimiter),
+		ReconciliationTimeout:   o.reconcileTimeout,
+	}
+	perNamespace := o.concurrentPerNamespace
+	if perNamespace <= 0 {
+		perNamespace = o.concurrent / 2
 	}
 	ctx := ctrl.SetupSignalHandler()
 	if err := controller.SetupIndexes(ctx, mgr); err != nil {
@@ -201,6 +215,8 @@ func run(o options) error {
 		EventRecorder:      eventRecorder,
 		Clusters:           clusters,
 		SecretPollInterval: o.secretPollInterval,
+		MaxRequestTimeout:  o.maxNBIRequestTimeout,
+		Share:              controller.NewNamespaceShare(perNamespace),
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
 	}
@@ -211,6 +227,7 @@ func run(o options) error {
 		NoCrossNamespaceRefs:  o.acl.NoCrossNamespaceRefs,
 		RequeueDependency:     o.requeueDependency,
 		OperationPollInterval: o.operationPollInterval,
+		Share:                 controller.NewNamespaceShare(perNamespace),
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}

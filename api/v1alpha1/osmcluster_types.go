@@ -61,11 +61,13 @@ type OsmClusterSpec struct {
 	// +kubebuilder:default=false
 	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
 
-	// Timeout of one request to the NBI.
+	// Timeout of one request to the NBI, at most 5m; the manager's --max-nbi-request-timeout
+	// may lower it.
 	// +optional
 	// +kubebuilder:default="30s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('5m')",message="timeout must be at most 5m"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// MaxConcurrentRequests bounds the requests in flight to this NBI, across every OsmDeployment
@@ -76,11 +78,13 @@ type OsmClusterSpec struct {
 	// +kubebuilder:validation:Maximum=64
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests,omitempty"`
 
-	// Interval between health checks of the NBI (authenticate, read the version and VIM accounts).
+	// Interval between health checks of the NBI (authenticate, read the version and VIM
+	// accounts), at most 24h.
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="interval must be at most 24h"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 

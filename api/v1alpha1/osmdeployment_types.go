@@ -85,11 +85,13 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(s, s == '..')",message="packagesPath must be relative and must not contain '..'"
 	PackagesPath string `json:"packagesPath,omitempty"`
 
-	// Interval at which OSM is compared with the last applied revision, to correct drift.
+	// Interval at which OSM is compared with the last applied revision, to correct drift; at most
+	// 24h, like retryInterval and timeout.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="interval must be at most 24h"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// RetryInterval is the wait before retrying after a failure, and before checking again a
@@ -97,6 +99,7 @@ type OsmDeploymentSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="retryInterval must be at most 24h"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 
 	// Timeout for OSM to finish the operations of one revision; past it they are no longer
@@ -106,6 +109,7 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="timeout must be at most 24h"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// Suspend stops the reconciliation: nothing is applied, nothing is pruned.

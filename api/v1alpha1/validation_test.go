@@ -218,6 +218,31 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.timeout", "should match"},
 		},
 		{
+			name: "deployment with a drift interval over a day", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["interval"] = "25h" },
+			want: []string{"spec.interval", "interval must be at most 24h"},
+		},
+		{
+			name: "deployment with a timeout over a day", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["timeout"] = "1000h" },
+			want: []string{"spec.timeout", "timeout must be at most 24h"},
+		},
+		{
+			name: "deployment with a retry interval over a day", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["retryInterval"] = "24h1s" },
+			want: []string{"spec.retryInterval", "retryInterval must be at most 24h"},
+		},
+		{
+			name: "cluster with a request timeout of an hour", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["timeout"] = "1h" },
+			want: []string{"spec.timeout", "timeout must be at most 5m"},
+		},
+		{
+			name: "cluster with a health check interval over a day", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["interval"] = "48h" },
+			want: []string{"spec.interval", "interval must be at most 24h"},
+		},
+		{
 			name: "deployment with a path leaving the repository", manifest: validDeployment,
 			edit: func(o map[string]any) { spec(o)["path"] = "deploy/../../etc" },
 			want: []string{"spec.path", "must be relative and must not contain '..'"},

@@ -47,6 +47,10 @@ type OsmClusterReconciler struct {
 	ClientOptions []osm.Option
 	// SecretPollInterval is how often the credentials and CA Secrets are read again.
 	SecretPollInterval time.Duration
+	// MaxRequestTimeout caps the NBI request timeout an OsmCluster asks for (none when 0).
+	MaxRequestTimeout time.Duration
+	// Share bounds the workers one namespace holds (none when nil).
+	Share *NamespaceShare
 }
 
 // DefaultSecretPollInterval is how often Secrets are read again by default.
@@ -81,6 +85,11 @@ func clusterOfDeployment(_ context.Context, obj client.Object) []reconcile.Reque
 
 // Reconcile checks one OsmCluster.
 func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	release, later, ok := r.Share.acquire(req.Namespace)
+	if !ok {
+		return later, nil
+	}
+	defer release()
 	obj := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -304,7 +313,7 @@ func (r *OsmClusterReconciler) readSecret(ctx context.Context, namespace, name s
 
 func (r *OsmClusterReconciler) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) (*osm.Client, error) {
 	options := []osm.Option{
-		osm.WithTimeout(obj.GetTimeout()),
+		osm.WithTimeout(r.requestTimeout(obj)),
 		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
 		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
 		osm.WithMetricsLabel(obj.Namespace + "/" + obj.Name),
@@ -313,6 +322,14 @@ func (r *OsmClusterReconciler) newClient(obj *gitopsv1alpha1.OsmCluster, creds o
 		options = append(options, osm.WithCABundle(ca))
 	}
 	return osm.NewClient(obj.Spec.URL, creds, append(options, r.ClientOptions...)...)
+}
+
+// requestTimeout is the OsmCluster's NBI request timeout, within the manager's cap.
+func (r *OsmClusterReconciler) requestTimeout(obj *gitopsv1alpha1.OsmCluster) time.Duration {
+	if r.MaxRequestTimeout > 0 {
+		return min(obj.GetTimeout(), r.MaxRequestTimeout)
+	}
+	return obj.GetTimeout()
 }
 
 // connectionFingerprint digests everything an NBI client is built from; the credentials enter

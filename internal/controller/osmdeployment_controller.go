@@ -62,6 +62,8 @@ type OsmDeploymentReconciler struct {
 	HTTPClient *http.Client
 	// ArtifactLimits bound what one artifact may hold.
 	ArtifactLimits artifact.Limits
+	// Share bounds the workers one namespace holds (none when nil).
+	Share *NamespaceShare
 
 	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
@@ -165,6 +167,11 @@ func (readinessChanged) Update(e event.UpdateEvent) bool {
 // Reconcile applies one OsmDeployment. Its steps each set the conditions that explain them;
 // the status is written once, on return.
 func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	release, later, ok := r.Share.acquire(req.Namespace)
+	if !ok {
+		return later, nil
+	}
+	defer release()
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {

@@ -44,11 +44,15 @@ var (
 
 // Intervals of the suite's reconcilers: short, so that waits are quick.
 const (
-	testPollInterval       = 100 * time.Millisecond
-	testRequeueDependency  = 200 * time.Millisecond
-	testOperationDelay     = 300 * time.Millisecond
-	testSecretPoll         = 300 * time.Millisecond
-	eventuallyTimeout      = 20 * time.Second
+	testPollInterval      = 100 * time.Millisecond
+	testRequeueDependency = 200 * time.Millisecond
+	testOperationDelay    = 300 * time.Millisecond
+	testSecretPoll        = 300 * time.Millisecond
+	eventuallyTimeout     = 20 * time.Second
+	// testWorkers is the number of workers of each reconciler.
+	testWorkers = 4
+	// testMaxRequestTimeout caps the OsmClusters' NBI request timeouts.
+	testMaxRequestTimeout  = 10 * time.Second
 	eventuallyPollInterval = 50 * time.Millisecond
 )
 
@@ -125,16 +129,21 @@ func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	opts := controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptrTrue()}
+	// As the manager's defaults, with shorter times: half the workers per namespace, a capped
+	// NBI request timeout, a bounded reconcile.
+	opts := controller.Options{MaxConcurrentReconciles: testWorkers, SkipNameValidation: ptrTrue(),
+		ReconciliationTimeout: time.Minute}
 	events := record.EventRecorder(recorder)
 	if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Clusters: registry,
-		SecretPollInterval: testSecretPoll}).
+		SecretPollInterval: testSecretPoll, MaxRequestTimeout: testMaxRequestTimeout,
+		Share: NewNamespaceShare(testWorkers / 2)}).
 		SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	return (&OsmDeploymentReconciler{
 		Client: mgr.GetClient(), EventRecorder: events, Clusters: registry, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
+		Share: NewNamespaceShare(testWorkers / 2),
 	}).SetupWithManager(mgr, opts)
 }
 

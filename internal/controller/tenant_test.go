@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -35,6 +36,12 @@ type tenant struct {
 // newTenant makes a namespace, a simulator with the VIM account "site1", the credentials Secret
 // and a Ready OsmCluster.
 func newTenant(t *testing.T) *tenant {
+	t.Helper()
+	return newTenantWithin(t, eventuallyTimeout)
+}
+
+// newTenantWithin is newTenant, with a bound on the wait for the OsmCluster to be Ready.
+func newTenantWithin(t *testing.T, readyWithin time.Duration) *tenant {
 	t.Helper()
 	g := NewWithT(t)
 	g.SetDefaultEventuallyTimeout(eventuallyTimeout)
@@ -67,7 +74,7 @@ func newTenant(t *testing.T) *tenant {
 	g.Eventually(func() bool {
 		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(tn.cluster), tn.cluster)
 		return readyStatus(tn.cluster.Status.Conditions) == metav1.ConditionTrue
-	}).Should(BeTrue(), "OsmCluster Ready")
+	}, readyWithin).Should(BeTrue(), "OsmCluster Ready")
 	return tn
 }
 
