@@ -97,6 +97,7 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
 		obj.Status.ObservedGeneration = obj.Generation
+		boundMessages(obj.Status.Conditions)
 		if err := patcher.Patch(ctx, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}

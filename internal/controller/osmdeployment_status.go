@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -19,9 +20,29 @@ import (
 // maxEventNames bounds the NS instance names listed in one event.
 const maxEventNames = 10
 
+// maxConditionMessage bounds a condition's message: the API server refuses one over 32 KiB,
+// which would leave the status unwritten, and OSM's answers and Git's files, quoted in it,
+// are the tenant's to make as long as it likes.
+const maxConditionMessage = 4096
+
+// boundMessages cuts the conditions' messages to maxConditionMessage bytes, on a rune boundary.
+func boundMessages(conds []metav1.Condition) {
+	for i := range conds {
+		if msg := conds[i].Message; len(msg) > maxConditionMessage {
+			cut := maxConditionMessage - len("…")
+			for cut > 0 && !utf8.RuneStart(msg[cut]) {
+				cut--
+			}
+			conds[i].Message = msg[:cut] + "…"
+		}
+	}
+}
+
 // summarize keeps the conditions consistent for kstatus: Stalled and Ready=True are final,
-// Reconciling means in progress and makes Ready Unknown unless a step said False.
+// Reconciling means in progress and makes Ready Unknown unless a step said False. Messages
+// are bounded.
 func summarize(obj *gitopsv1alpha1.OsmDeployment) {
+	defer func() { boundMessages(obj.Status.Conditions) }()
 	switch {
 	case conditions.IsStalled(obj):
 		conditions.Delete(obj, meta.ReconcilingCondition)

@@ -16,6 +16,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
 func kstatusOf(tn *tenant, d *gitopsv1alpha1.OsmDeployment) status.Status {
@@ -124,4 +125,25 @@ func labels(m *dto.Metric) map[string]string {
 		out[l.GetName()] = l.GetValue()
 	}
 	return out
+}
+
+func TestBoundMessagesCutsOnARuneBoundary(t *testing.T) {
+	g := NewWithT(t)
+	conds := []metav1.Condition{{Message: strings.Repeat("é", maxConditionMessage)}, {Message: "short"}}
+	boundMessages(conds)
+	g.Expect(len(conds[0].Message)).To(BeNumerically("<=", maxConditionMessage))
+	g.Expect(conds[0].Message).To(HaveSuffix("é…"))
+	g.Expect(conds[1].Message).To(Equal("short"))
+}
+
+// An OSM that fails an operation with a huge message gets a bounded condition, not one of
+// 32 KiB (the API server's limit) that every kubectl describe would show.
+func TestAHugeOSMMessageIsBounded(t *testing.T) {
+	tn := newTenant(t)
+	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
+		Message: strings.Repeat("helm failed; ", 10_000)})).To(Succeed())
+	d := tn.deployment("ldap", "gitops")
+	tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.eventuallyCondition(d, "Ready", HavePrefix("False "+gitopsv1alpha1.OperationFailedReason+": NS instance ldap: instantiate operation FAILED: helm failed;"))
+	tn.g.Expect(len(tn.condition(d, "Ready"))).To(BeNumerically("<=", maxConditionMessage+100))
 }
