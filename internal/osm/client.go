@@ -32,8 +32,11 @@ const (
 	DefaultTimeout          = time.Minute
 	DefaultMaxResponseBytes = 256 << 20
 	DefaultUserAgent        = "osmops"
-	// maxErrorBodyBytes bounds what is read of an error answer.
-	maxErrorBodyBytes = 64 << 10
+	// maxSmallAnswerBytes bounds what is read of an answer that is small by nature: an error,
+	// a login, the version, the ids a write returns. OSM's are well under 4 KiB; a larger one
+	// is a hostile NBI filling the operator's memory (a 256 MiB login answer took the manager
+	// past its memory limit).
+	maxSmallAnswerBytes = 64 << 10
 )
 
 // Credentials are an OSM user's credentials.
@@ -253,6 +256,10 @@ func (s *settings) buildHTTPClient() (*http.Client, error) {
 		copied := *s.httpClient
 		httpClient = &copied
 	}
+	// The NBI never redirects: a redirect would replay a login's password, or carry the
+	// token, to wherever a tenant's URL points next, and let the operator read an internal
+	// address for the tenant. The 3xx answer itself is returned, as an error.
+	httpClient.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if s.caBundle == nil && !s.insecureSkipTLSVerify {
 		return httpClient, nil
 	}
@@ -403,22 +410,43 @@ func (c *Client) send(ctx context.Context, req request, bearer string) (*respons
 		return nil, transportError(req.method, path, err)
 	}
 	defer httpResponse.Body.Close()
-	success := httpResponse.StatusCode >= 200 && httpResponse.StatusCode < 300
-	limit := int64(maxErrorBodyBytes)
-	if success {
-		limit = c.maxResponseBytes
+	status := httpResponse.StatusCode
+	if status >= 300 && status < 400 {
+		c.metrics.observe(req, status, len(req.body), 0, time.Since(started))
+		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
+			"the NBI answered %d, a redirect to %s: not followed", status, redirectTarget(httpResponse.Header.Get("Location")))}
+	}
+	success := status >= 200 && status < 300
+	limit := int64(maxSmallAnswerBytes)
+	if success && req.method == http.MethodGet && !req.anonymous {
+		limit = c.maxResponseBytes // a list, or one record
+	}
+	if httpResponse.ContentLength > limit {
+		c.metrics.observe(req, status, len(req.body), 0, time.Since(started))
+		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
+			"the %d answer announces %d bytes, more than the %d accepted: not read", status, httpResponse.ContentLength, limit)}
 	}
 	body, err := io.ReadAll(io.LimitReader(httpResponse.Body, limit+1))
-	c.metrics.observe(req, httpResponse.StatusCode, len(req.body), len(body), time.Since(started))
+	c.metrics.observe(req, status, len(req.body), len(body), time.Since(started))
 	switch {
 	case err != nil:
 		return nil, transportError(req.method, path, err)
 	case !success:
-		return nil, newAPIError(req.method, path, httpResponse.StatusCode, body[:min(int64(len(body)), limit)], c.credentials.Password, bearer)
+		return nil, newAPIError(req.method, path, status, httpResponse.Header.Get("Content-Type"), body, c.credentials.Password, bearer)
 	case int64(len(body)) > limit:
 		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf("the answer is larger than %d bytes", limit)}
 	}
-	return &response{status: httpResponse.StatusCode, body: body}, nil
+	return &response{status: status, body: body}, nil
+}
+
+// redirectTarget names where a redirect points, scheme and host only: its path and query may
+// hold what a tenant wants to read back through the operator's messages.
+func redirectTarget(location string) string {
+	target, err := url.Parse(location)
+	if err != nil || target.Host == "" {
+		return "another path"
+	}
+	return target.Scheme + "://" + target.Host
 }
 
 // transportError wraps an error of the HTTP client; url.Error is unwrapped

@@ -216,7 +216,7 @@ func TestMaxResponseBytes(t *testing.T) {
 	nbi := newFakeNBI(t, answer(http.StatusOK, `[{"_id": "a"}, {"_id": "b"}, {"_id": "c"}]`))
 	_, err := nbi.client(t, WithMaxResponseBytes(10)).ListVIMAccounts(t.Context())
 	var requestError *RequestError
-	if !errors.As(err, &requestError) || !strings.Contains(err.Error(), "larger than 10 bytes") {
+	if !errors.As(err, &requestError) || !strings.Contains(err.Error(), "more than the 10 accepted") {
 		t.Errorf("got %v, want a RequestError about the size", err)
 	}
 }

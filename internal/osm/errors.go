@@ -1,15 +1,21 @@
 package osm
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"net/url"
+	"slices"
+	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 )
 
 // APIError is an answer of the NBI with a status code other than 2xx.
@@ -19,8 +25,8 @@ type APIError struct {
 	// Code is OSM's error code, such as "CONFLICT"; empty when the body was
 	// not OSM's error JSON.
 	Code string
-	// Detail is OSM's explanation, or a short printable excerpt of a body
-	// that was not OSM's error JSON.
+	// Detail is OSM's explanation, bounded, or a description (size, content
+	// type) of a body that was not OSM's error JSON, which is never quoted.
 	Detail string
 	// Method is the request's HTTP method.
 	Method string
@@ -143,52 +149,130 @@ func IsCertificateError(err error) bool {
 		errors.As(err, &hostname) || errors.As(err, &verification)
 }
 
-// maxDetailRunes bounds the excerpt of a body that is not OSM's error JSON.
-const maxDetailRunes = 300
+// maxDetailRunes bounds OSM's detail in an error: it reaches the tenant's status and events.
+const maxDetailRunes = 1000
 
-// osmError is the body of the NBI's error answers.
+// minRedactedSecret is the shortest secret searched for in answers: a shorter one would wipe
+// every message it appears in by chance (OSM itself refuses passwords under 8 characters).
+const minRedactedSecret = 4
+
 type osmError struct {
 	Code   string `json:"code"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
 }
 
-// newAPIError makes the error for a non-2xx answer; secrets are redacted
-// from the detail in case the body echoed the request.
-func newAPIError(method, path string, status int, body []byte, secrets ...string) *APIError {
+// newAPIError makes the error for a non-2xx answer. Only OSM's own error fields are kept, with
+// the secrets of the request redacted in case the body echoed them; any other body is
+// described, never quoted: a tenant who points its OsmCluster at another service must not read
+// that service's answers in its status.
+func newAPIError(method, path string, status int, contentType string, body []byte, secrets ...string) *APIError {
 	result := &APIError{StatusCode: status, Method: method, Path: path}
 	var answer osmError
 	if err := json.Unmarshal(body, &answer); err == nil && (answer.Code != "" || answer.Detail != "") {
-		result.Code, result.Detail = answer.Code, answer.Detail
-	} else {
-		result.Detail = printableExcerpt(body)
+		result.Code = oneLine(redact(answer.Code, secrets...), 64)
+		result.Detail = oneLine(redact(answer.Detail, secrets...), maxDetailRunes)
+		return result
 	}
-	result.Detail = redact(result.Detail, secrets...)
+	if len(body) > 0 {
+		result.Detail = fmt.Sprintf("a %d-byte %s answer, not OSM's error format", len(body), describeContentType(contentType))
+	}
 	return result
 }
 
-// printableExcerpt returns the start of body on one line, without control
-// characters, at most maxDetailRunes long.
-func printableExcerpt(body []byte) string {
-	text := strings.Join(strings.Fields(strings.ToValidUTF8(string(body), "?")), " ")
+// describeContentType names a media type for a message, or "untyped".
+func describeContentType(contentType string) string {
+	media, _, err := mime.ParseMediaType(contentType)
+	if err != nil || len(media) > 64 {
+		return "untyped"
+	}
+	return media
+}
+
+// oneLine makes text printable on one line, with its white space collapsed, at most max runes.
+func oneLine(text string, max int) string {
+	text = collapseSpace(strings.ToValidUTF8(text, "?"))
 	text = strings.Map(func(r rune) rune {
 		if unicode.IsPrint(r) {
 			return r
 		}
 		return '?'
 	}, text)
-	if runes := []rune(text); len(runes) > maxDetailRunes {
-		text = string(runes[:maxDetailRunes]) + "..."
+	if runes := []rune(text); len(runes) > max {
+		text = string(runes[:max]) + "..."
 	}
 	return text
 }
 
-// redact replaces every non-empty secret in text.
+// redact replaces every secret in text, in each form an answer may echo it: as sent, escaped
+// for JSON (by Go, with and without HTML escaping, and by Python, which also escapes every
+// non-ASCII character), escaped for a URL, each also with its white space collapsed as the
+// text's is. It runs before any cut, so that no part of a secret survives at the end of an
+// excerpt.
 func redact(text string, secrets ...string) string {
+	text = collapseSpace(text)
 	for _, secret := range secrets {
-		if secret != "" {
-			text = strings.ReplaceAll(text, secret, "[redacted]")
+		if len(secret) < minRedactedSecret {
+			continue
+		}
+		for _, form := range secretForms(secret) {
+			if collapsed := collapseSpace(form); len(collapsed) >= minRedactedSecret {
+				text = strings.ReplaceAll(text, collapsed, "[redacted]")
+			}
 		}
 	}
 	return text
+}
+
+// collapseSpace turns every run of white space into one space and trims the ends.
+func collapseSpace(text string) string {
+	return strings.Join(strings.Fields(text), " ")
+}
+
+// secretForms lists the ways an echoed secret may be written, longest first so that a form
+// containing another is replaced whole.
+func secretForms(secret string) []string {
+	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), pythonJSONEscape(secret)}
+	if escaped, err := json.Marshal(secret); err == nil {
+		forms = append(forms, string(escaped[1:len(escaped)-1]))
+	}
+	var plain bytes.Buffer
+	encoder := json.NewEncoder(&plain)
+	encoder.SetEscapeHTML(false)
+	if encoder.Encode(secret) == nil {
+		trimmed := strings.TrimSpace(plain.String())
+		forms = append(forms, trimmed[1:len(trimmed)-1])
+	}
+	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	return slices.Compact(forms)
+}
+
+// pythonJSONEscape is a string as Python's json.dumps writes it (ensure_ascii): what OSM's
+// NBI would echo.
+func pythonJSONEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || r > 0x7e:
+			for _, unit := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, unit)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -2,10 +2,15 @@ package osm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -29,10 +34,11 @@ func TestAPIErrors(t *testing.T) {
 		{400, `{"code": "BAD_REQUEST", "status": 400, "detail": "No k8scluster"}`, "BAD_REQUEST", "No k8scluster", "", IsBadRequest, false},
 		{422, `{"code": "UNPROCESSABLE_ENTITY", "status": 422, "detail": "Format error"}`, "UNPROCESSABLE_ENTITY", "Format error", "",
 			IsUnprocessable, false},
-		{429, `slow down`, "", "slow down", "OSM NBI GET /osm/nslcm/v1/ns_instances_content: 429 TOO_MANY_REQUESTS: slow down", nil, true},
+		{429, `slow down`, "", "a 9-byte application/json answer, not OSM's error format",
+			"OSM NBI GET /osm/nslcm/v1/ns_instances_content: 429 TOO_MANY_REQUESTS: a 9-byte application/json answer, not OSM's error format", nil, true},
 		{500, `{"code": "INTERNAL_SERVER_ERROR", "status": 500, "detail": "boom"}`, "INTERNAL_SERVER_ERROR", "boom", "", nil, true},
-		{502, "<html>\n<body>Bad\tGateway\x00\x07</body>\n</html>", "", "<html> <body>Bad Gateway??</body> </html>",
-			"OSM NBI GET /osm/nslcm/v1/ns_instances_content: 502 BAD_GATEWAY: <html> <body>Bad Gateway??</body> </html>", nil, true},
+		{502, "<html>\n<body>Bad\tGateway\x00\x07</body>\n</html>", "", "a 41-byte application/json answer, not OSM's error format",
+			"OSM NBI GET /osm/nslcm/v1/ns_instances_content: 502 BAD_GATEWAY: a 41-byte application/json answer, not OSM's error format", nil, true},
 		{503, ``, "", "", "OSM NBI GET /osm/nslcm/v1/ns_instances_content: 503 SERVICE_UNAVAILABLE", nil, true},
 	}
 	for _, test := range tests {
@@ -81,8 +87,8 @@ func TestIsHelpersTellStatusesApart(t *testing.T) {
 	}
 }
 
-func TestLongErrorBodyIsCutShort(t *testing.T) {
-	nbi := newFakeNBI(t, answer(http.StatusBadGateway, strings.Repeat("é\x01", 1<<20)))
+func TestLongErrorDetailIsCutShort(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusBadGateway, `{"code": "BAD_GATEWAY", "detail": "`+strings.Repeat("é\u0001", 1<<12)+`"}`))
 	_, err := nbi.client(t).ListVIMAccounts(t.Context())
 	var apiError *APIError
 	if !errors.As(err, &apiError) {
@@ -93,6 +99,21 @@ func TestLongErrorBodyIsCutShort(t *testing.T) {
 	}
 	if strings.ContainsFunc(apiError.Detail, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		t.Errorf("detail %q has unprintable characters", apiError.Detail)
+	}
+}
+
+// What an answer that is not OSM's error format says is not shown: a tenant pointing its
+// OsmCluster at an internal service must not read that service's answers in its status.
+func TestOtherErrorBodiesAreDescribedNotQuoted(t *testing.T) {
+	nbi := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write([]byte("<html>internal admin console: secret-token-1234</html>"))
+	})
+	_, err := nbi.client(t).ListVIMAccounts(t.Context())
+	want := "OSM NBI GET /osm/admin/v1/vim_accounts: 502 BAD_GATEWAY: a 54-byte text/html answer, not OSM's error format"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
 
@@ -144,8 +165,108 @@ func TestTransportErrors(t *testing.T) {
 }
 
 func TestSecretsAreRedactedFromDetails(t *testing.T) {
-	got := newAPIError("POST", "/osm/admin/v1/tokens", 400, []byte(`{"code": "BAD_REQUEST", "detail": "bad input pw=hunter2 tok=abc"}`), "hunter2", "", "abc")
+	const token = "0123456789abcdef0123456789abcdef"
+	got := newAPIError("POST", "/osm/admin/v1/tokens", 400, "application/json",
+		[]byte(`{"code": "BAD_REQUEST", "detail": "bad input pw=hunter2x tok=`+token+`"}`), "hunter2x", "", token)
 	if got.Detail != "bad input pw=[redacted] tok=[redacted]" {
 		t.Errorf("detail %q", got.Detail)
+	}
+}
+
+// A password is never shown, whatever its characters and however the NBI echoes it: as is,
+// escaped for JSON by Go or by Python, escaped for a URL, with its white space collapsed, or
+// at the end of a long detail.
+func TestHostilePasswordsAreRedacted(t *testing.T) {
+	passwords := []string{
+		`p&ss<w>rd"\x`, "tab\tbed-pass", "two  spaces", "unicodé-密码", strings.Repeat("long-", 80),
+		"new\nline-pass",
+	}
+	for _, password := range passwords {
+		escapedGo, _ := json.Marshal(password)
+		forms := map[string]string{
+			"as is":               password,
+			"Go JSON":             string(escapedGo[1 : len(escapedGo)-1]),
+			"Python JSON":         pythonJSONEscape(password),
+			"URL":                 url.QueryEscape(password),
+			"collapsed":           strings.Join(strings.Fields(password), " "),
+			"past the detail cut": strings.Repeat("x", maxDetailRunes-5) + password,
+		}
+		for name, echoed := range forms {
+			t.Run(fmt.Sprintf("%.12s %s", password, name), func(t *testing.T) {
+				body, _ := json.Marshal(map[string]any{"code": "UNAUTHORIZED", "status": 401, "detail": "wrong password " + echoed})
+				err := newAPIError("POST", "/osm/admin/v1/tokens", 401, "application/json", body, password)
+				// The start of any form of the password: a cut in its middle would show it.
+				for _, form := range []string{password, forms["Go JSON"], forms["Python JSON"], forms["URL"], forms["collapsed"]} {
+					if strings.Contains(err.Error(), form[:4]) {
+						t.Errorf("%q shows %q", err.Error(), form[:4])
+					}
+				}
+				if name != "past the detail cut" && !strings.Contains(err.Error(), "[redacted]") {
+					t.Errorf("%q: nothing redacted", err.Error())
+				}
+			})
+		}
+	}
+}
+
+// The NBI never redirects: a redirect is an error that names only where it points, and
+// nothing (the login's password, the token) is sent there.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var reached atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	t.Cleanup(elsewhere.Close)
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		for _, what := range []string{"login", "list"} {
+			t.Run(fmt.Sprintf("%d %s", status, what), func(t *testing.T) {
+				target := strings.Replace(elsewhere.URL, "http://", "http://user:pw@", 1) + "/internal?key=secret-value"
+				redirect := func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, status) }
+				nbi := newFakeNBI(t, redirect)
+				if what == "login" {
+					nbi.answerTokenRequests(func(w http.ResponseWriter) { redirect(w, httptest.NewRequest("POST", "/", nil)) })
+				}
+				_, err := nbi.client(t).ListVIMAccounts(t.Context())
+				want := fmt.Sprintf("a redirect to %s: not followed", elsewhere.URL)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("got %v, want %q", err, want)
+				}
+				if strings.Contains(err.Error(), "secret-value") || strings.Contains(err.Error(), "user:pw") {
+					t.Errorf("%q shows the redirect's query or user", err)
+				}
+				if reached.Load() != 0 {
+					t.Errorf("the redirect's target received %d requests", reached.Load())
+				}
+			})
+		}
+	}
+}
+
+// An answer that is small by nature (a login, the version, an error) is bounded far below a
+// list's bound, and one announced larger than its bound is not read at all.
+func TestAnswersAreBoundedByKind(t *testing.T) {
+	huge := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"id": "`))
+		chunk := []byte(strings.Repeat("x", 64<<10))
+		for range 16 { // 1 MiB, without Content-Length: streamed until the client stops
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+	nbi := newFakeNBI(t, nil)
+	nbi.answerTokenRequests(huge)
+	err := nbi.client(t).Authenticate(t.Context())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("larger than %d bytes", maxSmallAnswerBytes)) {
+		t.Errorf("a 1 MiB login answer: got %v", err)
+	}
+
+	announced := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(1<<30))
+		w.WriteHeader(http.StatusOK)
+	})
+	_, err = announced.client(t, WithMaxResponseBytes(1<<20)).ListVIMAccounts(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "announces 1073741824 bytes, more than the 1048576 accepted: not read") {
+		t.Errorf("a list announced at 1 GiB: got %v", err)
 	}
 }
