@@ -156,7 +156,9 @@ func TestLeaderElectionRoleIsEnough(t *testing.T) {
 	electionCtx, stop := context.WithCancel(ctx)
 	led, done := make(chan struct{}), make(chan struct{})
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 100 * time.Millisecond,
+		// A renewal under way when the election is given up makes the release fail with a
+		// conflict: renewals come seconds apart, and the test gives up as soon as it leads.
+		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 5 * time.Second,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) { close(led) },
@@ -168,9 +170,9 @@ func TestLeaderElectionRoleIsEnough(t *testing.T) {
 		defer close(done)
 		elector.Run(electionCtx)
 	}()
-	g.Eventually(led).Should(BeClosed(), "the election was not won")
+	g.Eventually(led, eventuallyTimeout).Should(BeClosed(), "the election was not won")
 	stop()
-	g.Eventually(done).Should(BeClosed())
+	g.Eventually(done, eventuallyTimeout).Should(BeClosed())
 	lease, err := clientset.CoordinationV1().Leases(ns.Name).Get(ctx, lock.LeaseMeta.Name, metav1.GetOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(lease.Spec.HolderIdentity).To(Or(BeNil(), HaveValue(BeEmpty())), "the lease was not released")
