@@ -16,6 +16,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // Revision is a validated revision.
@@ -103,12 +105,11 @@ func checkScanFolder(fsys fs.FS, settings Settings, opts Options, config repoCon
 // (in path order, leaving out the packages folder and the settings file) and
 // refuses a name declared twice. It returns the instances sorted by name.
 func loadNsInstances(fsys fs.FS, settings Settings) ([]NsInstance, []Problem, error) {
-	files, err := deploymentFiles(fsys, settings)
+	files, problems, err := deploymentFiles(fsys, settings)
 	if err != nil {
 		return nil, nil, err
 	}
 	var instances []NsInstance
-	var problems []Problem
 	declaredAt := map[string]NsInstance{}
 	for _, file := range files {
 		data, tooBig, err := readBoundedFile(fsys, file)
@@ -136,24 +137,55 @@ func loadNsInstances(fsys fs.FS, settings Settings) ([]NsInstance, []Problem, er
 	return instances, problems, nil
 }
 
-// deploymentFiles lists the regular files below the scanned folder whose
-// names have a deployment file extension, in path order.
-func deploymentFiles(fsys fs.FS, settings Settings) ([]string, error) {
+// deploymentFiles lists the regular files below the scanned folder whose names have a
+// deployment file extension, in path order. What would otherwise be skipped without a word,
+// and its NS instance pruned, is a problem: a symbolic link (to a file or a folder: links are
+// not followed, so that a revision is only what the repository holds), and a YAML or JSON
+// file that declares kind NsInstance under a name the extensions do not match.
+func deploymentFiles(fsys fs.FS, settings Settings) ([]string, []Problem, error) {
 	packagesDir := settings.packagesDir()
 	var files []string
+	var problems []Problem
 	err := fs.WalkDir(fsys, settings.Path, func(name string, entry fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
 			return err
 		case entry.IsDir() && name == packagesDir:
 			return fs.SkipDir
-		case entry.Type().IsRegular() && name != ConfigFileName && settings.isDeploymentFile(path.Base(name)):
+		case name == ConfigFileName:
+		case entry.Type()&fs.ModeSymlink != 0:
+			problems = append(problems, problemf(name, 0,
+				"a symbolic link: osmops does not follow links, so its NS instances would be missed; put the file or folder itself in the repository"))
+		case !entry.Type().IsRegular():
+		case settings.isDeploymentFile(path.Base(name)):
 			files = append(files, name)
+		case declaresNsInstance(fsys, name):
+			problems = append(problems, problemf(name, 0,
+				"declares kind %s but its name does not end in %s: rename it, or add its extension to spec.fileExtensions",
+				KindNsInstance, strings.Join(settings.FileExtensions, " or ")))
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.SkipDir) {
-		return nil, fmt.Errorf("listing the deployment files: %w", err)
+		return nil, nil, fmt.Errorf("listing the deployment files: %w", err)
 	}
-	return files, nil
+	return files, problems, nil
+}
+
+// declaresNsInstance tells whether a YAML or JSON file, of the size a deployment file may
+// have, has kind NsInstance at its top.
+func declaresNsInstance(fsys fs.FS, name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+	default:
+		return false
+	}
+	data, tooBig, err := readBoundedFile(fsys, name)
+	if err != nil || tooBig != nil {
+		return false
+	}
+	var top struct {
+		Kind string `yaml:"kind"`
+	}
+	return yaml.Unmarshal(data, &top) == nil && top.Kind == KindNsInstance
 }

@@ -622,32 +622,59 @@ func BenchmarkLoad1000DeploymentFiles(b *testing.B) {
 	}
 }
 
-func TestLoadNeverFollowsSymlinksOutOfTheRevision(t *testing.T) {
+// A symbolic link is never followed, and never skipped without a word: with prune on, the
+// NS instance of a skipped file would be terminated.
+func TestLoadReportsSymlinks(t *testing.T) {
 	outside := writeTree(t, map[string]string{"secret.osmops.yaml": deployment("outside")})
-	root := writeTree(t, map[string]string{"in/ldap.osmops.yaml": deployment("ldap")})
+	root := writeTree(t, map[string]string{"in/ldap.osmops.yaml": deployment("ldap"), "real/b.osmops.yaml": deployment("b")})
 	for link, target := range map[string]string{
-		"linked.osmops.yaml": filepath.Join(outside, "secret.osmops.yaml"),
-		"linked-dir":         outside,
-		"escape":             outside,
+		"linked.osmops.yaml":    filepath.Join(outside, "secret.osmops.yaml"),
+		"escape":                outside,
+		"in/inside.osmops.yaml": filepath.Join(root, "in", "ldap.osmops.yaml"),
+		"inside-dir":            filepath.Join(root, "real"),
 	} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	revision, err := Load(root, Options{})
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
-	if len(revision.NsInstances) != 1 || revision.NsInstances[0].Name != "ldap" {
-		t.Errorf("NsInstances = %v, want only ldap", revision.NsInstances)
-	}
-	_, err = Load(root, Options{Path: "escape"})
-	want := []string{`spec.path: the folder "escape" does not exist in the revision`}
+	_, err := Load(root, Options{})
+	const why = ": a symbolic link: osmops does not follow links, so its NS instances would be missed; put the file or folder itself in the repository"
+	want := []string{"escape" + why, "in/inside.osmops.yaml" + why, "inside-dir" + why, "linked.osmops.yaml" + why}
 	var validationErr *ValidationError
 	if !errors.As(err, &validationErr) {
 		t.Fatalf("Load error = %v, want a *ValidationError", err)
 	}
 	if diff := cmp.Diff(want, problemStrings(validationErr.Problems)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+
+	_, err = Load(root, Options{Path: "escape"})
+	if !errors.As(err, &validationErr) {
+		t.Fatalf("Load error = %v, want a *ValidationError", err)
+	}
+	if diff := cmp.Diff([]string{`spec.path: the folder "escape" does not exist in the revision`}, problemStrings(validationErr.Problems)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// A file that declares an NS instance under a name the extensions do not match is a problem,
+// not a file to skip (and an instance to prune).
+func TestLoadReportsDeploymentFilesWithAnotherExtension(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"deploy/ldap.osmops.yaml": deployment("ldap"),
+		"deploy/ldap2.yaml":       deployment("ldap2"),
+		"deploy/ldap3.ops.JSON":   `{"kind": "NsInstance", "name": "ldap3"}`,
+		"deploy/notes.yaml":       "kind: Something\n",
+		"deploy/values.yml":       "replicaCount: 2\n",
+		"README.md":               "kind: NsInstance\n",
+	})
+	_, err := Load(root, Options{})
+	var validationErr *ValidationError
+	if !errors.As(err, &validationErr) {
+		t.Fatalf("Load error = %v, want a *ValidationError", err)
+	}
+	const why = ": declares kind NsInstance but its name does not end in .osmops.yaml or .osmops.yml: rename it, or add its extension to spec.fileExtensions"
+	if diff := cmp.Diff([]string{"deploy/ldap2.yaml" + why, "deploy/ldap3.ops.JSON" + why}, problemStrings(validationErr.Problems)); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 }
