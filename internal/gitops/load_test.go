@@ -657,6 +657,19 @@ func TestLoadReportsSymlinks(t *testing.T) {
 	}
 }
 
+// A problem quoting a huge key stays short: it ends up in conditions and events.
+func TestProblemsQuotingHugeValuesStayShort(t *testing.T) {
+	key := strings.Repeat("k", 40_000)
+	root := writeTree(t, map[string]string{"a.osmops.yaml": deployment("a") + "  params:\n    ? " + key + "\n    : 1\n    ? " + key + "\n    : 2\n"})
+	_, err := Load(root, Options{})
+	if err == nil || len(err.Error()) > 4*maxShownRunes {
+		t.Fatalf("Load error of %d bytes, want a problem of at most %d", len(fmt.Sprint(err)), 4*maxShownRunes)
+	}
+	if !strings.Contains(err.Error(), `a.osmops.yaml:11: field "kdu.params.kkkk`) {
+		t.Errorf("the problem lost its place: %v", err)
+	}
+}
+
 // A file that declares an NS instance under a name the extensions do not match is a problem,
 // not a file to skip (and an instance to prune).
 func TestLoadReportsDeploymentFilesWithAnotherExtension(t *testing.T) {

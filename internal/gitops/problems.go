@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one thing wrong with a revision, located as precisely as
@@ -19,17 +20,31 @@ type Problem struct {
 	Message string
 }
 
+// maxShownRunes bounds the file and the message a Problem shows: they quote the repository,
+// whose keys and names may be as long as a tenant likes (a 40,000-character key made one
+// error over 32 KiB).
+const maxShownRunes = 500
+
 // String renders "file:line: message", "file: message" without a line, or
-// just the message without a file.
+// just the message without a file, each part at most maxShownRunes long.
 func (p Problem) String() string {
+	file, message := shorten(p.File), shorten(p.Message)
 	switch {
-	case p.File == "":
-		return p.Message
+	case file == "":
+		return message
 	case p.Line == 0:
-		return fmt.Sprintf("%s: %s", p.File, p.Message)
+		return fmt.Sprintf("%s: %s", file, message)
 	default:
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+		return fmt.Sprintf("%s:%d: %s", file, p.Line, message)
 	}
+}
+
+// shorten cuts text to maxShownRunes runes, marking the cut.
+func shorten(text string) string {
+	if utf8.RuneCountInString(text) <= maxShownRunes {
+		return text
+	}
+	return string([]rune(text)[:maxShownRunes]) + "…"
 }
 
 // maxProblemsInError bounds how many problems ValidationError.Error lists,
