@@ -15,7 +15,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-	"unicode/utf16"
+
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // APIError is an answer of the NBI with a status code other than 2xx.
@@ -232,7 +233,8 @@ func collapseSpace(text string) string {
 // secretForms lists the ways an echoed secret may be written, longest first so that a form
 // containing another is replaced whole.
 func secretForms(secret string) []string {
-	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), pythonJSONEscape(secret)}
+	quoted := pyjson.Quote(secret)
+	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), quoted[1 : len(quoted)-1]}
 	if escaped, err := json.Marshal(secret); err == nil {
 		forms = append(forms, string(escaped[1:len(escaped)-1]))
 	}
@@ -245,34 +247,4 @@ func secretForms(secret string) []string {
 	}
 	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
 	return slices.Compact(forms)
-}
-
-// pythonJSONEscape is a string as Python's json.dumps writes it (ensure_ascii): what OSM's
-// NBI would echo.
-func pythonJSONEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7e:
-			for _, unit := range utf16.Encode([]rune{r}) {
-				fmt.Fprintf(&b, `\u%04x`, unit)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 func TestAPIErrors(t *testing.T) {
@@ -186,7 +188,7 @@ func TestHostilePasswordsAreRedacted(t *testing.T) {
 		forms := map[string]string{
 			"as is":               password,
 			"Go JSON":             string(escapedGo[1 : len(escapedGo)-1]),
-			"Python JSON":         pythonJSONEscape(password),
+			"Python JSON":         pyjsonEscaped(password),
 			"URL":                 url.QueryEscape(password),
 			"collapsed":           strings.Join(strings.Fields(password), " "),
 			"past the detail cut": strings.Repeat("x", maxDetailRunes-5) + password,
@@ -269,4 +271,10 @@ func TestAnswersAreBoundedByKind(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "announces 1073741824 bytes, more than the 1048576 accepted: not read") {
 		t.Errorf("a list announced at 1 GiB: got %v", err)
 	}
+}
+
+// pyjsonEscaped is a password as OSM's Python code echoes it in JSON.
+func pyjsonEscaped(s string) string {
+	quoted := pyjson.Quote(s)
+	return quoted[1 : len(quoted)-1]
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // The NBI is written in Python, and some of what it returns is Python's
@@ -91,38 +93,7 @@ func (style pythonStyle) write(b *strings.Builder, v any) {
 
 // writePythonString writes s as a JSON string with ensure_ascii escaping.
 func writePythonString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || r > 0x7f && r <= 0xffff:
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r > 0xffff:
-			r1, r2 := utf16Surrogates(r)
-			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-}
-
-func utf16Surrogates(r rune) (rune, rune) {
-	r -= 0x10000
-	return 0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff
+	b.WriteString(pyjson.Quote(s))
 }
 
 // pythonNumber renders a JSON number the way Python prints it after
