@@ -12,19 +12,24 @@ import (
 // values (LCM/osm_lcm/ns.py, action()). LCM removes all but the last from the values it
 // passes to Helm.
 const (
-	KDUModel                 = "kdu_model"
-	KDUAtomicUpgrade         = "kdu_atomic_upgrade"
-	KDUResetValues           = "kdu_reset_values"
-	KDUReuseValues           = "kdu_reuse_values"
-	KDUResetThenReuseValues  = "kdu_reset_then_reuse_values"
+	KDUModel                = "kdu_model"
+	KDUAtomicUpgrade        = "kdu_atomic_upgrade"
+	KDUResetValues          = "kdu_reset_values"
+	KDUReuseValues          = "kdu_reuse_values"
+	KDUResetThenReuseValues = "kdu_reset_then_reuse_values"
+)
+
+// The words of a KDU action: its operation type, primitives, and the fields of its body, which
+// the NBI keeps as the operation's operationParams.
+const (
+	operationTypeAction      = "action"
 	primitiveUpgrade         = "upgrade"
 	primitiveRollback        = "rollback"
-	operationTypeAction      = "action"
-	primitiveParamsField     = "primitive_params"
 	memberVnfIndexField      = "member_vnf_index"
+	legacyMemberVnfIndexName = "vnf_member_index"
 	kduNameField             = "kdu_name"
 	primitiveField           = "primitive"
-	legacyMemberVnfIndexName = "vnf_member_index"
+	primitiveParamsField     = "primitive_params"
 )
 
 // ReservedKDUValueKeys are the value names an upgrade cannot pass to Helm.

@@ -166,7 +166,7 @@ func listOperationsRequest(nsInstanceID string) request {
 }
 
 func completedActionsRequest() request {
-	query := url.Values{"lcmOperationType": {"action"}, "operationState": {OperationCompleted}}
+	query := url.Values{"lcmOperationType": {operationTypeAction}, "operationState": {OperationCompleted}}
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
 
@@ -239,10 +239,10 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 	params[KDUResetValues] = "true"
 	const route = "/nslcm/v1/ns_instances/{id}/action"
 	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
-		"member_vnf_index": upgrade.MemberVnfIndex,
-		"kdu_name":         upgrade.KDUName,
-		"primitive":        "upgrade",
-		"primitive_params": params,
+		memberVnfIndexField:  upgrade.MemberVnfIndex,
+		kduNameField:         upgrade.KDUName,
+		primitiveField:       primitiveUpgrade,
+		primitiveParamsField: params,
 	})
 }
 
