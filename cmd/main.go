@@ -50,6 +50,7 @@ func init() {
 // options are the manager's command-line settings.
 type options struct {
 	metricsAddr, healthAddr, eventsAddr string
+	ownerIdentity                       string
 	metricsSecure, enableHTTP2          bool
 	concurrent, concurrentPerNamespace  int
 	maxNBIRequestTimeout                time.Duration
@@ -77,6 +78,10 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"The address the liveness and readiness probes bind to.")
 	fs.StringVar(&o.eventsAddr, "events-addr", "",
 		"The address of a Flux notification-controller to forward events to (optional).")
+	fs.StringVar(&o.ownerIdentity, "owner-identity", "",
+		"The name of this operator installation in the owner markers it writes on NS instances in OSM: a DNS label that "+
+			"starts with a letter, stable across restarts, different for each Kubernetes cluster that drives one OSM. "+
+			"Empty: k8s- and the UID of the kube-system namespace.")
 	fs.IntVar(&o.concurrent, "concurrent", 4,
 		"The number of OsmDeployments and OsmClusters reconciled at once, each.")
 	fs.IntVar(&o.concurrentPerNamespace, "concurrent-per-namespace", 0,
@@ -209,6 +214,11 @@ func run(o options) error {
 	if err := controller.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
+	ownerIdentity, err := controller.ResolveOwnerIdentity(ctx, mgr.GetAPIReader(), o.ownerIdentity)
+	if err != nil {
+		return err
+	}
+	setupLog.Info("owner identity", "identity", ownerIdentity)
 	clusters := controller.NewClusterRegistry()
 	if err := (&controller.OsmClusterReconciler{
 		Client:             mgr.GetClient(),
@@ -228,6 +238,7 @@ func run(o options) error {
 		RequeueDependency:     o.requeueDependency,
 		OperationPollInterval: o.operationPollInterval,
 		Share:                 controller.NewNamespaceShare(perNamespace),
+		OwnerIdentity:         ownerIdentity,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}

@@ -129,7 +129,9 @@ func (c *CLIPattern) CreateInstances(ctx context.Context, instances []gitops.NsI
 			return err
 		}
 		var created osm.NSInstanceCreated
-		if err := cmd.sendJSON(ctx, http.MethodPost, nsInstancesPath, engine.CreateRequest(ns, nsdID, vimID), &created); err != nil {
+		request := engine.CreateRequest(ns, nsdID, vimID, engine.Owner{})
+		request.AdditionalParamsForNs = nil // the CLI marks no owner
+		if err := cmd.sendJSON(ctx, http.MethodPost, nsInstancesPath, request, &created); err != nil {
 			return err
 		}
 		c.setID(ns.Name, created.ID)

@@ -135,7 +135,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	}
 	if err := (&controller.OsmDeploymentReconciler{
 		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: clusters, NoCrossNamespaceRefs: true,
-		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval,
+		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench",
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
 	}

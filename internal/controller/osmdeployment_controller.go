@@ -64,6 +64,10 @@ type OsmDeploymentReconciler struct {
 	ArtifactLimits artifact.Limits
 	// Share bounds the workers one namespace holds (none when nil).
 	Share *NamespaceShare
+	// OwnerIdentity names this operator installation in the owner markers it writes in OSM
+	// (engine.Owner): stable across restarts, and different for each Kubernetes cluster that
+	// drives one OSM.
+	OwnerIdentity string
 
 	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
@@ -408,9 +412,14 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 	if obj.Status.Inventory != nil {
 		inventory = *obj.Status.Inventory
 	}
-	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, inventory))
+	owner := r.owner(obj)
+	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, inventory, owner))
 	if err != nil {
 		return r.osmFailure(obj, "observing OSM", err)
+	}
+	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	nsds, vnfds := observed.Descriptors()
 	if problems := rev.CheckReferences(gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev)); len(problems) > 0 {
@@ -428,7 +437,7 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 	}
 	plan := engine.Compute(engine.Input{
 		Revision: rev, Observed: observed, Inventory: withoutRetries(inventory, retryFailed), Claims: claims,
-		Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
 	})
 	obj.Status.LastAttemptedRevision = revision
 	if len(plan.Problems) > 0 {
@@ -534,20 +543,69 @@ func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment,
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", revision)
 }
 
+// owner is the OsmDeployment as the markers in OSM name it.
+func (r *OsmDeploymentReconciler) owner(obj *gitopsv1alpha1.OsmDeployment) engine.Owner {
+	return engine.Owner{Manager: r.OwnerIdentity, Namespace: obj.Namespace, Name: obj.Name}
+}
+
+// liveOwners tells which of the owners marked on NS instances still exist, by marker. An owner
+// of another operator installation cannot be looked up and counts as existing. The API server
+// is asked, not the cache: with sharding, the cache holds only this shard's OsmDeployments.
+func (r *OsmDeploymentReconciler) liveOwners(ctx context.Context, owners []engine.Owner) (map[string]bool, error) {
+	live := make(map[string]bool, len(owners))
+	for _, owner := range owners {
+		if owner.Manager != r.OwnerIdentity {
+			live[owner.Marker()] = true
+			continue
+		}
+		key := types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}
+		switch err := r.APIReader.Get(ctx, key, &gitopsv1alpha1.OsmDeployment{}); {
+		case err == nil:
+			live[owner.Marker()] = true
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("looking up OsmDeployment %s, owner of NS instances in OSM: %w", key, err)
+		}
+	}
+	return live, nil
+}
+
+// osmIdentity returns the identity (osm.Identity) of the OSM an OsmCluster points at.
+func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, cluster types.NamespacedName) (string, error) {
+	obj := &gitopsv1alpha1.OsmCluster{}
+	if err := r.Get(ctx, cluster, obj); err != nil {
+		return "", err
+	}
+	return osm.Identity(obj.Spec.URL, obj.GetProject())
+}
+
 // claims returns the NS instance names of the revision that another OsmDeployment of the same
-// OsmCluster owns: from their inventories, and from the in-memory claims of reconciles that
-// have not written their status yet.
+// OSM owns, in any namespace and through any OsmCluster: from their inventories (which alone
+// remember adopted instances, as OSM cannot mark them), and from the in-memory claims of
+// reconciles that have not written their status yet. Markers in OSM are the guard; claims only
+// stop two reconciles of this process from creating one name at the same moment.
 func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision) (map[string]string, error) {
+	identity, err := r.osmIdentity(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	if err != nil {
+		return nil, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
+	}
+	declared := make(map[string]bool, len(rev.NsInstances))
+	for _, ns := range rev.NsInstances {
+		declared[ns.Name] = true
+	}
 	var others gitopsv1alpha1.OsmDeploymentList
-	if err := r.List(ctx, &others, client.InNamespace(obj.Namespace), client.MatchingFields{clusterRefIndex: obj.Spec.ClusterRef.Name}); err != nil {
-		return nil, fmt.Errorf("listing the OsmDeployments of OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
+	if err := r.List(ctx, &others); err != nil {
+		return nil, fmt.Errorf("listing OsmDeployments: %w", err)
 	}
 	self := client.ObjectKeyFromObject(obj).String()
 	claims := map[string]string{}
 	for _, other := range others.Items {
 		owner := client.ObjectKeyFromObject(&other).String()
-		if owner == self || other.Status.Inventory == nil {
+		if owner == self || !ownsAnyOf(&other, declared) {
 			continue
+		}
+		theirs, err := r.osmIdentity(ctx, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
+		if err != nil || theirs != identity {
+			continue // without its OsmCluster it drives no OSM; its markers still guard its instances
 		}
 		for _, e := range other.Status.Inventory.NsInstances {
 			claims[e.Name] = owner
@@ -559,11 +617,23 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 			names = append(names, ns.Name)
 		}
 	}
-	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
-	for name, owner := range r.Clusters.Claim(cluster, self, names) {
+	for name, owner := range r.Clusters.Claim(identity, self, names) {
 		claims[name] = owner
 	}
 	return claims, nil
+}
+
+// ownsAnyOf tells whether an OsmDeployment's inventory lists one of the names.
+func ownsAnyOf(obj *gitopsv1alpha1.OsmDeployment, names map[string]bool) bool {
+	if obj.Status.Inventory == nil {
+		return false
+	}
+	for _, e := range obj.Status.Inventory.NsInstances {
+		if names[e.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // reconcileDelete terminates the owned NS instances when prune is on (and waits until OSM has
@@ -587,15 +657,21 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		// Polled: after a restart, an OsmCluster that was Ready does not become Ready again.
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
-	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory)
+	owner := r.owner(obj)
+	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory, owner)
 	scope.WithValues = false // deleting needs no live values
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
 		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
 		return ctrl.Result{}, err
 	}
+	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	previous := *obj.Status.Inventory
-	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous, Prune: true})
+	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous,
+		Owner: owner, LiveOwners: liveOwners, Prune: true})
 	obj.Status.Inventory = &plan.Inventory
 	if len(plan.Inventory.NsInstances) == 0 {
 		r.release(obj, cluster)
@@ -615,7 +691,7 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 
 // release drops the OsmDeployment's claims and finalizer.
 func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment, cluster types.NamespacedName) {
-	r.Clusters.ReleaseClaims(cluster, client.ObjectKeyFromObject(obj).String())
+	r.Clusters.ReleaseClaims(client.ObjectKeyFromObject(obj).String())
 	r.revisions.forget(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
 }

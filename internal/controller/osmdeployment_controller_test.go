@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osm/nbisim"
 )
@@ -244,7 +245,9 @@ func TestPendingCreateIsNeverSentTwice(t *testing.T) {
 	tn.eventuallyApplied(tn.deployment("packages", "packages"), packages)
 	nsd := findPackage(tn, "openldap_ns")
 	vim := tn.sim.State().VIMAccounts[0].ID
-	_, err := tn.nbiClient().CreateNSInstance(context.Background(), osm.NSInstanceCreate{Name: "ldap", NsdID: nsd, VIMAccountID: vim})
+	owner := engine.Owner{Manager: testOwnerIdentity, Namespace: d.Namespace, Name: d.Name}
+	_, err := tn.nbiClient().CreateNSInstance(context.Background(), osm.NSInstanceCreate{Name: "ldap", NsdID: nsd, VIMAccountID: vim,
+		AdditionalParamsForNs: map[string]any{engine.OwnerParam: owner.Marker()}})
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	tn.g.Eventually(func() error {
 		got := tn.get(d)

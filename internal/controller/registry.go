@@ -21,19 +21,20 @@ type Connection struct {
 
 // ClusterRegistry hands the OsmCluster reconciler's connections to the OsmDeployment
 // reconciler, and serialises the claims of NS instance names, so that two OsmDeployments that
-// reconcile at the same moment never both create an instance with the same name.
+// reconcile at the same moment never both create an instance with the same name. Claims are
+// kept by OSM identity (osm.Identity): two OsmClusters of one OSM project share them.
 type ClusterRegistry struct {
 	mu          sync.Mutex
 	connections map[types.NamespacedName]*Connection
-	// claims maps an OsmCluster to the NS instance names claimed on it, and each to its owner.
-	claims map[types.NamespacedName]map[string]string
+	// claims maps an OSM identity to the NS instance names claimed on it, and each to its owner.
+	claims map[string]map[string]string
 }
 
 // NewClusterRegistry returns an empty registry.
 func NewClusterRegistry() *ClusterRegistry {
 	return &ClusterRegistry{
 		connections: map[types.NamespacedName]*Connection{},
-		claims:      map[types.NamespacedName]map[string]string{},
+		claims:      map[string]map[string]string{},
 	}
 }
 
@@ -59,16 +60,16 @@ func (r *ClusterRegistry) RemoveConnection(cluster types.NamespacedName) {
 	delete(r.connections, cluster)
 }
 
-// Claim records that owner declares the NS instances names on cluster, releasing the names
-// it no longer declares, and returns the names another owner claimed first, with that owner.
-// Names claimed by others are not taken.
-func (r *ClusterRegistry) Claim(cluster types.NamespacedName, owner string, names []string) map[string]string {
+// Claim records that owner declares the NS instances names on the OSM of identity, releasing
+// the names it no longer declares, and returns the names another owner claimed first, with
+// that owner. Names claimed by others are not taken.
+func (r *ClusterRegistry) Claim(identity string, owner string, names []string) map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	claims := r.claims[cluster]
+	claims := r.claims[identity]
 	if claims == nil {
 		claims = map[string]string{}
-		r.claims[cluster] = claims
+		r.claims[identity] = claims
 	}
 	wanted := make(map[string]bool, len(names))
 	for _, name := range names {
@@ -90,7 +91,15 @@ func (r *ClusterRegistry) Claim(cluster types.NamespacedName, owner string, name
 	return conflicts
 }
 
-// ReleaseClaims forgets every claim of owner on cluster.
-func (r *ClusterRegistry) ReleaseClaims(cluster types.NamespacedName, owner string) {
-	r.Claim(cluster, owner, nil)
+// ReleaseClaims forgets every claim of owner, on every OSM.
+func (r *ClusterRegistry) ReleaseClaims(owner string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, claims := range r.claims {
+		for name, o := range claims {
+			if o == owner {
+				delete(claims, name)
+			}
+		}
+	}
 }

@@ -52,7 +52,9 @@ const (
 	// testWorkers is the number of workers of each reconciler.
 	testWorkers = 4
 	// testMaxRequestTimeout caps the OsmClusters' NBI request timeouts.
-	testMaxRequestTimeout  = 10 * time.Second
+	testMaxRequestTimeout = 10 * time.Second
+	// testOwnerIdentity names the suite's operator installation in the owner markers in OSM.
+	testOwnerIdentity      = "envtest"
 	eventuallyPollInterval = 50 * time.Millisecond
 )
 
@@ -143,7 +145,7 @@ func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	return (&OsmDeploymentReconciler{
 		Client: mgr.GetClient(), EventRecorder: events, Clusters: registry, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
-		Share: NewNamespaceShare(testWorkers / 2),
+		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity,
 	}).SetupWithManager(mgr, opts)
 }
 

@@ -88,7 +88,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	group.SetLimit(max(parallelism, 1))
 	for _, action := range plan.Creates {
 		group.Go(func() error {
-			request := CreateRequest(action.Instance, nsdIDs[action.Instance.NsdName], observed.VIMAccounts[action.Instance.VimAccountName])
+			request := CreateRequest(action.Instance, nsdIDs[action.Instance.NsdName], observed.VIMAccounts[action.Instance.VimAccountName], plan.Owner)
 			created, err := nbi.CreateNSInstance(groupCtx, request)
 			if err != nil {
 				record(StartedOperation{}, "", ActionError{Subject: action.Name, Action: "create NS instance", Err: err})

@@ -166,9 +166,10 @@ func TestClassifyOperations(t *testing.T) {
 func TestRequestsCarryTheKDUValues(t *testing.T) {
 	ns := declared("ldap", "3")
 	ns.Description = "Demo LDAP"
-	create := CreateRequest(ns, "nsd-1", "vim-1")
+	create := CreateRequest(ns, "nsd-1", "vim-1", self)
 	want := osm.NSInstanceCreate{
 		Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1", Description: "Demo LDAP",
+		AdditionalParamsForNs: map[string]any{OwnerParam: "cluster-a.telco.osm-gitops"},
 		AdditionalParamsForVnf: []osm.VnfParams{{MemberVnfIndex: "openldap", AdditionalParamsForKdu: []osm.KDUParams{{
 			KDUName: "ldap", AdditionalParams: map[string]any{"replicaCount": "3"}}}}},
 	}

@@ -20,6 +20,7 @@ type OSM interface {
 	ListVNFDescriptors(ctx context.Context) ([]osm.VNFDescriptor, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
 	ListNSInstances(ctx context.Context, names ...string) ([]osm.NSInstance, error)
+	ListNSInstancesByParam(ctx context.Context, key, value string) ([]osm.NSInstance, error)
 	ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]osm.VNFInstance, error)
 	ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
@@ -48,17 +49,21 @@ type Observed struct {
 
 // Scope is what an observation reads of the NS instances.
 type Scope struct {
-	// Names are the NS instances read: those the revision declares and those the OsmDeployment
-	// owns. Other tenants' instances are not read: one OSM serves many OsmDeployments, and each
-	// reading all of them would make the traffic grow as the square of the fleet.
+	// Owner is the marker (Owner.Marker) of the OsmDeployment: every NS instance that carries it
+	// is read, whatever the status remembers.
+	Owner string
+	// Names are the other NS instances read: those the revision declares and those the
+	// inventory lists, when they do not carry the marker. Other tenants' instances are not
+	// read: one OSM serves many OsmDeployments, and each reading all of them would make the
+	// traffic grow as the square of the fleet.
 	Names []string
-	// WithValues reads the VNF records (the live KDU values) too; they are only needed to
-	// compare existing instances, and are the largest answer.
+	// WithValues reads the VNF records (the live KDU values) of the instances found too; they
+	// are the largest answer, and deleting needs none.
 	WithValues bool
 }
 
-// ScopeOf is the scope of a plan of the revision against the inventory: every name either holds.
-func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory) Scope {
+// ScopeOf is the scope of a plan of the revision against the inventory, for owner.
+func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Owner) Scope {
 	names := make([]string, 0, len(rev.NsInstances)+len(inventory.NsInstances))
 	for _, ns := range rev.NsInstances {
 		names = append(names, ns.Name)
@@ -67,11 +72,12 @@ func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory) Scope {
 		names = append(names, e.Name)
 	}
 	slices.Sort(names)
-	return Scope{Names: slices.Compact(names), WithValues: len(inventory.NsInstances) > 0}
+	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true}
 }
 
 // Observe reads OSM's descriptors and VIM accounts, and the NS instances (and their VNF
-// records when asked) in the scope.
+// records when asked) in the scope: first those marked as the owner's, then by name the ones
+// that this did not find, in at most one request each.
 func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	nsds, err := nbi.ListNSDescriptors(ctx)
 	if err != nil {
@@ -86,14 +92,23 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		return nil, fmt.Errorf("listing VIM accounts: %w", err)
 	}
 	var instances []osm.NSInstance
-	if len(scope.Names) > 0 {
-		instances, err = nbi.ListNSInstances(ctx, scope.Names...)
-		if err == nil {
+	if scope.Owner != "" {
+		if instances, err = nbi.ListNSInstancesByParam(ctx, OwnerParam, scope.Owner); err == nil {
 			err = checkIdentified(instances)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("listing NS instances: %w", err)
 		}
+	}
+	if names := unfound(scope.Names, instances); len(names) > 0 {
+		named, err := nbi.ListNSInstances(ctx, names...)
+		if err == nil {
+			err = checkIdentified(named)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing NS instances: %w", err)
+		}
+		instances = append(instances, named...) // unfound: none of these carries the marker
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	if scope.WithValues {
@@ -102,6 +117,15 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		}
 	}
 	return o, nil
+}
+
+// unfound returns the names that no instance of found has.
+func unfound(names []string, found []osm.NSInstance) []string {
+	has := make(map[string]bool, len(found))
+	for _, ns := range found {
+		has[ns.Name] = true
+	}
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool { return has[name] })
 }
 
 // observeKDUValues reads the values the KDUs of the instances run with: two requests, the VNF
@@ -202,6 +226,9 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 		o.VIMAccounts[v.Name] = v.ID
 	}
 	for _, ns := range instances {
+		if _, seen := o.NSInstances[ns.ID]; seen {
+			continue // made between the two lists of Observe, and found by both
+		}
 		o.NSInstances[ns.ID] = ns
 		o.NSByName[ns.Name] = append(o.NSByName[ns.Name], ns.ID)
 	}

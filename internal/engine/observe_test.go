@@ -20,14 +20,14 @@ func TestScopeOf(t *testing.T) {
 		inventory gitopsv1alpha1.Inventory
 		want      Scope
 	}{
-		{"a first revision reads the declared names, without live values", gitopsv1alpha1.Inventory{},
-			Scope{Names: []string{"a", "b"}}},
-		{"owned instances are read too, once, with their live values",
+		{"a first revision reads the owner's instances and the declared names", gitopsv1alpha1.Inventory{},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true}},
+		{"the inventory's names are read too, once",
 			gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "c"}, {Name: "a"}}},
-			Scope{Names: []string{"a", "b", "c"}, WithValues: true}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			if diff := cmp.Diff(test.want, ScopeOf(rev, test.inventory)); diff != "" {
+			if diff := cmp.Diff(test.want, ScopeOf(rev, test.inventory, self)); diff != "" {
 				t.Errorf("ScopeOf (-want +got):\n%s", diff)
 			}
 		})
@@ -37,7 +37,8 @@ func TestScopeOf(t *testing.T) {
 // listingOSM answers the lists of an observation and records what they asked for.
 type listingOSM struct {
 	OSM
-	instances                         []osm.NSInstance
+	owned, named                      []osm.NSInstance
+	askedOwner                        []string
 	askedNames, askedNS, askedActions [][]string
 }
 
@@ -47,9 +48,14 @@ func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, e
 }
 func (l *listingOSM) ListVIMAccounts(context.Context) ([]osm.VIMAccount, error) { return nil, nil }
 
+func (l *listingOSM) ListNSInstancesByParam(_ context.Context, key, value string) ([]osm.NSInstance, error) {
+	l.askedOwner = append(l.askedOwner, key+"="+value)
+	return l.owned, nil
+}
+
 func (l *listingOSM) ListNSInstances(_ context.Context, names ...string) ([]osm.NSInstance, error) {
 	l.askedNames = append(l.askedNames, names)
-	return l.instances, nil
+	return l.named, nil
 }
 
 func (l *listingOSM) ListVNFInstances(_ context.Context, ids ...string) ([]osm.VNFInstance, error) {
@@ -63,23 +69,35 @@ func (l *listingOSM) ListCompletedActions(_ context.Context, ids ...string) ([]o
 }
 
 func TestObserveReadsOnlyItsScope(t *testing.T) {
-	instances := []osm.NSInstance{{ID: "id-a", Name: "a"}}
+	a, c := osm.NSInstance{ID: "id-a", Name: "a"}, osm.NSInstance{ID: "id-c", Name: "c"}
+	marker := self.Marker()
 	for _, test := range []struct {
 		name                string
 		scope               Scope
+		owned, named        []osm.NSInstance
+		wantOwner           []string
 		wantNames, wantVNFs [][]string
 		wantValues          bool
 	}{
-		{"nothing to read", Scope{WithValues: true}, nil, nil, false},
-		{"names only", Scope{Names: []string{"a", "b"}}, [][]string{{"a", "b"}}, nil, false},
+		{"nothing to read", Scope{WithValues: true}, nil, nil, nil, nil, nil, false},
+		{"names only", Scope{Names: []string{"a", "b"}}, nil, []osm.NSInstance{a}, nil, [][]string{{"a", "b"}}, nil, false},
 		{"the VNF records and completed actions of the instances found", Scope{Names: []string{"a", "b"}, WithValues: true},
-			[][]string{{"a", "b"}}, [][]string{{"id-a"}}, true},
+			nil, []osm.NSInstance{a}, nil, [][]string{{"a", "b"}}, [][]string{{"id-a"}}, true},
+		{"the owner's instances first, then by name only the names they lack",
+			Scope{Owner: marker, Names: []string{"a", "b"}, WithValues: true}, []osm.NSInstance{a, c}, nil,
+			[]string{OwnerParam + "=" + marker}, [][]string{{"b"}}, [][]string{{"id-a", "id-c"}}, true},
+		{"no list by name when the owner's instances have every name",
+			Scope{Owner: marker, Names: []string{"a"}}, []osm.NSInstance{a}, nil,
+			[]string{OwnerParam + "=" + marker}, nil, nil, false},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			nbi := &listingOSM{instances: instances}
+			nbi := &listingOSM{owned: test.owned, named: test.named}
 			observed, err := Observe(t.Context(), nbi, test.scope)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if diff := cmp.Diff(test.wantOwner, nbi.askedOwner); diff != "" {
+				t.Errorf("NS instances asked by owner (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(test.wantNames, nbi.askedNames); diff != "" {
 				t.Errorf("NS instance names asked (-want +got):\n%s", diff)

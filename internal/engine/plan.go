@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -16,8 +17,14 @@ type Input struct {
 	Revision  *gitops.Revision
 	Observed  *Observed
 	Inventory gitopsv1alpha1.Inventory
-	// Claims maps the names of NS instances that other OsmDeployments of the same OsmCluster
-	// own (or are creating) to those OsmDeployments ("namespace/name").
+	// Owner is the OsmDeployment planned for: the NS instances that carry its marker are its own.
+	Owner Owner
+	// LiveOwners tells, by marker, which owners of Observed.ForeignOwners still exist: an
+	// instance marked by one of them is never taken, changed or pruned. An owner of another
+	// Kubernetes cluster cannot be checked and counts as existing.
+	LiveOwners map[string]bool
+	// Claims maps the names of NS instances that other OsmDeployments of the same OSM own (or
+	// are creating) to those OsmDeployments ("namespace/name").
 	Claims        map[string]string
 	Prune         bool
 	AdoptExisting bool
@@ -61,6 +68,8 @@ type Plan struct {
 	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
 	// creates are Creating with no id yet.
 	Inventory gitopsv1alpha1.Inventory
+	// Owner is the marker the creates carry.
+	Owner Owner
 }
 
 // Mutations is the number of changing requests the plan sends to OSM.
@@ -84,7 +93,7 @@ const (
 
 // Compute plans the changes that make OSM match the revision. It is a pure function.
 func Compute(in Input) Plan {
-	var p Plan
+	p := Plan{Owner: in.Owner}
 	p.Packages, p.Inventory.Packages = planPackages(in)
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
@@ -102,10 +111,8 @@ func Compute(in Input) Plan {
 		entry, has := owned[ns.Name]
 		planInstance(in, &p, ns, entry, has)
 	}
-	for _, entry := range in.Inventory.NsInstances {
-		if !declared[entry.Name] {
-			planUndeclared(in, &p, entry)
-		}
+	for _, entry := range undeclaredOwned(in, declared) {
+		planUndeclared(in, &p, entry)
 	}
 	sort.Slice(p.Inventory.NsInstances, func(i, j int) bool {
 		return p.Inventory.NsInstances[i].Name < p.Inventory.NsInstances[j].Name
@@ -191,37 +198,87 @@ func observedPackageID(o *Observed, d osmpkg.Descriptor) string {
 // planInstance plans one declared NS instance; entry is its inventory entry when owned.
 func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, owned bool) {
 	if other, claimed := in.Claims[ns.Name]; claimed {
-		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OsmCluster", ns.Name, other))
+		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
-	existing := in.Observed.NSByName[ns.Name]
-	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, ID: entry.ID, Digest: ns.Digest()}
+	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()}
+	id, problem := in.instanceOf(ns.Name, entry)
 	switch {
-	case owned && entry.ID != "":
-		if _, found := in.Observed.NSInstances[entry.ID]; !found {
-			p.create(ns, next, reasonRecreated)
-			return
-		}
-	case len(existing) == 0:
-		reason := reasonDeclared
-		if owned {
-			reason = reasonPendingCreate
-		}
-		p.create(ns, next, reason)
-		return
-	case len(existing) > 1:
-		p.problem(ns, fmt.Sprintf("OSM has %d NS instances named %q (ids %v): delete the extra ones in OSM", len(existing), ns.Name, existing))
-		return
+	case problem != "":
+		p.problem(ns, problem)
+	case id != "":
+		next.ID = id
+		planExisting(in, p, ns, entry, next)
+	case entry.ID != "":
+		p.create(ns, next, reasonRecreated)
 	case owned:
-		// A create marked pending before a crash: OSM did make the instance.
-		next.ID = existing[0]
-	case in.AdoptExisting:
-		next.ID = existing[0]
+		p.create(ns, next, reasonPendingCreate)
 	default:
-		p.problem(ns, fmt.Sprintf("NS instance %q (id %s) already exists in OSM and this OsmDeployment does not own it: set spec.adoptExisting to take it over", ns.Name, existing[0]))
-		return
+		p.create(ns, next, reasonDeclared)
 	}
-	planExisting(in, p, ns, entry, next)
+}
+
+// instanceOf finds the NS instance named name that the OsmDeployment runs (entry is its
+// inventory entry, if any): the one that carries its marker; else the one the inventory names,
+// if no live owner marked it (adopted, or created before markers); else, with adoptExisting,
+// the only one, if no live owner marked it. It returns "" when OSM has none: a create, never a
+// second instance beside one of someone else's. The problem says why nothing can be done.
+func (in Input) instanceOf(name string, entry gitopsv1alpha1.NsInstanceEntry) (id string, problem string) {
+	var ours, others []string
+	for _, candidate := range in.Observed.NSByName[name] {
+		if owner, marked := OwnerOf(in.Observed.NSInstances[candidate]); marked && owner == in.Owner {
+			ours = append(ours, candidate)
+		} else {
+			others = append(others, candidate)
+		}
+	}
+	switch {
+	case len(ours) == 1:
+		return ours[0], ""
+	case len(ours) > 1:
+		return "", fmt.Sprintf("OSM has %d NS instances named %q made by this OsmDeployment (ids %v): delete the extra ones in OSM", len(ours), name, ours)
+	case len(others) == 0:
+		return "", ""
+	}
+	if entry.ID != "" && slices.Contains(others, entry.ID) {
+		if owner, taken := in.liveOwner(entry.ID); taken {
+			return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, entry.ID, owner, owner.elsewhere(in.Owner))
+		}
+		return entry.ID, ""
+	}
+	if len(others) > 1 {
+		return "", fmt.Sprintf("OSM has %d NS instances named %q (ids %v) and none is this OsmDeployment's: delete the extra ones in OSM", len(others), name, others)
+	}
+	if owner, taken := in.liveOwner(others[0]); taken {
+		return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, others[0], owner, owner.elsewhere(in.Owner))
+	}
+	if !in.AdoptExisting {
+		return "", fmt.Sprintf("NS instance %q (id %s) already exists in OSM and %s: set spec.adoptExisting to take it over",
+			name, others[0], in.ownerWords(others[0]))
+	}
+	return others[0], ""
+}
+
+// liveOwner returns the owner marked on an NS instance when that owner still exists.
+func (in Input) liveOwner(id string) (Owner, bool) {
+	owner, marked := OwnerOf(in.Observed.NSInstances[id])
+	return owner, marked && in.LiveOwners[owner.Marker()]
+}
+
+// ownerWords says who owns an NS instance that no live owner marked.
+func (in Input) ownerWords(id string) string {
+	if owner, marked := OwnerOf(in.Observed.NSInstances[id]); marked {
+		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", owner)
+	}
+	return "no OsmDeployment owns it"
+}
+
+// elsewhere says, after an owner's name, that it belongs to another operator installation.
+func (o Owner) elsewhere(self Owner) string {
+	if o.Manager == self.Manager {
+		return ""
+	}
+	return fmt.Sprintf(" of the operator installation %q", o.Manager)
 }
 
 // planExisting plans a declared NS instance that OSM runs as next.ID.
@@ -289,18 +346,49 @@ func valuesDiffer(o *Observed, ns gitops.NsInstance, changedInGit bool, id strin
 	return reasonDrift, true
 }
 
-// planUndeclared plans an owned NS instance that Git no longer declares.
+// undeclaredOwned returns what the OsmDeployment owns and Git no longer declares: the entries of
+// the inventory, and the instances that carry its marker, which a lost status no longer lists.
+func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInstanceEntry {
+	byName := map[string]gitopsv1alpha1.NsInstanceEntry{}
+	var names []string
+	for _, e := range in.Inventory.NsInstances {
+		if !declared[e.Name] {
+			byName[e.Name] = e
+			names = append(names, e.Name)
+		}
+	}
+	for id, ns := range in.Observed.NSInstances {
+		if owner, marked := OwnerOf(ns); !marked || owner != in.Owner || declared[ns.Name] {
+			continue
+		}
+		e, listed := byName[ns.Name]
+		if !listed {
+			names = append(names, ns.Name)
+		}
+		if !listed || e.ID == "" {
+			byName[ns.Name] = gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, ID: id, Digest: e.Digest, State: e.State}
+		}
+	}
+	sort.Strings(names)
+	entries := make([]gitopsv1alpha1.NsInstanceEntry, len(names))
+	for i, name := range names {
+		entries[i] = byName[name]
+	}
+	return entries
+}
+
+// planUndeclared plans an owned NS instance that Git no longer declares. An instance another
+// live owner marked is no longer this OsmDeployment's: it is dropped, never pruned.
 func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	if entry.ID == "" {
-		if ids := in.Observed.NSByName[entry.Name]; len(ids) == 1 {
-			entry.ID = ids[0] // created before a crash, then removed from Git
-		} else {
-			return // never created: nothing to own
-		}
+		return // never created: a create that was sent carries the marker, and was found by it
 	}
 	record, found := in.Observed.NSInstances[entry.ID]
 	if !found {
 		return // gone from OSM: no longer owned
+	}
+	if owner, marked := OwnerOf(record); marked && owner != in.Owner && in.LiveOwners[owner.Marker()] {
+		return
 	}
 	if !in.Prune {
 		entry.State = gitopsv1alpha1.NsInstanceOrphaned

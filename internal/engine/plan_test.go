@@ -20,9 +20,24 @@ func declared(name, replicas string) gitops.NsInstance {
 	}.Sealed()
 }
 
+// self is the OsmDeployment the plans of these tests are computed for.
+var self = Owner{Manager: "cluster-a", Namespace: "telco", Name: "osm-gitops"}
+
+// running is an NS instance that self created.
 func running(id, name string) osm.NSInstance {
+	return ownedBy(self, unmarked(id, name))
+}
+
+// unmarked is an NS instance that no operator created (the osm CLI, the UI, or an operator of
+// before ownership markers).
+func unmarked(id, name string) osm.NSInstance {
 	return osm.NSInstance{ID: id, Name: name, NSState: "READY", CurrentOperation: "IDLE", NsdRef: "openldap_ns",
 		InstantiateParams: osm.NSInstantiateParams{VIMAccountID: "vim-1"}}
+}
+
+func ownedBy(owner Owner, ns osm.NSInstance) osm.NSInstance {
+	ns.AdditionalParamsForNs = map[string]osm.LooseString{OwnerParam: osm.LooseString(owner.Marker())}
+	return ns
 }
 
 func observedWith(instances []osm.NSInstance, values map[string]string) *Observed {
@@ -78,6 +93,14 @@ func summarise(p Plan) summary {
 	s.Inventory = p.Inventory.NsInstances
 	return s
 }
+
+// Owners other than self: tenant2 and elsewhere exist, gone does not.
+var (
+	tenant2    = Owner{Manager: "cluster-a", Namespace: "tenant2", Name: "other"}
+	elsewhere  = Owner{Manager: "cluster-b", Namespace: "telco", Name: "osm-gitops"}
+	gone       = Owner{Manager: "cluster-a", Namespace: "tenant3", Name: "deleted"}
+	liveOwners = map[string]bool{tenant2.Marker(): true, elsewhere.Marker(): true}
+)
 
 func TestComputeNsInstances(t *testing.T) {
 	ldap := declared("ldap", "2")
@@ -146,25 +169,93 @@ func TestComputeNsInstances(t *testing.T) {
 		},
 		{
 			name: "an instance that is not owned is a conflict", declared: []gitops.NsInstance{ldap},
-			observed: observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
-			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) already exists in OSM and this OsmDeployment does not own it: set spec.adoptExisting to take it over`}},
+			observed: observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) already exists in OSM and no OsmDeployment owns it: set spec.adoptExisting to take it over`}},
 		},
 		{
 			name: "an instance that is not owned is adopted when asked", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
+			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an adopted instance stays owned through the inventory, as OSM cannot mark it", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an instance another OsmDeployment claims is a conflict naming it", declared: []gitops.NsInstance{ldap},
+			observed: observedWith(nil, nil), claims: map[string]string{"ldap": "tenant1/first"},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" is already managed by OsmDeployment tenant1/first on this OSM`}},
+		},
+		{
+			name: "an instance a live OsmDeployment marked is a conflict, even with adoptExisting", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`}},
+		},
+		{
+			name: "an instance another operator installation marked is a conflict naming it", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{ownedBy(elsewhere, unmarked("ns-1", "ldap"))}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment telco/osm-gitops of the operator installation "cluster-b"`}},
+		},
+		{
+			name: "an instance whose marked owner no longer exists is a conflict without adoptExisting", declared: []gitops.NsInstance{ldap},
+			observed: observedWith([]osm.NSInstance{ownedBy(gone, unmarked("ns-1", "ldap"))}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) already exists in OSM and OsmDeployment tenant3/deleted, which made it, no longer exists: set spec.adoptExisting to take it over`}},
+		},
+		{
+			name: "an instance whose marked owner no longer exists is adopted when asked", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{ownedBy(gone, unmarked("ns-1", "ldap"))}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
+			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an adopted instance whose marked owner is back is given back", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an owned instance replaced in OSM by one nobody owns is a conflict, not a second instance", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{unmarked("ns-2", "ldap")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-2) already exists in OSM and no OsmDeployment owns it: set spec.adoptExisting to take it over`},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an owned instance recreated in OSM under another id is taken back by its marker", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{running("ns-2", "ldap")}, map[string]string{"ns-2": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-2", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "a lost status is rebuilt from the markers: no conflict, no upgrade", declared: []gitops.NsInstance{ldap},
 			observed: observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
 			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
 		},
 		{
-			name: "an instance another OsmDeployment owns is a conflict naming it", declared: []gitops.NsInstance{ldap},
-			observed: observedWith(nil, nil), claims: map[string]string{"ldap": "tenant1/first"},
-			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" is already managed by OsmDeployment tenant1/first on this OsmCluster`}},
+			name: "a lost status is rebuilt from the markers: what Git no longer declares is pruned", prune: true,
+			observed: observedWith([]osm.NSInstance{running("ns-1", "old")}, map[string]string{"ns-1": `{}`}),
+			want: summary{Deletes: []string{"old@ns-1"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("old", "ns-1", "", gitopsv1alpha1.NsInstanceDeleting)}},
 		},
 		{
-			name: "two instances with the declared name are a problem", declared: []gitops.NsInstance{ldap},
+			name: "an instance a live owner marked is never pruned, even if the inventory lists it", prune: true,
+			observed:  observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want:      summary{},
+		},
+		{
+			name: "two instances made by this OsmDeployment with the declared name are a problem", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap"), running("ns-2", "ldap")}, nil),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)},
-			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: OSM has 2 NS instances named "ldap" (ids [ns-1 ns-2]): delete the extra ones in OSM`},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: OSM has 2 NS instances named "ldap" made by this OsmDeployment (ids [ns-1 ns-2]): delete the extra ones in OSM`},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}},
+		},
+		{
+			name: "two instances of others with the declared name are a problem", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{unmarked("ns-1", "ldap"), unmarked("ns-2", "ldap")}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: OSM has 2 NS instances named "ldap" (ids [ns-1 ns-2]) and none is this OsmDeployment's: delete the extra ones in OSM`}},
 		},
 		{
 			name: "an instance no longer declared is deleted with prune", prune: true,
@@ -236,7 +327,7 @@ func TestComputeNsInstances(t *testing.T) {
 			plan := Compute(Input{
 				Revision: &gitops.Revision{NsInstances: tt.declared}, Observed: tt.observed,
 				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Claims: tt.claims,
-				Prune: tt.prune, AdoptExisting: tt.adopt,
+				Prune: tt.prune, AdoptExisting: tt.adopt, Owner: self, LiveOwners: liveOwners,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)

@@ -6,13 +6,15 @@ import (
 )
 
 // CreateRequest maps a declared NS instance to OSM's create-and-instantiate request. The KDU
-// values go where OSM's LCM reads them: additionalParamsForVnf[].additionalParamsForKdu[].
-func CreateRequest(ns gitops.NsInstance, nsdID, vimAccountID string) osm.NSInstanceCreate {
+// values go where OSM's LCM reads them: additionalParamsForVnf[].additionalParamsForKdu[]; the
+// owner's marker goes where OSM keeps it in the record: additionalParamsForNs.
+func CreateRequest(ns gitops.NsInstance, nsdID, vimAccountID string, owner Owner) osm.NSInstanceCreate {
 	return osm.NSInstanceCreate{
-		Name:         ns.Name,
-		NsdID:        nsdID,
-		VIMAccountID: vimAccountID,
-		Description:  ns.Description,
+		Name:                  ns.Name,
+		NsdID:                 nsdID,
+		VIMAccountID:          vimAccountID,
+		Description:           ns.Description,
+		AdditionalParamsForNs: map[string]any{OwnerParam: owner.Marker()},
 		AdditionalParamsForVnf: []osm.VnfParams{{
 			MemberVnfIndex: ns.VnfName,
 			AdditionalParamsForKdu: []osm.KDUParams{{

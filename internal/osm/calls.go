@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
@@ -50,6 +51,19 @@ func (c *Client) ListVNFDescriptors(ctx context.Context) ([]VNFDescriptor, error
 // not unique), or every NS instance when no name is given.
 func (c *Client) ListNSInstances(ctx context.Context, names ...string) ([]NSInstance, error) {
 	return listMembers(ctx, c, listNSInstancesRequest(), "name", names, func(ns *NSInstance) string { return ns.Name })
+}
+
+// ListNSInstancesByParam returns the NS instances whose additionalParamsForNs holds key with
+// the string value.
+func (c *Client) ListNSInstancesByParam(ctx context.Context, key, value string) ([]NSInstance, error) {
+	param := func(ns *NSInstance) string { return string(ns.AdditionalParamsForNs[key]) }
+	items, err := listMembers(ctx, c, listNSInstancesRequest(), "additionalParamsForNs."+key, []string{value}, param)
+	if err != nil {
+		return nil, err
+	}
+	// listMembers keeps the records that lack the field, for the callers' checks of names and
+	// ids; a record without the parameter simply does not have it.
+	return slices.DeleteFunc(items, func(ns NSInstance) bool { return param(&ns) != value }), nil
 }
 
 // GetNSInstance returns one NS instance by id.

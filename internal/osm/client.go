@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -246,6 +247,24 @@ func parseBaseURL(baseURL string) (*url.URL, error) {
 		base.Path = "/osm"
 	}
 	return base, nil
+}
+
+// Identity names one OSM project as every OsmCluster that points at it sees it: the NBI URL in
+// canonical form (scheme and host in lower case, no default port, /osm when there is no path)
+// and the project. Ownership spans every OsmCluster, namespace and shard of one identity.
+func Identity(baseURL, project string) (string, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return "", err
+	}
+	base.Scheme = strings.ToLower(base.Scheme)
+	host, port := strings.ToLower(base.Hostname()), base.Port()
+	if port == "" || port == "80" && base.Scheme == "http" || port == "443" && base.Scheme == "https" {
+		base.Host = host
+	} else {
+		base.Host = net.JoinHostPort(host, port)
+	}
+	return base.String() + " project=" + project, nil
 }
 
 // buildHTTPClient makes the HTTP client, applying the TLS options to a

@@ -190,6 +190,9 @@ type NSInstance struct {
 	NsdID             string              `json:"nsd-id"`
 	NsdRef            string              `json:"nsd-ref"`
 	InstantiateParams NSInstantiateParams `json:"instantiate_params"`
+	// AdditionalParamsForNs are the NS-level parameters of the create request, as the NBI keeps
+	// them: a value that was an object or a list is a "!!yaml ..." string.
+	AdditionalParamsForNs map[string]LooseString `json:"additionalParamsForNs"`
 	// VNFInstanceIDs are the ids of the NS instance's VNF records.
 	VNFInstanceIDs []string        `json:"constituent-vnfr-ref"`
 	CreateTime     Number          `json:"create-time"`
