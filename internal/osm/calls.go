@@ -106,6 +106,16 @@ func (c *Client) UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Packa
 	return c.do(ctx, req, nil)
 }
 
+// SetPackageUserData writes keys of the user data OSM keeps with a package, leaving its other
+// keys, its content and its revision as they are.
+func (c *Client) SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id string, data map[string]string) error {
+	req, err := packageUserDataRequest(kind, id, data)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, req, nil)
+}
+
 // DeletePackage deletes the package of the given kind with OSM id id.
 func (c *Client) DeletePackage(ctx context.Context, kind osmpkg.Kind, id string) error {
 	req, err := deletePackageRequest(kind, id)

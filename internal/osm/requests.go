@@ -170,21 +170,26 @@ func completedActionsRequest() request {
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
 
+// packageRoutesOfKind are the NBI routes of one kind of package.
+type packageRoutesOfKind struct{ create, update, edit, remove string }
+
 // packageRoutes are the NBI routes of each kind of package.
-var packageRoutes = map[osmpkg.Kind]struct{ create, update, remove string }{
+var packageRoutes = map[osmpkg.Kind]packageRoutesOfKind{
 	osmpkg.KindVNF: {
 		create: "/vnfpkgm/v1/vnf_packages_content",
 		update: "/vnfpkgm/v1/vnf_packages/{id}/package_content",
+		edit:   "/vnfpkgm/v1/vnf_packages/{id}",
 		remove: "/vnfpkgm/v1/vnf_packages_content/{id}",
 	},
 	osmpkg.KindNS: {
 		create: "/nsd/v1/ns_descriptors_content",
 		update: "/nsd/v1/ns_descriptors/{id}/nsd_content",
+		edit:   "/nsd/v1/ns_descriptors/{id}",
 		remove: "/nsd/v1/ns_descriptors_content/{id}",
 	},
 }
 
-func routesOf(kind osmpkg.Kind) (struct{ create, update, remove string }, error) {
+func routesOf(kind osmpkg.Kind) (packageRoutesOfKind, error) {
 	routes, known := packageRoutes[kind]
 	if !known {
 		return routes, fmt.Errorf("OSM NBI: unknown package kind %q", kind)
@@ -215,6 +220,16 @@ func updatePackageRequest(id string, pkg *osmpkg.Package) (request, error) {
 		return request{}, err
 	}
 	return packageUpload(http.MethodPut, routes.update, withID(routes.update, id), pkg), nil
+}
+
+// packageUserDataRequest edits a package's _admin.userDefinedData only: the NBI merges the
+// object into it (RFC 7396) and keeps the descriptor, its files and its revision.
+func packageUserDataRequest(kind osmpkg.Kind, id string, data map[string]string) (request, error) {
+	routes, err := routesOf(kind)
+	if err != nil {
+		return request{}, err
+	}
+	return jsonRequest(http.MethodPatch, routes.edit, withID(routes.edit, id), map[string]any{"userDefinedData": data})
 }
 
 func deletePackageRequest(kind osmpkg.Kind, id string) (request, error) {

@@ -212,7 +212,7 @@ func (f *ldapFixture) nsState(t *testing.T, id string) string {
 func (f *ldapFixture) newDescriptorAdmin() osm.DescriptorAdmin {
 	onboarded := osm.Number(f.clock.Now().Unix())
 	return osm.DescriptorAdmin{OnboardingState: "ONBOARDED", OperationalState: "ENABLED", UsageState: "NOT_IN_USE",
-		Revision: 1, Created: onboarded, Modified: onboarded}
+		Revision: 1, Created: onboarded, Modified: onboarded, UserDefinedData: map[string]osm.LooseString{}}
 }
 
 // wantRemoved checks that the NBI no longer knows an NS instance.

@@ -122,6 +122,8 @@ type DescriptorAdmin struct {
 	Revision         Number `json:"revision"`
 	Created          Number `json:"created"`
 	Modified         Number `json:"modified"`
+	// UserDefinedData is what clients wrote with SetPackageUserData.
+	UserDefinedData map[string]LooseString `json:"userDefinedData"`
 }
 
 // NSDescriptor is an NSD record.

@@ -142,6 +142,11 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusConflict, "PUT", vnfContent, knf.Tarball, "Content-File-MD5", "0")
 	h.must(http.StatusNoContent, "PUT", nsContent, ns.Tarball, "Content-File-MD5", ns.MD5)
 	h.must(http.StatusUnprocessableEntity, "PUT", nsContent, knf.Tarball)
+	for collection, id := range map[string]string{"/osm/vnfpkgm/v1/vnf_packages/": vnfdID, "/osm/nsd/v1/ns_descriptors/": nsdID} {
+		h.must(http.StatusNoContent, "PATCH", collection+id, map[string]any{"userDefinedData": map[string]any{"owner": "x"}})
+		h.must(http.StatusBadRequest, "PATCH", collection+id, map[string]any{"userDefinedData": "x"})
+		h.must(http.StatusNotFound, "PATCH", collection+missing, map[string]any{"userDefinedData": map[string]any{}})
+	}
 
 	// NS instances and operations.
 	h.must(http.StatusUnprocessableEntity, "POST", nsContentPath, map[string]any{"nsName": "x"})

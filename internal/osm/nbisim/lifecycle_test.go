@@ -445,3 +445,38 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("%d NS instances, want 40", n)
 	}
 }
+
+// The NS parameters of a create are where the operator marks the instances it owns: the NBI
+// keeps them in the record's additionalParamsForNs (NsrTopic._create_nsr_descriptor_from_nsd),
+// not in instantiate_params, keeps them through the instance's operations, and list filters
+// reach into them.
+func TestNSParametersAreKeptAndFiltered(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	_, nsdID := h.onboardOpenLDAP()
+	body := ldapCreateBody("ldap", nsdID, h.vimID("vim1"), map[string]any{"replicaCount": "2"})
+	body["additionalParamsForNs"] = map[string]any{"osmops_owner": "cluster-a.telco.gitops", "nested": map[string]any{"a": 1}}
+	nsID, _ := h.createNS(body)
+	h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil)) // same name, not marked
+	h.clock.Step(2 * testOperationDelay)
+	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{"member_vnf_index": "openldap",
+		"kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"replicaCount": "3"}})
+	h.clock.Step(2 * testOperationDelay)
+
+	found := h.must(http.StatusOK, "GET", nsContentPath+"?additionalParamsForNs.osmops_owner.eq=cluster-a.telco.gitops", nil).list(t)
+	if len(found) != 1 || dig(found[0], "_id") != nsID {
+		t.Fatalf("filtered by the owner: %d records, want the one marked", len(found))
+	}
+	want := map[string]any{"osmops_owner": "cluster-a.telco.gitops", "nested": "!!yaml a: 1\n"}
+	if diff := cmp.Diff(want, dig(found[0], "additionalParamsForNs")); diff != "" {
+		t.Errorf("additionalParamsForNs (-want +got):\n%s", diff)
+	}
+	if _, kept := dig(found[0], "instantiate_params").(map[string]any)["additionalParamsForNs"]; kept {
+		t.Error("instantiate_params keeps additionalParamsForNs; the NBI removes it (_format_ns_request)")
+	}
+	a := h.request("POST", nsContentPath, map[string]any{"nsName": "x", "nsdId": nsdID, "vimAccountId": h.vimID("vim1"),
+		"additionalParamsForNs": map[string]any{"osmops-owner": "x"}})
+	if detail := a.object(t)["detail"]; a.status != http.StatusBadRequest || detail != fmt.Sprintf("Invalid param name at additionalParamsForNs:osmops-owner. "+
+		"Must contain only alphanumeric characters and underscores, and cannot start with a digit while 'getting nsd id='%s' from database'", nsdID) {
+		t.Errorf("a key that is not an identifier: %d %v", a.status, detail)
+	}
+}

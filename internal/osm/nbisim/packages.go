@@ -84,14 +84,17 @@ type packageRecord struct {
 	// users counts what uses the descriptor: NS instances for an NSD, VNF
 	// instances for a VNFD. It makes usageState.
 	users int
-	doc   doc
+	// userData is _admin.userDefinedData: {} for a package uploaded in one
+	// step, then what edits merged into it; uploads keep it.
+	userData *object
+	doc      doc
 	// nested is the record without its SOL005 fields, as an NS record
 	// embeds its NSD, indented for that place (see spliceNSD).
 	nested []byte
 }
 
 type packageAdminDoc struct {
-	UserDefinedData  struct{}       `json:"userDefinedData"`
+	UserDefinedData  *object        `json:"userDefinedData"`
 	Revision         int            `json:"revision"`
 	Created          epochTime      `json:"created"`
 	Modified         epochTime      `json:"modified"`
@@ -129,7 +132,7 @@ func (s *Server) renderPackage(p *packageRecord) {
 	base := p.descriptor.clone()
 	base.set("_id", p.id)
 	base.set("_admin", packageAdminDoc{
-		Revision: p.revision, Created: epoch(p.created), Modified: epoch(p.modified),
+		UserDefinedData: p.userData, Revision: p.revision, Created: epoch(p.created), Modified: epoch(p.modified),
 		ProjectsRead: []string{s.projectID}, ProjectsWrite: []string{s.projectID},
 		OnboardingState: "ONBOARDED", OperationalState: "ENABLED", UsageState: p.usageState(),
 		Storage: packageStorage{
@@ -233,7 +236,7 @@ func (s *Server) uploadPackage(c *call, kind *packageKind) (response, *nbiError)
 	if err != nil {
 		return response{}, err
 	}
-	p := &packageRecord{kind: kind, id: uuid.NewString(), created: c.now}
+	p := &packageRecord{kind: kind, id: uuid.NewString(), created: c.now, userData: &object{}}
 	s.storeUpload(p, checked, c.now)
 	return jsonResponse(http.StatusCreated, map[string]string{"id": p.id}).withHeader("Location", kind.contentPath+p.id), nil
 }
@@ -250,6 +253,64 @@ func (s *Server) updatePackage(c *call, kind *packageKind) (response, *nbiError)
 	}
 	s.storeUpload(p, checked, c.now)
 	return noContent(), nil
+}
+
+// editPackage serves PATCH .../vnf_packages/{id} and .../ns_descriptors/{id}
+// for the one field the operator edits, userDefinedData, as the NBI's
+// DescriptorTopic.edit does: the object is merged into _admin.userDefinedData
+// (RFC 7396: null removes a key), _admin.modified moves, the revision and the
+// package stay; 204. Edits of the descriptor itself are not simulated.
+func (s *Server) editPackage(c *call, kind *packageKind) (response, *nbiError) {
+	p, err := s.findPackage(kind, c.param(0))
+	if err != nil {
+		return response{}, err
+	}
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		return response{}, errorf(http.StatusBadRequest, "Nothing to update. Provide payload and/or query string")
+	}
+	edit, err := c.jsonObject()
+	if err != nil {
+		return response{}, err
+	}
+	for _, key := range edit.keys() {
+		if key != "userDefinedData" && key != "_id" {
+			return response{}, errorf(http.StatusUnprocessableEntity, "the simulator edits only userDefinedData, not %q", key)
+		}
+	}
+	if value, given := edit.get("userDefinedData"); given {
+		data, isObject := value.(*object)
+		if !isObject {
+			return response{}, errorf(http.StatusBadRequest, "userDefinedData should be an object, but is '<class '%s'>' instead", pythonTypeName(value))
+		}
+		p.userData = mergePatch(p.userData, data)
+	}
+	p.modified = c.now
+	s.renderPackage(p)
+	return noContent(), nil
+}
+
+// mergePatch is osm_common's deep_update_rfc7396: the members of patch
+// replace those of target, objects are merged member by member, and a null
+// removes the member.
+func mergePatch(target, patch *object) *object {
+	merged := target.clone()
+	for _, m := range patch.members {
+		child, isObject := m.value.(*object)
+		switch {
+		case m.value == nil:
+			merged.del(m.key)
+		case isObject:
+			current, _ := merged.get(m.key)
+			currentObject, _ := current.(*object)
+			if currentObject == nil {
+				currentObject = &object{}
+			}
+			merged.set(m.key, mergePatch(currentObject, child))
+		default:
+			merged.set(m.key, cloneValue(m.value))
+		}
+	}
+	return merged
 }
 
 // checkUpload runs the NBI's checks on an uploaded package, in its order:

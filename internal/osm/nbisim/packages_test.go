@@ -2,6 +2,7 @@ package nbisim
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -170,5 +171,46 @@ func TestPackageDeletes(t *testing.T) {
 	h.onboard(vnfPackagesPath, testdataPackage(t, "openldap_knf"))
 	if n := len(h.must(http.StatusOK, "GET", vnfPackagesPath+"?id=openldap_knf", nil).list(t)); n != 1 {
 		t.Errorf("?id=openldap_knf: %d", n)
+	}
+}
+
+// A package's user data is what the operator marks its uploads with: the NBI's
+// DescriptorTopic.edit merges an edit into _admin.userDefinedData (RFC 7396),
+// moves _admin.modified and keeps the revision; a content upload
+// (upload_content's deep update of the stored record) keeps the user data.
+func TestPackageUserData(t *testing.T) {
+	h := newLoggedIn(t, Config{})
+	vnfdID, _ := h.onboardOpenLDAP()
+	item := "/osm/vnfpkgm/v1/vnf_packages/" + vnfdID
+	userData := func() any {
+		return dig(h.must(http.StatusOK, "GET", vnfPackagesPath, nil).list(t)[0], "_admin", "userDefinedData")
+	}
+	if got := userData(); !reflect.DeepEqual(got, map[string]any{}) {
+		t.Fatalf("user data of a package uploaded in one step = %v, want {}", got)
+	}
+	h.clock.Step(60e9)
+	h.must(http.StatusNoContent, "PATCH", item, map[string]any{"userDefinedData": map[string]any{"owner": "a", "digest": "d1", "nested": map[string]any{"x": 1}}})
+	h.must(http.StatusNoContent, "PATCH", item, map[string]any{"userDefinedData": map[string]any{"digest": "d2", "owner": nil, "nested": map[string]any{"y": 2}}})
+	want := map[string]any{"digest": "d2", "nested": map[string]any{"x": 1.0, "y": 2.0}}
+	if got := userData(); !reflect.DeepEqual(got, want) {
+		t.Errorf("user data after two edits = %v, want %v", got, want)
+	}
+	record := h.must(http.StatusOK, "GET", item, nil).object(t)
+	if revision, moved := dig(record, "_admin", "revision"), dig(record, "_admin", "modified").(float64)-dig(record, "_admin", "created").(float64); revision != 1.0 || moved != 60 {
+		t.Errorf("after an edit: revision %v, modified - created = %v; want 1 and 60", revision, moved)
+	}
+
+	update := buildPackage(t, "openldap_knf", "openldap_vnfd.yaml", twoKDUsVNFD)
+	h.must(http.StatusNoContent, "PUT", item+"/package_content", update.Tarball, "Content-File-MD5", update.MD5)
+	if got := userData(); !reflect.DeepEqual(got, want) {
+		t.Errorf("user data after a content upload = %v, want %v", got, want)
+	}
+	// Filters reach into it, as into any field.
+	if got := h.must(http.StatusOK, "GET", vnfPackagesPath+"?_admin.userDefinedData.digest.eq=d2", nil).list(t); len(got) != 1 {
+		t.Errorf("filter on the user data: %d records, want 1", len(got))
+	}
+	a := h.request("PATCH", item, map[string]any{"userDefinedData": []any{}})
+	if detail := a.object(t)["detail"]; a.status != 400 || detail != "userDefinedData should be an object, but is '<class 'list'>' instead" {
+		t.Errorf("user data that is not an object: %d %s", a.status, a.body)
 	}
 }
