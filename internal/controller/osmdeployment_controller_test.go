@@ -127,8 +127,9 @@ func TestPackageChangeUpdatesOnlyThatPackage(t *testing.T) {
 	files["osm-pkgs/openldap_knf/README.md"] = "The openldap KNF.\n"
 	tn.eventuallyApplied(d, tn.publish("gitops", files))
 
-	stats := tn.sim.Stats()
-	tn.g.Expect(stats.MutatingRequests).To(BeEquivalentTo(1), tn.describe(d))
+	// The upload, and the mark of what it uploaded.
+	tn.g.Expect(tn.sim.Stats().Endpoints).To(ContainElement(HaveField("Route", "/osm/vnfpkgm/v1/vnf_packages/{vnfPkgId}")), tn.describe(d))
+	tn.g.Expect(tn.mutatingRequests()).To(BeEquivalentTo(2), tn.describe(d))
 	var revisions []string
 	for _, p := range tn.sim.State().Packages {
 		revisions = append(revisions, p.DescriptorID+":"+string(rune('0'+p.Revision)))

@@ -242,12 +242,19 @@ func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", group.verb, listNames(byReason[reason]), reason))
 		}
 	}
-	if len(plan.Packages) > 0 {
-		names := make([]string, 0, len(plan.Packages))
-		for _, p := range plan.Packages {
-			names = append(names, p.Package.Descriptor.ID)
+	var uploaded, marked []string
+	for _, p := range plan.Packages {
+		if p.MarkOnly {
+			marked = append(marked, p.Package.Descriptor.ID)
+		} else {
+			uploaded = append(uploaded, p.Package.Descriptor.ID)
 		}
-		parts = append([]string{"upload package(s) " + listNames(names)}, parts...)
+	}
+	if len(marked) > 0 {
+		parts = append([]string{"mark package(s) " + listNames(marked) + " as this OsmDeployment's"}, parts...)
+	}
+	if len(uploaded) > 0 {
+		parts = append([]string{"upload package(s) " + listNames(uploaded)}, parts...)
 	}
 	if len(parts) == 0 {
 		return

@@ -58,12 +58,20 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 		nsdIDs[id] = nsd.ID
 	}
 	for _, action := range plan.Packages {
-		id, err := applyPackage(ctx, nbi, action)
-		if err != nil {
-			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: packageVerb(action), Err: err})
-			return r
+		id, uploaded, err := applyPackage(ctx, nbi, action, plan.Owner)
+		if id != "" {
+			r.Packages[action.Package.Descriptor.ID] = id
 		}
-		r.Packages[action.Package.Descriptor.ID] = id
+		if err != nil {
+			verb := packageVerb(action)
+			if uploaded {
+				verb = "mark package" // the upload went through: later steps may go on
+			}
+			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: verb, Err: err})
+			if id == "" {
+				return r // not in OSM with this content: later steps may need it
+			}
+		}
 		if action.Package.Descriptor.Kind == osmpkg.KindNS {
 			nsdIDs[action.Package.Descriptor.ID] = id
 		}
@@ -118,15 +126,33 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	return r
 }
 
-func applyPackage(ctx context.Context, nbi OSM, action PackageAction) (string, error) {
-	if action.ID == "" {
-		return nbi.CreatePackage(ctx, action.Package.Package)
+// applyPackage uploads a package (unless the action only marks it) and marks it as the
+// owner's. A failed mark leaves the upload done: it is returned with the package's id, and the
+// next plan marks the package without uploading it again.
+func applyPackage(ctx context.Context, nbi OSM, action PackageAction, owner Owner) (id string, uploaded bool, err error) {
+	id = action.ID
+	switch {
+	case action.MarkOnly:
+	case id == "":
+		if id, err = nbi.CreatePackage(ctx, action.Package.Package); err != nil {
+			return "", false, err
+		}
+		uploaded = true
+	default:
+		if err = nbi.UpdatePackage(ctx, id, action.Package.Package); err != nil {
+			return "", false, err
+		}
+		uploaded = true
 	}
-	return action.ID, nbi.UpdatePackage(ctx, action.ID, action.Package.Package)
+	data := PackageUserData(owner, action.Package.Digest, action.Revision)
+	return id, uploaded, nbi.SetPackageUserData(ctx, action.Package.Descriptor.Kind, id, data)
 }
 
 func packageVerb(action PackageAction) string {
-	if action.ID == "" {
+	switch {
+	case action.MarkOnly:
+		return "mark package"
+	case action.ID == "":
 		return "create package"
 	}
 	return "update package"

@@ -54,6 +54,10 @@ func (f *fakeOSM) UpdatePackage(_ context.Context, id string, pkg *osmpkg.Packag
 	return f.enter("update package " + pkg.Descriptor.ID)
 }
 
+func (f *fakeOSM) SetPackageUserData(_ context.Context, _ osmpkg.Kind, id string, data map[string]string) error {
+	return f.enter(fmt.Sprintf("mark package %s revision %s", id, data[PackageRevisionParam]))
+}
+
 func (f *fakeOSM) CreateNSInstance(_ context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error) {
 	if err := f.enter(fmt.Sprintf("create %s nsd=%s vim=%s", create.Name, create.NsdID, create.VIMAccountID)); err != nil {
 		return nil, err
@@ -102,9 +106,9 @@ func TestApplyUsesPackagesCreatedBefore(t *testing.T) {
 	nsPkg := gitops.Package{Package: &osmpkg.Package{Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "new_ns"}}}
 	ns := declared("ldap", "1")
 	ns.NsdName = "new_ns"
-	plan := &Plan{Packages: []PackageAction{{Package: nsPkg}}, Creates: []NsAction{{Name: "ldap", Instance: ns}}}
+	plan := &Plan{Packages: []PackageAction{{Package: nsPkg, Revision: 1}}, Creates: []NsAction{{Name: "ldap", Instance: ns}}}
 	result := Apply(context.Background(), fake, plan, observedWith(nil, nil), 2)
-	want := []string{"create package new_ns", "create ldap nsd=id-new_ns vim=vim-1"}
+	want := []string{"create package new_ns", "mark package id-new_ns revision 1", "create ldap nsd=id-new_ns vim=vim-1"}
 	if diff := cmp.Diff(want, fake.requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}

@@ -26,6 +26,7 @@ type OSM interface {
 	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
 	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
+	SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id string, data map[string]string) error
 	CreateNSInstance(ctx context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error)
 	UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade osm.KDUUpgrade) (string, error)
 	DeleteNSInstance(ctx context.Context, id string, force bool) (string, error)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/osmops/osmops/internal/osm"
@@ -63,16 +64,64 @@ func OwnerOf(ns osm.NSInstance) (Owner, bool) {
 	return ParseOwner(string(marker))
 }
 
-// ForeignOwners lists the owners, other than self, that the observed NS instances carry: the
-// caller tells which of them still exist (Input.LiveOwners).
+// Keys of a package's user data (osm.DescriptorAdmin.UserDefinedData) under which the operator
+// records, beside OwnerParam, what it uploaded: the package's digest, and the revision OSM gave
+// the upload. A revision that moved on since means someone uploaded the package outside Git.
+const (
+	PackageDigestParam   = "osmops_digest"
+	PackageRevisionParam = "osmops_revision"
+)
+
+// packageMark is what a package's user data says of its last upload by an operator.
+type packageMark struct {
+	owner    Owner
+	marked   bool
+	digest   string
+	revision int
+}
+
+func packageMarkOf(admin osm.DescriptorAdmin) packageMark {
+	data := admin.UserDefinedData
+	owner, marked := ParseOwner(string(data[OwnerParam]))
+	revision, err := strconv.Atoi(string(data[PackageRevisionParam]))
+	if !marked || err != nil {
+		return packageMark{}
+	}
+	return packageMark{owner: owner, marked: true, digest: string(data[PackageDigestParam]), revision: revision}
+}
+
+// current tells whether OSM still has what the mark says was uploaded, with that digest.
+func (m packageMark) current(digest string, admin osm.DescriptorAdmin) bool {
+	return m.marked && m.digest == digest && m.revision == int(admin.Revision)
+}
+
+// PackageUserData is the user data that marks owner's upload of a package with digest, which
+// OSM keeps as revision.
+func PackageUserData(owner Owner, digest string, revision int) map[string]string {
+	return map[string]string{OwnerParam: owner.Marker(), PackageDigestParam: digest, PackageRevisionParam: strconv.Itoa(revision)}
+}
+
+// ForeignOwners lists the owners, other than self, that the observed NS instances and packages
+// carry: the caller tells which of them still exist (Input.LiveOwners).
 func (o *Observed) ForeignOwners(self Owner) []Owner {
 	seen := map[Owner]bool{}
 	var owners []Owner
-	for _, ns := range o.NSInstances {
-		if owner, marked := OwnerOf(ns); marked && owner != self && !seen[owner] {
+	add := func(owner Owner, marked bool) {
+		if marked && owner != self && !seen[owner] {
 			seen[owner] = true
 			owners = append(owners, owner)
 		}
+	}
+	for _, ns := range o.NSInstances {
+		add(OwnerOf(ns))
+	}
+	for _, d := range o.NSDs {
+		mark := packageMarkOf(d.Admin)
+		add(mark.owner, mark.marked)
+	}
+	for _, d := range o.VNFDs {
+		mark := packageMarkOf(d.Admin)
+		add(mark.owner, mark.marked)
 	}
 	return owners
 }

@@ -30,10 +30,17 @@ type Input struct {
 	AdoptExisting bool
 }
 
-// PackageAction uploads a package: a create when ID is empty, else a full update of ID.
+// PackageAction uploads a package, a create when ID is empty, else a full update of ID, and
+// marks it as the owner's (PackageUserData); MarkOnly marks an upload OSM already has.
 type PackageAction struct {
 	Package gitops.Package
 	ID      string
+	// Revision is the revision OSM gives the package once the action is done: uploads count
+	// from 1, and a mark keeps it.
+	Revision int
+	MarkOnly bool
+	// Reason says why, for events and logs.
+	Reason string
 }
 
 // NsAction is one LCM change of an NS instance.
@@ -79,22 +86,26 @@ func (p *Plan) Mutations() int {
 
 // Reasons of NS actions.
 const (
-	reasonDeclared      = "declared in Git"
-	reasonRecreated     = "deleted in OSM outside Git: recreating it"
-	reasonChangedInGit  = "KDU values changed in Git"
-	reasonDrift         = "KDU values changed in OSM outside Git: restoring them"
-	reasonPruned        = "no longer declared in Git"
-	reasonPendingCreate = "its creation was interrupted before OSM answered"
-	stateNSBuilding     = "BUILDING"
-	stateNSBroken       = "BROKEN"
-	operationIdle       = "IDLE"
-	stateNSTerminating  = "TERMINATING"
+	reasonDeclared       = "declared in Git"
+	reasonRecreated      = "deleted in OSM outside Git: recreating it"
+	reasonChangedInGit   = "KDU values changed in Git"
+	reasonDrift          = "KDU values changed in OSM outside Git: restoring them"
+	reasonPruned         = "no longer declared in Git"
+	reasonPendingCreate  = "its creation was interrupted before OSM answered"
+	reasonPackageNew     = "new in Git"
+	reasonPackageMark    = "uploaded before: marked as this OsmDeployment's"
+	reasonPackageDrift   = "changed in OSM outside Git: restoring it"
+	reasonPackageChanged = "changed in Git"
+	stateNSBuilding      = "BUILDING"
+	stateNSBroken        = "BROKEN"
+	operationIdle        = "IDLE"
+	stateNSTerminating   = "TERMINATING"
 )
 
 // Compute plans the changes that make OSM match the revision. It is a pure function.
 func Compute(in Input) Plan {
 	p := Plan{Owner: in.Owner}
-	p.Packages, p.Inventory.Packages = planPackages(in)
+	p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
 			p.Warnings = append(p.Warnings, warning)
@@ -125,7 +136,9 @@ func Compute(in Input) Plan {
 	return p
 }
 
-func planPackages(in Input) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
+// planPackages plans the uploads that make OSM hold the revision's packages. A package another
+// live owner marked is shared when OSM holds exactly this content, and a Conflict otherwise.
+func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
 	applied := map[string]gitopsv1alpha1.PackageEntry{}
 	for _, e := range in.Inventory.Packages {
 		applied[e.Name] = e
@@ -133,16 +146,35 @@ func planPackages(in Input) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
 	var actions []PackageAction
 	entries := make([]gitopsv1alpha1.PackageEntry, 0, len(in.Revision.Packages))
 	for _, pkg := range in.Revision.Packages {
-		id := observedPackageID(in.Observed, pkg.Descriptor)
+		id, admin := observedPackage(in.Observed, pkg.Descriptor)
 		entry := gitopsv1alpha1.PackageEntry{
 			Name: pkg.Descriptor.ID, Kind: string(pkg.Descriptor.Kind), ID: id, Digest: pkg.Digest,
 		}
-		last, known := applied[pkg.Descriptor.ID]
+		if id == "" {
+			actions = append(actions, PackageAction{Package: pkg, Revision: 1, Reason: reasonPackageNew})
+			entries = append(entries, entry)
+			continue
+		}
+		mark, last := packageMarkOf(admin), applied[pkg.Descriptor.ID]
+		current := mark.current(pkg.Digest, admin)
 		switch {
-		case id == "":
-			actions = append(actions, PackageAction{Package: pkg})
-		case !known || last.Digest != pkg.Digest || last.ID != id:
-			actions = append(actions, PackageAction{Package: pkg, ID: id})
+		case mark.marked && mark.owner != in.Owner && in.LiveOwners[mark.owner.Marker()]:
+			if !current {
+				p.Problems = append(p.Problems, gitops.Problem{File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
+					Message: fmt.Sprintf("package %s belongs to OsmDeployment %s%s, and OSM holds other content of it: give the package another id, or make both sources agree",
+						pkg.Descriptor.ID, mark.owner, mark.owner.elsewhere(in.Owner))})
+				continue
+			}
+		case current && mark.owner == in.Owner:
+		case current, last.ID == id && last.Digest == pkg.Digest && (!mark.marked || mark.owner == in.Owner && mark.digest != pkg.Digest && mark.revision == int(admin.Revision)-1):
+			// The content is this revision's: only the mark is missing or stale (an owner gone,
+			// an upload of before markers, or a mark that failed after this OsmDeployment's upload).
+			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision), MarkOnly: true, Reason: reasonPackageMark})
+		case mark.marked && mark.digest == pkg.Digest:
+			// Marked with this content, but uploaded again since.
+			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision) + 1, Reason: reasonPackageDrift})
+		default:
+			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision) + 1, Reason: reasonPackageChanged})
 		}
 		entries = append(entries, entry)
 	}
@@ -155,7 +187,7 @@ func planPackages(in Input) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
 // software-version changes, but for day-1/2 primitives (and, in a VNFD, scaling policies).
 // Only the descriptor file counts: the package's other files may change.
 func inUseUpdateWarning(o *Observed, action PackageAction) (gitops.Problem, bool) {
-	if action.ID == "" {
+	if action.ID == "" || action.MarkOnly {
 		return gitops.Problem{}, false
 	}
 	d := action.Package.Descriptor
@@ -188,11 +220,14 @@ func softwareVersion(v string) string {
 	return v
 }
 
-func observedPackageID(o *Observed, d osmpkg.Descriptor) string {
+// observedPackage returns OSM's id and _admin of a package, or "" when OSM lacks it.
+func observedPackage(o *Observed, d osmpkg.Descriptor) (string, osm.DescriptorAdmin) {
 	if d.Kind == osmpkg.KindNS {
-		return o.NSDs[d.ID].ID
+		nsd := o.NSDs[d.ID]
+		return nsd.ID, nsd.Admin
 	}
-	return o.VNFDs[d.ID].ID
+	vnfd := o.VNFDs[d.ID]
+	return vnfd.ID, vnfd.Admin
 }
 
 // planInstance plans one declared NS instance; entry is its inventory entry when owned.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -337,41 +338,81 @@ func TestComputeNsInstances(t *testing.T) {
 }
 
 func TestComputePackages(t *testing.T) {
-	knf := gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{
-		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf"}, Digest: "sha256:knf"}}
+	knf := gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{DescriptorPath: "openldap_vnfd.yaml",
+		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", IDLine: 2}, Digest: "sha256:knf"}}
 	ns := gitops.Package{Source: "osm-pkgs/openldap_ns", Package: &osmpkg.Package{
 		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindNS, ID: "openldap_ns", VnfdIDs: []string{"openldap_knf"}}, Digest: "sha256:ns"}}
-	observed := observedWith(nil, nil) // OSM has openldap_ns (nsd-1) and openldap_knf (vnfd-1)
-	empty := newObserved(nil, nil, nil, nil)
+	// admin is a package's _admin at OSM's revision, marked when owner is not zero.
+	admin := func(revision int, owner Owner, digest string, markedRevision int) osm.DescriptorAdmin {
+		a := osm.DescriptorAdmin{Revision: osm.Number(revision)}
+		if owner != (Owner{}) {
+			a.UserDefinedData = map[string]osm.LooseString{}
+			for k, v := range PackageUserData(owner, digest, markedRevision) {
+				a.UserDefinedData[k] = osm.LooseString(v)
+			}
+		}
+		return a
+	}
+	// observed has openldap_knf (vnfd-1) as knfAdmin says, and openldap_ns (nsd-1) marked by self.
+	observed := func(knfAdmin osm.DescriptorAdmin) *Observed {
+		return newObserved([]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns", Admin: admin(1, self, "sha256:ns", 1)}},
+			[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf", Admin: knfAdmin}}, nil, nil)
+	}
+	known := []gitopsv1alpha1.PackageEntry{{Name: "openldap_knf", ID: "vnfd-1", Digest: "sha256:knf"}, {Name: "openldap_ns", ID: "nsd-1", Digest: "sha256:ns"}}
 	tests := []struct {
 		name      string
 		observed  *Observed
 		inventory []gitopsv1alpha1.PackageEntry
 		want      []string
+		problems  []string
 	}{
-		{name: "missing packages are created, VNF first", observed: empty, want: []string{"create openldap_knf", "create openldap_ns"}},
-		{name: "unchanged packages are not sent", observed: observed,
-			inventory: []gitopsv1alpha1.PackageEntry{{Name: "openldap_knf", ID: "vnfd-1", Digest: "sha256:knf"}, {Name: "openldap_ns", ID: "nsd-1", Digest: "sha256:ns"}}},
-		{name: "a changed package is updated alone", observed: observed,
-			inventory: []gitopsv1alpha1.PackageEntry{{Name: "openldap_knf", ID: "vnfd-1", Digest: "sha256:old"}, {Name: "openldap_ns", ID: "nsd-1", Digest: "sha256:ns"}},
-			want:      []string{"update openldap_knf vnfd-1"}},
-		{name: "packages OSM has but this OsmDeployment never uploaded are updated", observed: observed,
-			want: []string{"update openldap_knf vnfd-1", "update openldap_ns nsd-1"}},
+		{name: "missing packages are created, VNF first", observed: newObserved(nil, nil, nil, nil),
+			want: []string{"create openldap_knf at revision 1: new in Git", "create openldap_ns at revision 1: new in Git"}},
+		{name: "packages OSM holds as this OsmDeployment uploaded them are not sent, whatever the status remembers",
+			observed: observed(admin(1, self, "sha256:knf", 1))},
+		{name: "a package changed in Git is updated alone", observed: observed(admin(1, self, "sha256:old", 1)), inventory: known,
+			want: []string{"update openldap_knf vnfd-1 to revision 2: changed in Git"}},
+		{name: "a package uploaded again outside Git is restored", observed: observed(admin(2, self, "sha256:knf", 1)), inventory: known,
+			want: []string{"update openldap_knf vnfd-1 to revision 3: changed in OSM outside Git: restoring it"}},
+		{name: "a package uploaded before markers is marked, not uploaded again", observed: observed(admin(4, Owner{}, "", 0)), inventory: known,
+			want: []string{"mark openldap_knf vnfd-1 at revision 4: uploaded before: marked as this OsmDeployment's"}},
+		{name: "a mark that failed after this OsmDeployment's update is written again", observed: observed(admin(2, self, "sha256:old", 1)), inventory: known,
+			want: []string{"mark openldap_knf vnfd-1 at revision 2: uploaded before: marked as this OsmDeployment's"}},
+		{name: "an unmarked package OSM has and this OsmDeployment never uploaded is updated", observed: observed(admin(1, Owner{}, "", 0)),
+			want: []string{"update openldap_knf vnfd-1 to revision 2: changed in Git"}},
+		{name: "identical content of a live owner is shared: nothing is sent", observed: observed(admin(1, tenant2, "sha256:knf", 1))},
+		{name: "other content of a live owner is a conflict", observed: observed(admin(1, tenant2, "sha256:theirs", 1)),
+			problems: []string{"osm-pkgs/openldap_knf/openldap_vnfd.yaml:2: package openldap_knf belongs to OsmDeployment tenant2/other, and OSM holds other content of it: give the package another id, or make both sources agree"}},
+		{name: "a live owner's package uploaded again outside Git is a conflict", observed: observed(admin(2, tenant2, "sha256:knf", 1)),
+			problems: []string{"osm-pkgs/openldap_knf/openldap_vnfd.yaml:2: package openldap_knf belongs to OsmDeployment tenant2/other, and OSM holds other content of it: give the package another id, or make both sources agree"}},
+		{name: "the package of an owner gone is marked as this OsmDeployment's", observed: observed(admin(1, gone, "sha256:knf", 1)),
+			want: []string{"mark openldap_knf vnfd-1 at revision 1: uploaded before: marked as this OsmDeployment's"}},
+		{name: "other content of an owner gone is taken over", observed: observed(admin(1, gone, "sha256:theirs", 1)),
+			want: []string{"update openldap_knf vnfd-1 to revision 2: changed in Git"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := Compute(Input{Revision: &gitops.Revision{Packages: []gitops.Package{knf, ns}}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{Packages: tt.inventory}})
-			var got []string
+				Inventory: gitopsv1alpha1.Inventory{Packages: tt.inventory}, Owner: self, LiveOwners: liveOwners})
+			var got, problems []string
 			for _, a := range plan.Packages {
-				if a.ID == "" {
-					got = append(got, "create "+a.Package.Descriptor.ID)
-				} else {
-					got = append(got, "update "+a.Package.Descriptor.ID+" "+a.ID)
+				switch {
+				case a.ID == "":
+					got = append(got, fmt.Sprintf("create %s at revision %d: %s", a.Package.Descriptor.ID, a.Revision, a.Reason))
+				case a.MarkOnly:
+					got = append(got, fmt.Sprintf("mark %s %s at revision %d: %s", a.Package.Descriptor.ID, a.ID, a.Revision, a.Reason))
+				default:
+					got = append(got, fmt.Sprintf("update %s %s to revision %d: %s", a.Package.Descriptor.ID, a.ID, a.Revision, a.Reason))
 				}
+			}
+			for _, problem := range plan.Problems {
+				problems = append(problems, problem.String())
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("package actions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.problems, problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 		})
 	}

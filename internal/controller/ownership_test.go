@@ -1,0 +1,228 @@
+package controller
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osm/osmpkg"
+)
+
+// Ownership is recorded in OSM (engine.OwnerParam) and spans every OsmCluster, namespace and
+// operator process that drives one OSM project. These tests are the cases of issue 12's "Why"
+// that a hostile or careless tenant tried on the first version.
+
+// neighbour is another tenant, in a namespace of its own, whose OsmCluster points at the same
+// OSM (the same simulator, URL and project) as tn's.
+func (tn *tenant) neighbour() *tenant {
+	tn.t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
+	tn.g.Expect(k8sClient.Create(tn.ctx, ns)).To(Succeed())
+	other := *tn
+	other.namespace = ns.Name
+	tn.t.Cleanup(other.retire)
+	tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: ns.Name},
+		StringData: map[string]string{"username": "operator", "password": testPassword},
+	})).To(Succeed())
+	other.cluster = other.newCluster("osm", tn.nbi.URL, "osm-credentials")
+	tn.clusterReason(other.cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+	return &other
+}
+
+// eventuallyConflict waits until d is Stalled on a Conflict whose message contains what.
+func (tn *tenant) eventuallyConflict(d *gitopsv1alpha1.OsmDeployment, what string) {
+	tn.t.Helper()
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.ConflictReason), ContainSubstring(what)))
+}
+
+func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.deployment("first", "gitops")
+	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	other := tn.neighbour()
+	second := other.deployment("second", "gitops")
+	other.publish("gitops", demoRepo("1", "ldap"))
+	other.eventuallyConflict(second, "OsmDeployment "+tn.namespace+"/first")
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.deployment("first", "gitops")
+	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	// The same OSM, written another way: the identity is the canonical URL and the project.
+	alias := tn.newCluster("osm-alias", tn.nbi.URL+"/osm/", "osm-credentials")
+	tn.clusterReason(alias, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+	second := tn.deployment("second", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "osm-alias" })
+	tn.eventuallyConflict(second, tn.namespace+"/first")
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestAdoptionNeverTakesTheInstanceOfALiveOwner(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.deployment("first", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
+	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	other := tn.neighbour()
+	adopter := other.deployment("adopter", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.AdoptExisting = true })
+	other.publish("gitops", demoRepo("7", "ldap"))
+	other.eventuallyConflict(adopter, "OsmDeployment "+tn.namespace+"/first")
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}), "the adopter changed nothing")
+
+	// Once its owner is gone (deleted without prune), the instance may be adopted.
+	tn.g.Expect(k8sClient.Delete(tn.ctx, first)).To(Succeed())
+	tn.eventuallyGone(first)
+	requestReconcile(other, adopter, "owner-gone")
+	got := other.eventuallyApplied(adopter, other.get(adopter).Status.LastAttemptedRevision)
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(HaveLen(1))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "7"}))
+}
+
+func TestAnInstanceReplacedByHandIsAConflictNotASecondInstance(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	tn.eventuallyApplied(d, revision)
+
+	// Someone deletes the instance and makes another of the same name with the osm client.
+	tn.forceDelete("ldap")
+	tn.g.Eventually(func() []string { return instanceIDs(tn, "ldap") }).Should(BeEmpty())
+	nsd := findPackage(tn, "openldap_ns")
+	_, err := tn.nbiClient().CreateNSInstance(tn.ctx, osm.NSInstanceCreate{Name: "ldap", NsdID: nsd, VIMAccountID: tn.sim.State().VIMAccounts[0].ID})
+	tn.g.Expect(err).NotTo(HaveOccurred())
+
+	requestReconcile(tn, d, "drift")
+	tn.eventuallyConflict(d, "no OsmDeployment owns it")
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestALostStatusIsRebuiltFromOSM(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	revision := tn.publish("gitops", demoRepo("1", "ldap", "ldap2"))
+	before := tn.eventuallyApplied(d, revision).Status.Inventory.NsInstances
+
+	// A restore from a backup without status.
+	tn.g.Eventually(func() error {
+		got := tn.get(d)
+		got.Status = gitopsv1alpha1.OsmDeploymentStatus{}
+		return k8sClient.Status().Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.sim.ResetStats()
+	requestReconcile(tn, d, "restored")
+	got := tn.eventuallyApplied(d, revision)
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(Equal(before))
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero(), tn.describe(d))
+
+	// What the status forgot is still pruned.
+	tn.g.Eventually(func() error {
+		got := tn.get(d)
+		got.Status = gitopsv1alpha1.OsmDeploymentStatus{}
+		return k8sClient.Status().Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.g.Eventually(func() []string { return instanceIDs(tn, "ldap2") }).Should(BeEmpty())
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestAnOsmDeploymentRecreatedFromItsManifestKeepsItsInstances(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+	id := tn.eventuallyApplied(d, revision).Status.Inventory.NsInstances[0].ID
+
+	// The object goes without its finalizer running (removed by hand), and comes back.
+	tn.g.Eventually(func() error {
+		got := tn.get(d)
+		controllerutil.RemoveFinalizer(got, gitopsv1alpha1.OsmDeploymentFinalizer)
+		return k8sClient.Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
+	tn.eventuallyGone(d)
+	tn.sim.ResetStats()
+	recreated := tn.deployment("ldap", "gitops")
+	got := tn.eventuallyApplied(recreated, revision)
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(HaveLen(1))
+	tn.g.Expect(got.Status.Inventory.NsInstances[0].ID).To(Equal(id))
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero(), tn.describe(recreated))
+}
+
+func instanceIDs(tn *tenant, name string) []string {
+	var ids []string
+	for _, ns := range tn.instances(name) {
+		ids = append(ids, ns.ID)
+	}
+	return ids
+}
+
+// packageRevision returns OSM's revision of the package with the descriptor id.
+func (tn *tenant) packageRevision(descriptorID string) int {
+	for _, p := range tn.sim.State().Packages {
+		if p.DescriptorID == descriptorID {
+			return p.Revision
+		}
+	}
+	return 0
+}
+
+func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.deployment("first", "gitops")
+	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	other := tn.neighbour()
+	theirs := merge(packageFiles("openldap_knf"), map[string]string{"osm-pkgs/openldap_knf/README.md": "their copy\n"})
+	second := other.deployment("second", "gitops")
+	other.publish("gitops", theirs)
+	other.eventuallyConflict(second, "package openldap_knf belongs to OsmDeployment "+tn.namespace+"/first")
+	tn.g.Expect(tn.packageRevision("openldap_knf")).To(Equal(1), "the first OsmDeployment's upload stays")
+	tn.g.Expect(conditionList(tn.get(first))).To(ContainElement("Ready=True"))
+}
+
+func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
+	tn := newTenant(t)
+	first := tn.deployment("first", "gitops")
+	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1")))
+
+	other := tn.neighbour()
+	tn.sim.ResetStats()
+	second := other.deployment("second", "gitops")
+	other.eventuallyApplied(second, other.publish("gitops", demoRepo("1")))
+	tn.g.Expect(tn.mutatingRequests()).To(BeZero(), other.describe(second))
+	tn.g.Expect(other.get(second).Status.Inventory.Packages).To(HaveLen(2))
+}
+
+func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
+	revision := tn.publish("gitops", demoRepo("1"))
+	tn.eventuallyApplied(d, revision)
+
+	// Someone uploads another copy with the osm client (osm nfpkg-update).
+	dir := filepath.Join(t.TempDir(), "openldap_knf")
+	tn.g.Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	for name, content := range merge(packageFiles("openldap_knf"), map[string]string{"osm-pkgs/openldap_knf/README.md": "by hand\n"}) {
+		tn.g.Expect(os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte(content), 0o644)).To(Succeed())
+	}
+	byHand, err := osmpkg.Build(dir)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Expect(tn.nbiClient().UpdatePackage(tn.ctx, findPackage(tn, "openldap_knf"), byHand)).To(Succeed())
+	tn.g.Expect(tn.packageRevision("openldap_knf")).To(Equal(2))
+
+	requestReconcile(tn, d, "drift") // as the drift interval does
+	tn.g.Eventually(func() int { return tn.packageRevision("openldap_knf") }).Should(Equal(3), tn.describe(d))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("upload package(s) openldap_knf"))
+	tn.eventuallyApplied(d, revision)
+}
