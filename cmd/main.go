@@ -239,6 +239,7 @@ func run(o options) error {
 		OperationPollInterval: o.operationPollInterval,
 		Share:                 controller.NewNamespaceShare(perNamespace),
 		OwnerIdentity:         ownerIdentity,
+		Sharded:               o.watch.LabelSelector != "",
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}

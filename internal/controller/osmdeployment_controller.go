@@ -68,6 +68,10 @@ type OsmDeploymentReconciler struct {
 	// (engine.Owner): stable across restarts, and different for each Kubernetes cluster that
 	// drives one OSM.
 	OwnerIdentity string
+	// Sharded says that other processes reconcile other OsmDeployments of this API server
+	// (--watch-label-selector): their claims are not in this process's memory, so pending
+	// creates are checked against every OsmDeployment's status on the API server.
+	Sharded bool
 
 	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
@@ -431,7 +435,11 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 		// again, unlike a file that only a new revision can mend.
 		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
 	}
-	claims, err := r.claims(ctx, obj, rev)
+	identity, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
+	}
+	claims, err := r.claims(ctx, obj, rev, identity)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -458,10 +466,13 @@ func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitop
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(&plan))
 	if len(plan.Creates) > 0 {
-		// Creates are marked pending in status before they are sent: after a crash the next
-		// reconcile looks the instances up by name instead of creating them again.
+		// Creates are marked pending in status before they are sent: this process's next
+		// reconcile, and every other OsmDeployment of this OSM, see them.
 		if err := patcher.Patch(ctx, obj); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording pending creates: %w", err)
+		}
+		if res, contested, err := r.yieldContestedCreates(ctx, obj, identity, &plan, inventory); contested || err != nil {
+			return res, err
 		}
 	}
 	result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
@@ -570,12 +581,56 @@ func (r *OsmDeploymentReconciler) liveOwners(ctx context.Context, owners []engin
 }
 
 // osmIdentity returns the identity (osm.Identity) of the OSM an OsmCluster points at.
-func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, cluster types.NamespacedName) (string, error) {
+func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, reader client.Reader, cluster types.NamespacedName) (string, error) {
 	obj := &gitopsv1alpha1.OsmCluster{}
-	if err := r.Get(ctx, cluster, obj); err != nil {
+	if err := reader.Get(ctx, cluster, obj); err != nil {
 		return "", err
 	}
 	return osm.Identity(obj.Spec.URL, obj.GetProject())
+}
+
+// yieldContestedCreates, when other processes reconcile other shards, reads every
+// OsmDeployment from the API server after this one's pending creates were written, and gives up
+// this round when another of the same OSM lists one of the names: of two that write and read at
+// once, at least one sees the other (both may, and both wait), so no two ever both create one
+// name. The pending marks are withdrawn and the plan tried again after a jittered retryInterval,
+// when a create that went on shows in OSM as the other's.
+func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
+	identity string, plan *engine.Plan, previous gitopsv1alpha1.Inventory) (ctrl.Result, bool, error) {
+	if !r.Sharded {
+		return ctrl.Result{}, false, nil // this process's claims already span every OsmDeployment
+	}
+	creating := map[string]bool{}
+	for _, c := range plan.Creates {
+		creating[c.Name] = true
+	}
+	var all gitopsv1alpha1.OsmDeploymentList
+	if err := r.APIReader.List(ctx, &all); err != nil {
+		return ctrl.Result{}, true, fmt.Errorf("listing OsmDeployments: %w", err)
+	}
+	self := client.ObjectKeyFromObject(obj).String()
+	var contested []string
+	for _, other := range all.Items {
+		key := client.ObjectKeyFromObject(&other).String()
+		if key == self || !ownsAnyOf(&other, creating) {
+			continue
+		}
+		theirs, err := r.osmIdentity(ctx, r.APIReader, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
+		if err != nil || theirs != identity {
+			continue
+		}
+		for _, e := range other.Status.Inventory.NsInstances {
+			if creating[e.Name] {
+				contested = append(contested, fmt.Sprintf("%s (OsmDeployment %s)", e.Name, key))
+			}
+		}
+	}
+	if len(contested) == 0 {
+		return ctrl.Result{}, false, nil
+	}
+	obj.Status.Inventory = &previous
+	markWaiting(obj, gitopsv1alpha1.ConflictReason, "another OsmDeployment of this OSM declares NS instance(s) %s too: nothing applied, checked again", listNames(contested))
+	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, true, nil
 }
 
 // claims returns the NS instance names of the revision that another OsmDeployment of the same
@@ -583,11 +638,7 @@ func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, cluster types
 // remember adopted instances, as OSM cannot mark them), and from the in-memory claims of
 // reconciles that have not written their status yet. Markers in OSM are the guard; claims only
 // stop two reconciles of this process from creating one name at the same moment.
-func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision) (map[string]string, error) {
-	identity, err := r.osmIdentity(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	if err != nil {
-		return nil, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
-	}
+func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, identity string) (map[string]string, error) {
 	declared := make(map[string]bool, len(rev.NsInstances))
 	for _, ns := range rev.NsInstances {
 		declared[ns.Name] = true
@@ -603,7 +654,7 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 		if owner == self || !ownsAnyOf(&other, declared) {
 			continue
 		}
-		theirs, err := r.osmIdentity(ctx, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
+		theirs, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
 		if err != nil || theirs != identity {
 			continue // without its OsmCluster it drives no OSM; its markers still guard its instances
 		}

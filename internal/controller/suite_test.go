@@ -7,15 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/jitter"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -32,6 +35,8 @@ import (
 var (
 	k8sClient  client.Client
 	testScheme = runtime.NewScheme()
+	// operatorConfig reaches the suite's API server with the operator's RBAC.
+	operatorConfig *rest.Config
 	// testRESTConfig reaches the suite's API server.
 	testRESTConfig *rest.Config
 	// recorder keeps the events the reconcilers emit, for assertions.
@@ -91,14 +96,15 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
-		Scheme:                 testScheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Client: client.Options{
-			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
-		},
-	})
+	// As the manager's --interval-jitter-percentage does: requeues spread, so that two
+	// reconciles that give way to each other (shard_test.go) meet again only by chance.
+	jitter.SetGlobalIntervalJitter(0.1, nil)
+	operatorConfig = operatorCfg
+	mgr, err := newTestManager(operatorCfg, unshardedObjects)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -125,6 +131,30 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// unshardedObjects selects the objects of the suite's manager: all but those of a shard
+// (shard_test.go), which other managers reconcile, as --watch-label-selector makes them.
+const unshardedObjects = "!" + shardLabel
+
+// newTestManager is a manager as cmd/main.go makes it, reconciling the OsmClusters and
+// OsmDeployments that selector selects.
+func newTestManager(cfg *rest.Config, selector string) (ctrl.Manager, error) {
+	watched, err := k8slabels.Parse(selector)
+	if err != nil {
+		return nil, err
+	}
+	return ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&gitopsv1alpha1.OsmCluster{}: {Label: watched}, &gitopsv1alpha1.OsmDeployment{}: {Label: watched},
+		}},
+		Client: client.Options{
+			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
+		},
+	})
 }
 
 func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {

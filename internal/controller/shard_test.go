@@ -1,0 +1,102 @@
+package controller
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm/nbisim"
+)
+
+// shardLabel is Flux's sharding label: each shard's manager runs with
+// --watch-label-selector=sharding.fluxcd.io/key=<shard>.
+const shardLabel = "sharding.fluxcd.io/key"
+
+// startShard runs, until the test ends, a second operator process on the suite's API server: a
+// manager of its own, with its own memory (registry, claims), for the objects of one shard.
+func startShard(t *testing.T, shard string) {
+	t.Helper()
+	g := NewWithT(t)
+	mgr, err := newTestManager(operatorConfig, shardLabel+"="+shard)
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
+	g.Expect(SetupIndexes(ctx, mgr)).To(Succeed())
+	clusters := NewClusterRegistry()
+	opts := controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptrTrue(), ReconciliationTimeout: time.Minute}
+	g.Expect((&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters,
+		SecretPollInterval: testSecretPoll, MaxRequestTimeout: testMaxRequestTimeout}).SetupWithManager(mgr, opts)).To(Succeed())
+	g.Expect((&OsmDeploymentReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters,
+		NoCrossNamespaceRefs: true, RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
+		OwnerIdentity: testOwnerIdentity, Sharded: true}).SetupWithManager(mgr, opts)).To(Succeed())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = mgr.Start(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-stopped
+	})
+}
+
+// Two operator processes with different shards on one API server and one OSM: two
+// OsmDeployments, one in each shard, declare one NS instance at the same moment. Neither
+// process holds the other's claims in memory; OSM gets one create, one OsmDeployment owns the
+// instance, the other reports the Conflict, and neither touches the other's instance.
+func TestTwoShardsNeverCreateOneInstanceTwice(t *testing.T) {
+	tn := newTenant(t)
+	shards := []string{"one", "two"}
+	for _, shard := range shards {
+		startShard(t, shard)
+		cluster := tn.newCluster("osm-"+shard, tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
+			c.Labels = map[string]string{shardLabel: shard}
+		})
+		tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+	}
+	// The packages come first, from an OsmDeployment of no shard, so that the two only race
+	// for the NS instance; both read OSM's NS instances in the same window, as if at once.
+	tn.eventuallyApplied(tn.deployment("packages", "packages"), tn.publish("packages", demoRepo("1")))
+	tn.addFault(nbisim.Fault{Method: http.MethodGet, PathPrefix: "/osm/nslcm/v1/ns_instances_content", Latency: 500 * time.Millisecond, Count: 4})
+	files := demoRepo("1", "ldap")
+	for name := range files {
+		if strings.HasPrefix(name, "osm-pkgs/") {
+			delete(files, name)
+		}
+	}
+	revision := tn.publish("gitops", files)
+	var deployments []*gitopsv1alpha1.OsmDeployment
+	for _, shard := range shards {
+		deployments = append(deployments, tn.deployment("ldap-"+shard, "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Labels = map[string]string{shardLabel: shard}
+			d.Spec.ClusterRef.Name = "osm-" + shard
+			d.Spec.RetryInterval = &metav1.Duration{Duration: time.Second}
+		}))
+	}
+
+	outcome := func() []string {
+		var out []string
+		for _, d := range deployments {
+			got := tn.get(d)
+			ready := conditionOf(got.Status.Conditions, meta.ReadyCondition)
+			if ready == nil {
+				out = append(out, "none")
+				continue
+			}
+			out = append(out, string(ready.Status)+" "+ready.Reason+" "+got.Status.LastAppliedRevision)
+		}
+		return out
+	}
+	tn.g.Eventually(outcome).Should(ConsistOf("True "+gitopsv1alpha1.AppliedReason+" "+revision,
+		"False "+gitopsv1alpha1.ConflictReason+" "), func() string { return tn.describe(deployments[0]) + tn.describe(deployments[1]) })
+	tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
