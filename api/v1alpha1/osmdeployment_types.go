@@ -125,8 +125,10 @@ type OsmDeploymentSpec struct {
 	Prune bool `json:"prune,omitempty"`
 
 	// AdoptExisting lets this OsmDeployment take over an NS instance that already exists in OSM
-	// with a declared name but that no OsmDeployment owns. Without it such an instance is a
-	// conflict and nothing is changed.
+	// with a declared name and that no existing OsmDeployment owns: one without an owner marker
+	// (made with the osm client), or whose marked owner was deleted. An instance of a live owner
+	// is never taken. Without it such an instance is a conflict and nothing is changed. OSM
+	// cannot mark an existing instance, so the adoption is remembered in status.inventory.
 	// +optional
 	// +kubebuilder:default=false
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
