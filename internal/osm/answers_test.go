@@ -1,0 +1,166 @@
+package osm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// decodesLikeUnmarshal checks that a list call returns what encoding/json makes of the whole
+// answer at once.
+func decodesLikeUnmarshal[T any](call func(*Client, context.Context) ([]T, error)) func(*testing.T, *Client, string) {
+	return func(t *testing.T, client *Client, body string) {
+		var want []T
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := call(client, t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("streamed decoding differs from json.Unmarshal (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// Lists read record by record decode exactly as encoding/json decodes them whole: OSM's own
+// answers, an empty list, null, and white space anywhere JSON allows it.
+func TestListsDecodeAsEncodingJSONDoes(t *testing.T) {
+	vims := decodesLikeUnmarshal((*Client).ListVIMAccounts)
+	instances := decodesLikeUnmarshal(func(c *Client, ctx context.Context) ([]NSInstance, error) { return c.ListNSInstances(ctx) })
+	tests := []struct {
+		name  string
+		body  string
+		check func(*testing.T, *Client, string)
+	}{
+		{"VIM accounts", readSample(t, "vim_list.json"), vims},
+		{"NS descriptors", readSample(t, "nsd_list.json"), decodesLikeUnmarshal((*Client).ListNSDescriptors)},
+		{"VNF descriptors", readSample(t, "vnfpkg_list.json"), decodesLikeUnmarshal((*Client).ListVNFDescriptors)},
+		{"operations", readSample(t, "nslcmop_list.json"),
+			decodesLikeUnmarshal(func(c *Client, ctx context.Context) ([]Operation, error) { return c.ListOperations(ctx, "") })},
+		{"VNF records", readSample(t, "vnf_instances_knf.json"),
+			decodesLikeUnmarshal(func(c *Client, ctx context.Context) ([]VNFInstance, error) { return c.ListVNFInstances(ctx) })},
+		{"NS records", "[" + readSample(t, "ns_instance_knf.json") + "]", instances},
+		{"empty", "[]", instances},
+		{"null", "null", instances},
+		{"white space", " \n[ {\"_id\": \"a\"}\t,\r\n{\"_id\": \"b\"} ]\n\n", vims},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			nbi := newFakeNBI(t, answer(http.StatusOK, test.body))
+			test.check(t, nbi.client(t), test.body)
+		})
+	}
+	t.Run("one NS record", func(t *testing.T) {
+		body := readSample(t, "ns_instance_knf.json")
+		var want NSInstance
+		if err := json.Unmarshal([]byte(body), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := newFakeNBI(t, answer(http.StatusOK, body)).client(t).GetNSInstance(t.Context(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A list answer that is not a list of records is refused, and what it holds is not quoted.
+func TestListAnswersThatAreNotAList(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"an object", `{"a": 1}`, "the 200 answer is not the JSON expected: json: cannot unmarshal object into Go value of type []osm.NSInstance"},
+		{"a string", `"hunter2-secret"`, "cannot unmarshal string into Go value of type []osm.NSInstance"},
+		{"a number where a name goes", `[{"_id": "a", "name": 31415926}]`,
+			"json: cannot unmarshal number into Go struct field NSInstance.name of type string"},
+		{"cut short", `[{"_id": "a"},`, "the 200 answer is not the JSON expected: unexpected EOF"},
+		{"two lists", `[] []`, "the 200 answer is not the JSON expected: more follows the JSON value"},
+		{"garbage after the list", `[]}`, "the 200 answer is not the JSON expected: invalid character '}'"},
+		{"a trailing comma", `[{"_id": "a"},]`, "invalid character ']' looking for beginning of value"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			_, err := newFakeNBI(t, answer(http.StatusOK, test.body)).client(t).ListNSInstances(t.Context())
+			if err == nil || !strings.Contains(err.Error(), test.want) {
+				t.Fatalf("got %v, want %q", err, test.want)
+			}
+			if IsTransient(err) {
+				t.Errorf("%v is transient", err)
+			}
+			for _, secret := range []string{"hunter2", "31415926"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("%q quotes the answer", err)
+				}
+			}
+		})
+	}
+}
+
+// streamed writes an answer without Content-Length: head, then body repeated until size
+// bytes are written or the client hangs up.
+func streamed(head string, body []byte, size int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		written, _ := w.Write([]byte(head))
+		for total := int64(written); total < size; total += int64(len(body)) {
+			if _, err := w.Write(body); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Each record is bounded by its kind, alone or in a list, and a list as a whole by
+// WithMaxResponseBytes.
+func TestAnswersAreBoundedPerRecordAndInAll(t *testing.T) {
+	filler := bytes.Repeat([]byte("x"), 64<<10)
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		options []Option
+		call    func(context.Context, *Client) error
+		want    string
+	}{
+		{"a VIM account of 2 MiB", streamed(`[{"_id": "a", "description": "`, filler, 2<<20), nil,
+			func(ctx context.Context, c *Client) error { _, err := c.ListVIMAccounts(ctx); return err },
+			"an item of the answer is larger than 1048576 bytes"},
+		{"an NS record of 8 MiB alone", streamed(`{"_id": "a", "description": "`, filler, 8<<20), nil,
+			func(ctx context.Context, c *Client) error { _, err := c.GetNSInstance(ctx, "a"); return err },
+			"the answer is larger than 4194304 bytes"},
+		{"a list of 1 MiB over a bound of 100 KiB", streamed(`[`, []byte(`{"_id": "a", "name": "other"},`), 1<<20),
+			[]Option{WithMaxResponseBytes(100 << 10)},
+			func(ctx context.Context, c *Client) error { _, err := c.ListNSInstances(ctx, "mine"); return err },
+			"the answer is larger than 102400 bytes"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			err := test.call(t.Context(), newFakeNBI(t, test.handler).client(t, test.options...))
+			if err == nil || !strings.Contains(err.Error(), test.want) {
+				t.Errorf("got %v, want %q", err, test.want)
+			}
+			if IsTransient(err) {
+				t.Errorf("%v is transient: retrying gets the same answer", err)
+			}
+		})
+	}
+
+	t.Run("records not asked for are dropped as they are read", func(t *testing.T) {
+		others := streamed("[", []byte(`{"_id": "a", "name": "other"},`), 1<<20-100)
+		tail := `{"_id": "b", "name": "mine"}]`
+		nbi := newFakeNBI(t, func(w http.ResponseWriter, r *http.Request) {
+			others(w, r)
+			_, _ = w.Write([]byte(tail))
+		})
+		got, err := nbi.client(t, WithMaxResponseBytes(1<<20)).ListNSInstances(t.Context(), "mine")
+		if err != nil || len(got) != 1 || got[0].ID != "b" {
+			t.Errorf("got %v, %v; want the one record asked for", got, err)
+		}
+	})
+}
