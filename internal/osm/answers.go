@@ -33,6 +33,54 @@ func maxRecordBytes(record any) int64 {
 	return maxSmallAnswerBytes
 }
 
+// Decoded, a few bytes of JSON can take hundreds: "{}" is a map, "0," in a list of any is an
+// interface and a boxed number, "{}," in a list of records is a record. So a record within its
+// bound of bytes could take hundreds of MiB once decoded (223 MiB for 4 MiB of {"a":1} in an
+// operation's operationParams). Before a record is decoded, decodingCost estimates that from
+// its text, from above, and a record that may take more than maxDecodingGrowth times its
+// bound is refused. The estimate of OSM's records (testdata) is 4 to 6 times their size.
+const (
+	maxDecodingGrowth = 8
+	// containerCost is a map's header and first table (measured: 330 bytes for {"a":1} in a
+	// list of any); elementCost is a slot of a large map's table with its key and boxed value
+	// (measured: 97 bytes in a map of 1,000 numbers).
+	containerCost = 320
+	elementCost   = 96
+)
+
+// decodingCost estimates from above the memory decoding text as JSON may take: its bytes,
+// and for each object or list and each element after the first, the most encoding/json makes
+// of them (in a map[string]any or []any).
+func decodingCost(text []byte) int64 {
+	cost := int64(len(text))
+	inString, escaped := false, false
+	for _, c := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			cost += containerCost
+		case c == ',':
+			cost += elementCost
+		}
+	}
+	return cost
+}
+
+// checkDecodingCost refuses to decode text, what (the answer, an item of it) whose bound is
+// maxBytes, when it may take more than maxDecodingGrowth times that in memory.
+func checkDecodingCost(what string, text []byte, maxBytes int64) error {
+	if limit := maxDecodingGrowth * maxBytes; decodingCost(text) > limit {
+		return fmt.Errorf("%s would take more than %d bytes of memory decoded", what, limit)
+	}
+	return nil
+}
+
 // answerReading says how a 2xx answer is read.
 type answerReading struct {
 	// maxBytes bounds the body: an answer announced larger is not read, one found larger is
@@ -50,6 +98,9 @@ func oneObject(maxBytes int64, out any) answerReading {
 		if err != nil || out == nil {
 			return err
 		}
+		if err := checkDecodingCost("the answer", data, body.maxBytes); err != nil {
+			return err
+		}
 		return body.jsonError(status, json.Unmarshal(data, out))
 	}}
 }
@@ -64,7 +115,9 @@ func listOf[T any](maxBytes int64, keep func(*T) bool, out *[]T) answerReading {
 }
 
 // decodeList decodes a list without ever holding its text whole: json.Decoder buffers one
-// record at a time, which the body bounds (maxRecordBytes).
+// record at a time, which the body bounds (maxRecordBytes), each record is checked for what
+// decoding it may take (checkDecodingCost), and the records kept are counted, as held in
+// memory, against the bound of the whole answer.
 func decodeList[T any](status int, body *answerBody, keep func(*T) bool) ([]T, error) {
 	body.maxItemBytes = min(maxRecordBytes(new(T)), body.maxBytes)
 	decoder := json.NewDecoder(body)
@@ -79,17 +132,33 @@ func decodeList[T any](status int, body *answerBody, keep func(*T) bool) ([]T, e
 		return nil, body.jsonError(status, &json.UnmarshalTypeError{Value: jsonKind(start), Type: reflect.TypeFor[[]T]()})
 	}
 	items := []T{}
+	recordSize := int64(reflect.TypeFor[T]().Size())
+	var referenced int64
+	// Reused, so that a flood of records dropped costs no allocation each.
+	var item T
+	var text json.RawMessage
 	for {
 		body.itemStart = decoder.InputOffset()
 		if !decoder.More() {
 			break
 		}
-		var item T
-		if err := decoder.Decode(&item); err != nil {
+		if err := decoder.Decode(&text); err != nil {
 			return nil, body.jsonError(status, err)
 		}
-		if keep == nil || keep(&item) {
-			items = append(items, item)
+		if err := checkDecodingCost("an item of the answer", text, body.maxItemBytes); err != nil {
+			return nil, err
+		}
+		item = *new(T)
+		if err := json.Unmarshal(text, &item); err != nil {
+			return nil, body.jsonError(status, err)
+		}
+		if keep != nil && !keep(&item) {
+			continue
+		}
+		items = append(items, item)
+		referenced += referencedBytes(reflect.ValueOf(item))
+		if held := int64(cap(items))*recordSize + referenced; held > body.maxBytes {
+			return nil, fmt.Errorf("the records of the answer take more than %d bytes of memory", body.maxBytes)
 		}
 	}
 	if _, err := decoder.Token(); err != nil { // the closing bracket
@@ -109,6 +178,48 @@ func jsonKind(token json.Token) string {
 		return "bool"
 	}
 	return "number"
+}
+
+// mapHeaderBytes is about the size of a Go map's header.
+const mapHeaderBytes = 48
+
+// referencedBytes estimates the memory a decoded value refers to beyond its own size: the
+// bytes of its strings, the arrays of its slices, the tables of its maps, what its interfaces
+// and pointers hold.
+func referencedBytes(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.String:
+		return int64(v.Len())
+	case reflect.Slice:
+		n := int64(v.Cap()) * int64(v.Type().Elem().Size())
+		for i := range v.Len() {
+			n += referencedBytes(v.Index(i))
+		}
+		return n
+	case reflect.Struct:
+		var n int64
+		for i := range v.NumField() {
+			n += referencedBytes(v.Field(i))
+		}
+		return n
+	case reflect.Map:
+		// A table's slots come by groups of 8, each with a control byte; it grows past 7/8 full.
+		slots := 0
+		for slots*7/8 < v.Len() {
+			slots = max(8, 2*slots)
+		}
+		n := mapHeaderBytes + int64(slots)*int64(v.Type().Key().Size()+v.Type().Elem().Size()+1)
+		for entry := v.MapRange(); entry.Next(); {
+			n += referencedBytes(entry.Key()) + referencedBytes(entry.Value())
+		}
+		return n
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		return int64(v.Elem().Type().Size()) + referencedBytes(v.Elem())
+	}
+	return 0
 }
 
 // answerBody is the body of a 2xx answer as its decoder reads it. It counts the bytes read

@@ -118,9 +118,10 @@ func streamed(head string, body []byte, size int64) http.HandlerFunc {
 }
 
 // Each record is bounded by its kind, alone or in a list, and a list as a whole by
-// WithMaxResponseBytes.
+// WithMaxResponseBytes, both in bytes read and in the memory its records take.
 func TestAnswersAreBoundedPerRecordAndInAll(t *testing.T) {
 	filler := bytes.Repeat([]byte("x"), 64<<10)
+	emptyRecords := bytes.Repeat([]byte("{},"), 1<<10)
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -134,10 +135,18 @@ func TestAnswersAreBoundedPerRecordAndInAll(t *testing.T) {
 		{"an NS record of 8 MiB alone", streamed(`{"_id": "a", "description": "`, filler, 8<<20), nil,
 			func(ctx context.Context, c *Client) error { _, err := c.GetNSInstance(ctx, "a"); return err },
 			"the answer is larger than 4194304 bytes"},
+		{"an operation alone that decoded would take 45 times its 1 MiB",
+			answer(http.StatusOK, `{"_id": "o", "operationParams": {"x": [`+strings.Repeat(`{"a":1},`, 1<<17)+`{}]}}`), nil,
+			func(ctx context.Context, c *Client) error { _, err := c.GetOperation(ctx, "o"); return err },
+			"the answer would take more than 33554432 bytes of memory decoded"},
 		{"a list of 1 MiB over a bound of 100 KiB", streamed(`[`, []byte(`{"_id": "a", "name": "other"},`), 1<<20),
 			[]Option{WithMaxResponseBytes(100 << 10)},
 			func(ctx context.Context, c *Client) error { _, err := c.ListNSInstances(ctx, "mine"); return err },
 			"the answer is larger than 102400 bytes"},
+		{"empty records that take more memory than the bound", streamed(`[`, emptyRecords, 1<<20),
+			[]Option{WithMaxResponseBytes(1 << 20)},
+			func(ctx context.Context, c *Client) error { _, err := c.ListNSInstances(ctx); return err },
+			"the records of the answer take more than 1048576 bytes of memory"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -152,6 +161,7 @@ func TestAnswersAreBoundedPerRecordAndInAll(t *testing.T) {
 	}
 
 	t.Run("records not asked for are dropped as they are read", func(t *testing.T) {
+		// 1 MiB of records of others would take about 10 MiB of memory, kept.
 		others := streamed("[", []byte(`{"_id": "a", "name": "other"},`), 1<<20-100)
 		tail := `{"_id": "b", "name": "mine"}]`
 		nbi := newFakeNBI(t, func(w http.ResponseWriter, r *http.Request) {

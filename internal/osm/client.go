@@ -157,8 +157,9 @@ func WithUserAgent(userAgent string) Option {
 }
 
 // WithMaxResponseBytes bounds every successful answer (default DefaultMaxResponseBytes: a
-// list of 10,000 NS records is large). One record has a lower bound of its own (1 or 4 MiB by
-// kind), alone or in a list; an answer small by nature (a login, the version), 64 KiB.
+// list of 10,000 NS records is large): a list's bytes, and the memory its records take once
+// decoded. One record has a lower bound of its own (1 or 4 MiB by kind), alone or in a list;
+// an answer small by nature (a login, the version), 64 KiB.
 func WithMaxResponseBytes(n int64) Option {
 	return func(s *settings) error {
 		if n <= 0 {
