@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -173,4 +175,129 @@ func TestAnswersAreBoundedPerRecordAndInAll(t *testing.T) {
 			t.Errorf("got %v, %v; want the one record asked for", got, err)
 		}
 	})
+}
+
+// heapPeak samples the heap in use, from the server's side while it writes and from the
+// test's once the call returns.
+type heapPeak struct {
+	mutex          sync.Mutex
+	baseline, peak uint64
+}
+
+func newHeapPeak() *heapPeak {
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return &heapPeak{baseline: stats.HeapInuse, peak: stats.HeapInuse}
+}
+
+func (h *heapPeak) sample() {
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	h.mutex.Lock()
+	defer h.mutex.Unlock()
+	h.peak = max(h.peak, stats.HeapInuse)
+}
+
+func (h *heapPeak) growth() uint64 {
+	h.mutex.Lock()
+	defer h.mutex.Unlock()
+	return h.peak - h.baseline
+}
+
+// A hostile NBI streams 1 GiB as the answer to a list, without Content-Length, generated as it
+// is written. Whatever its shape, the client stops reading at the first bound it reaches, and
+// the heap in use stays under 64 MiB above what it was before (sampled every 4 MiB written and
+// once the call returns). The default bounds are at work: 1 or 4 MiB per record by kind, 8
+// times that once decoded, 256 MiB read in all. Records kept are few here, or dropped as not
+// asked for: what records kept take is bounded by WithMaxResponseBytes (256 MiB by default,
+// see TestAnswersAreBoundedPerRecordAndInAll).
+func TestA1GiBHostileListKeepsTheHeapUnder64MiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 1.5 GiB in all")
+	}
+	const (
+		hostileBytes  = 1 << 30
+		maxHeapGrowth = 64 << 20
+		sampleEvery   = 4 << 20
+		chunkBytes    = 1 << 20
+		// socketSlack is what the server writes past what the client read: socket buffers.
+		socketSlack = 64 << 20
+	)
+	// records repeats one record to about a chunk's size.
+	records := func(record string) []byte {
+		return bytes.Repeat([]byte(record), chunkBytes/len(record))
+	}
+	tests := []struct {
+		name  string
+		head  string
+		chunk []byte
+		call  func(context.Context, *Client) error
+		want  string
+		// readBound is the bound at which the client stops.
+		readBound int64
+	}{
+		{"one record, in a field not read", `[{"_id": "a", "junk": "`, bytes.Repeat([]byte("x"), chunkBytes),
+			func(ctx context.Context, c *Client) error { _, err := c.ListVNFDescriptors(ctx); return err },
+			"an item of the answer is larger than 1048576 bytes", maxDescriptorRecordBytes},
+		{"one record, in a field kept", `[{"_id": "a", "name": "`, bytes.Repeat([]byte("x"), chunkBytes),
+			func(ctx context.Context, c *Client) error { _, err := c.ListNSInstances(ctx); return err },
+			"an item of the answer is larger than 4194304 bytes", maxValuesRecordBytes},
+		{"white space in a list", `[`, bytes.Repeat([]byte(" \n"), chunkBytes/2),
+			func(ctx context.Context, c *Client) error { _, err := c.ListOperations(ctx, ""); return err },
+			"an item of the answer is larger than 4194304 bytes", maxValuesRecordBytes},
+		{"records of 1 MiB that decoded would take 45 times that", `[`,
+			[]byte(`{"_id": "o", "operationParams": {"x": [` + strings.Repeat(`{"a":1},`, chunkBytes/8-8) + `{}]}},`),
+			func(ctx context.Context, c *Client) error { _, err := c.ListOperations(ctx, ""); return err },
+			"an item of the answer would take more than 33554432 bytes of memory decoded", maxValuesRecordBytes},
+		{"records of 16 KiB, in a field not read", `[`,
+			records(`{"_id": "d", "id": "vnfd", "junk": "` + strings.Repeat("x", 16<<10) + `"},`),
+			func(ctx context.Context, c *Client) error { _, err := c.ListVNFDescriptors(ctx); return err },
+			"the answer is larger than 268435456 bytes", DefaultMaxResponseBytes},
+		{"records of 1 KiB (a million in 1 GiB), not asked for", `[`,
+			records(`{"_id": "n", "name": "theirs", "junk": "` + strings.Repeat("x", 990) + `"},`),
+			func(ctx context.Context, c *Client) error { _, err := c.ListNSInstances(ctx, "mine"); return err },
+			"the answer is larger than 268435456 bytes", DefaultMaxResponseBytes},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			heap := newHeapPeak()
+			var written int64
+			served := make(chan struct{})
+			nbi := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) {
+				defer close(served)
+				w.Header().Set("Content-Type", "application/json")
+				n, _ := w.Write([]byte(test.head))
+				written = int64(n)
+				for written < hostileBytes {
+					n, err := w.Write(test.chunk)
+					written += int64(n)
+					if err != nil {
+						return
+					}
+					if written%sampleEvery < int64(len(test.chunk)) {
+						heap.sample()
+					}
+				}
+			})
+			client := nbi.client(t)
+			if err := client.Authenticate(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			err := test.call(t.Context(), client)
+			heap.sample()
+			<-served // the handler stops when the client hangs up
+			t.Logf("read until %v; server wrote %d MiB; heap in use grew by %.1f MiB at most",
+				err, written>>20, float64(heap.growth())/(1<<20))
+			if err == nil || !strings.Contains(err.Error(), test.want) {
+				t.Errorf("got %v, want %q", err, test.want)
+			}
+			if written > test.readBound+socketSlack {
+				t.Errorf("the server wrote %d bytes: the client read past its bound of %d", written, test.readBound)
+			}
+			if heap.growth() > maxHeapGrowth {
+				t.Errorf("the heap in use grew by %d bytes, more than %d", heap.growth(), maxHeapGrowth)
+			}
+		})
+	}
 }
