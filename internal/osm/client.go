@@ -414,6 +414,7 @@ func (c *Client) send(ctx context.Context, req request, bearer string, answer an
 		}
 		contentType := httpResponse.Header.Get("Content-Type")
 		refusal := newAPIError(req.method, path, status, contentType, body, c.credentials.Password, bearer)
+		logRefusedBody(ctx, refusal, contentType, body, c.credentials.Password, bearer)
 		return refusal
 	}
 	body := &answerBody{reader: httpResponse.Body, maxBytes: limit}
