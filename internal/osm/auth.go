@@ -115,15 +115,12 @@ func (c *Client) validToken(ctx context.Context) (*token, error) {
 // requestToken asks the NBI for a new token.
 func (c *Client) requestToken(ctx context.Context) (*token, error) {
 	req := tokenRequest(c.credentials)
-	answer, err := c.send(ctx, req, "")
+	var decoded tokenAnswer
+	err := c.send(ctx, req, "", oneObject(maxSmallAnswerBytes, &decoded))
 	if statusOf(err) == http.StatusUnauthorized {
 		return nil, c.authError("OSM refused the username, password or project", err)
 	}
 	if err != nil {
-		return nil, err
-	}
-	var decoded tokenAnswer
-	if err := c.decode(req, answer, &decoded); err != nil {
 		return nil, err
 	}
 	switch {
@@ -170,6 +167,5 @@ func (c *Client) Logout(ctx context.Context) error {
 	if current == nil {
 		return nil
 	}
-	_, err := c.send(ctx, logoutRequest(current.id), current.id)
-	return err
+	return c.send(ctx, logoutRequest(current.id), current.id, oneObject(maxSmallAnswerBytes, nil))
 }

@@ -3,8 +3,9 @@ package osm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"slices"
+	"io"
 
 	"github.com/osmops/osmops/internal/osm/osmpkg"
 )
@@ -14,37 +15,38 @@ func (c *Client) Version(ctx context.Context) (*Version, error) {
 	return fetch[Version](ctx, c, versionRequest())
 }
 
-// fetch sends req and decodes its answer into a new T.
+// fetch sends req and decodes its answer, one record or an answer small by nature, into a new T.
 func fetch[T any](ctx context.Context, c *Client, req request) (*T, error) {
-	var decoded T
-	if err := c.do(ctx, req, &decoded); err != nil {
+	decoded := new(T)
+	if err := c.doAuthenticated(ctx, req, oneObject(maxRecordBytes(decoded), decoded)); err != nil {
 		return nil, err
 	}
-	return &decoded, nil
+	return decoded, nil
 }
 
-// list sends a GET whose answer is a JSON list.
-func list[T any](ctx context.Context, c *Client, req request) ([]T, error) {
-	items, err := fetch[[]T](ctx, c, req)
-	if err != nil {
+// list sends a GET whose answer is a JSON list, and returns the records keep accepts (all of
+// them when keep is nil).
+func list[T any](ctx context.Context, c *Client, req request, keep func(*T) bool) ([]T, error) {
+	var items []T
+	if err := c.doAuthenticated(ctx, req, listOf(c.maxResponseBytes, keep, &items)); err != nil {
 		return nil, err
 	}
-	return *items, nil
+	return items, nil
 }
 
 // ListVIMAccounts returns every VIM account of the project.
 func (c *Client) ListVIMAccounts(ctx context.Context) ([]VIMAccount, error) {
-	return list[VIMAccount](ctx, c, listVIMAccountsRequest())
+	return list[VIMAccount](ctx, c, listVIMAccountsRequest(), nil)
 }
 
 // ListNSDescriptors returns every NS descriptor of the project.
 func (c *Client) ListNSDescriptors(ctx context.Context) ([]NSDescriptor, error) {
-	return list[NSDescriptor](ctx, c, listNSDescriptorsRequest())
+	return list[NSDescriptor](ctx, c, listNSDescriptorsRequest(), nil)
 }
 
 // ListVNFDescriptors returns every VNF descriptor of the project.
 func (c *Client) ListVNFDescriptors(ctx context.Context) ([]VNFDescriptor, error) {
-	return list[VNFDescriptor](ctx, c, listVNFDescriptorsRequest())
+	return list[VNFDescriptor](ctx, c, listVNFDescriptorsRequest(), nil)
 }
 
 // ListNSInstances returns the NS instances with one of the names (names are
@@ -56,14 +58,11 @@ func (c *Client) ListNSInstances(ctx context.Context, names ...string) ([]NSInst
 // ListNSInstancesByParam returns the NS instances whose additionalParamsForNs holds key with
 // the string value.
 func (c *Client) ListNSInstancesByParam(ctx context.Context, key, value string) ([]NSInstance, error) {
-	param := func(ns *NSInstance) string { return string(ns.AdditionalParamsForNs[key]) }
-	items, err := listMembers(ctx, c, listNSInstancesRequest(), "additionalParamsForNs."+key, []string{value}, param)
-	if err != nil {
-		return nil, err
+	req := listNSInstancesRequest()
+	if query, exact := memberFilter("additionalParamsForNs."+key, []string{value}); exact {
+		req.query = query
 	}
-	// listMembers keeps the records that lack the field, for the callers' checks of names and
-	// ids; a record without the parameter simply does not have it.
-	return slices.DeleteFunc(items, func(ns NSInstance) bool { return param(&ns) != value }), nil
+	return list(ctx, c, req, func(ns *NSInstance) bool { return string(ns.AdditionalParamsForNs[key]) == value })
 }
 
 // GetNSInstance returns one NS instance by id.
@@ -85,7 +84,7 @@ func (c *Client) GetOperation(ctx context.Context, id string) (*Operation, error
 // ListOperations returns the LCM operations of an NS instance, or every
 // operation when nsInstanceID is empty.
 func (c *Client) ListOperations(ctx context.Context, nsInstanceID string) ([]Operation, error) {
-	return list[Operation](ctx, c, listOperationsRequest(nsInstanceID))
+	return list[Operation](ctx, c, listOperationsRequest(nsInstanceID), nil)
 }
 
 // CreatePackage uploads a new package and returns OSM's id of its descriptor.
@@ -103,7 +102,7 @@ func (c *Client) UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Packa
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, req, nil)
+	return c.do(ctx, req)
 }
 
 // SetPackageUserData writes keys of the user data OSM keeps with a package, leaving its other
@@ -113,7 +112,7 @@ func (c *Client) SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id st
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, req, nil)
+	return c.do(ctx, req)
 }
 
 // DeletePackage deletes the package of the given kind with OSM id id.
@@ -122,7 +121,7 @@ func (c *Client) DeletePackage(ctx context.Context, kind osmpkg.Kind, id string)
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, req, nil)
+	return c.do(ctx, req)
 }
 
 // CreateNSInstance creates and instantiates an NS instance.
@@ -166,28 +165,29 @@ func (c *Client) TerminateNSInstance(ctx context.Context, id string, autoremove 
 // LCM operation id. With force OSM deletes the record at once, with no
 // operation: the id is then "".
 func (c *Client) DeleteNSInstance(ctx context.Context, id string, force bool) (string, error) {
-	req := deleteNSInstanceRequest(id, force)
-	answer, err := c.doAuthenticated(ctx, req)
-	if err != nil {
-		return "", err
-	}
-	if len(bytes.TrimSpace(answer.body)) == 0 {
-		return "", nil
-	}
-	// The NBI answers {"_id": <operation id>, "nsName": ...} here (nbi.py, DELETE of
-	// ns_instances_content), not the {"id": ...} of its other operation answers.
-	var decoded struct {
-		ID string `json:"_id"`
-	}
-	if err := c.decode(req, answer, &decoded); err != nil {
-		return "", err
-	}
-	if decoded.ID == "" {
-		// An operation that cannot be followed would let a failed terminate pass unseen.
-		return "", &RequestError{Method: req.method, Path: c.displayPath(req),
-			Err: fmt.Errorf("the %d answer names no operation (_id)", answer.status)}
-	}
-	return decoded.ID, nil
+	var operationID string
+	err := c.doAuthenticated(ctx, deleteNSInstanceRequest(id, force), answerReading{maxBytes: maxSmallAnswerBytes,
+		read: func(status int, body *answerBody) error {
+			data, err := io.ReadAll(body)
+			if err != nil || len(bytes.TrimSpace(data)) == 0 {
+				return err
+			}
+			// The NBI answers {"_id": <operation id>, "nsName": ...} here (nbi.py, DELETE of
+			// ns_instances_content), not the {"id": ...} of its other operation answers.
+			var decoded struct {
+				ID string `json:"_id"`
+			}
+			if err := json.Unmarshal(data, &decoded); err != nil {
+				return body.jsonError(status, err)
+			}
+			if decoded.ID == "" {
+				// An operation that cannot be followed would let a failed terminate pass unseen.
+				return fmt.Errorf("the %d answer names no operation (_id)", status)
+			}
+			operationID = decoded.ID
+			return nil
+		}})
+	return operationID, err
 }
 
 // doForID sends req and returns the id of its {"id": ...} answer.

@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -158,8 +157,10 @@ func WithUserAgent(userAgent string) Option {
 	}
 }
 
-// WithMaxResponseBytes bounds the size of a successful answer's body
-// (default DefaultMaxResponseBytes: a list of 10,000 NS records is large).
+// WithMaxResponseBytes bounds every successful answer (default DefaultMaxResponseBytes: a
+// list of 10,000 NS records is large): a list's bytes, and the memory its records take once
+// decoded. One record has a lower bound of its own (1 or 4 MiB by kind), alone or in a list;
+// an answer small by nature (a login, the version), 64 KiB.
 func WithMaxResponseBytes(n int64) Option {
 	return func(s *settings) error {
 		if n <= 0 {
@@ -333,12 +334,6 @@ type request struct {
 	secretPath bool
 }
 
-// response is a 2xx answer.
-type response struct {
-	status int
-	body   []byte
-}
-
 // displayPath is the URL path of a request, for errors and logs.
 func (c *Client) displayPath(req request) string {
 	if req.secretPath {
@@ -347,55 +342,40 @@ func (c *Client) displayPath(req request) string {
 	return c.baseURL.Path + req.path
 }
 
-// do sends an authenticated request and decodes a 2xx answer's JSON into
-// out (unless out is nil). A 401 invalidates the token; the request is then
-// sent once more with a new token.
-func (c *Client) do(ctx context.Context, req request, out any) error {
-	answer, err := c.doAuthenticated(ctx, req)
-	if err != nil {
-		return err
-	}
-	return c.decode(req, answer, out)
+// do sends an authenticated request whose answer, small by nature, is not needed.
+func (c *Client) do(ctx context.Context, req request) error {
+	return c.doAuthenticated(ctx, req, oneObject(maxSmallAnswerBytes, nil))
 }
 
-func (c *Client) doAuthenticated(ctx context.Context, req request) (*response, error) {
+// doAuthenticated sends a request with the token and reads a 2xx answer as answer says. A 401
+// invalidates the token; the request is then sent once more with a new token.
+func (c *Client) doAuthenticated(ctx context.Context, req request, answer answerReading) error {
 	if req.anonymous {
-		return c.send(ctx, req, "")
+		return c.send(ctx, req, "", answer)
 	}
 	current, err := c.validToken(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	answer, err := c.send(ctx, req, current.id)
+	err = c.send(ctx, req, current.id, answer)
 	if statusOf(err) != http.StatusUnauthorized {
-		return answer, err
+		return err
 	}
 	c.invalidate(current)
 	renewed, err := c.validToken(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return c.send(ctx, req, renewed.id)
+	return c.send(ctx, req, renewed.id, answer)
 }
 
-// decode reads a 2xx answer's JSON into out.
-func (c *Client) decode(req request, answer *response, out any) error {
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(answer.body, out); err != nil {
-		return &RequestError{Method: req.method, Path: c.displayPath(req),
-			Err: fmt.Errorf("the %d answer is not the JSON expected: %w", answer.status, err)}
-	}
-	return nil
-}
-
-// send makes one HTTP request. A non-2xx answer is an *APIError; a failure
-// to get an answer is a *RequestError.
-func (c *Client) send(ctx context.Context, req request, bearer string) (*response, error) {
+// send makes one HTTP request and reads a 2xx answer as answer says, within
+// WithMaxResponseBytes. A non-2xx answer is an *APIError; a failure to get or read an answer
+// is a *RequestError.
+func (c *Client) send(ctx context.Context, req request, bearer string, answer answerReading) error {
 	path := c.displayPath(req)
 	if err := c.acquireSlot(ctx); err != nil {
-		return nil, transportError(req.method, path, err)
+		return transportError(req.method, path, err)
 	}
 	defer c.releaseSlot()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -408,7 +388,7 @@ func (c *Client) send(ctx context.Context, req request, bearer string) (*respons
 	}
 	httpRequest, err := http.NewRequestWithContext(ctx, req.method, target, bytes.NewReader(req.body))
 	if err != nil {
-		return nil, &RequestError{Method: req.method, Path: path, Err: err}
+		return &RequestError{Method: req.method, Path: path, Err: err}
 	}
 	for name, values := range req.header {
 		httpRequest.Header[name] = values
@@ -426,36 +406,46 @@ func (c *Client) send(ctx context.Context, req request, bearer string) (*respons
 	httpResponse, err := c.httpClient.Do(httpRequest)
 	if err != nil {
 		c.metrics.observe(req, 0, len(req.body), 0, time.Since(started))
-		return nil, transportError(req.method, path, err)
+		return transportError(req.method, path, err)
 	}
 	defer httpResponse.Body.Close()
 	status := httpResponse.StatusCode
 	if status >= 300 && status < 400 {
 		c.metrics.observe(req, status, len(req.body), 0, time.Since(started))
-		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
+		return &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
 			"the NBI answered %d, a redirect to %s: not followed", status, redirectTarget(httpResponse.Header.Get("Location")))}
 	}
 	success := status >= 200 && status < 300
 	limit := int64(maxSmallAnswerBytes)
-	if success && req.method == http.MethodGet && !req.anonymous {
-		limit = c.maxResponseBytes // a list, or one record
+	if success {
+		limit = min(answer.maxBytes, c.maxResponseBytes)
 	}
 	if httpResponse.ContentLength > limit {
 		c.metrics.observe(req, status, len(req.body), 0, time.Since(started))
-		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
+		return &RequestError{Method: req.method, Path: path, Err: fmt.Errorf(
 			"the %d answer announces %d bytes, more than the %d accepted: not read", status, httpResponse.ContentLength, limit)}
 	}
-	body, err := io.ReadAll(io.LimitReader(httpResponse.Body, limit+1))
-	c.metrics.observe(req, status, len(req.body), len(body), time.Since(started))
-	switch {
-	case err != nil:
-		return nil, transportError(req.method, path, err)
-	case !success:
-		return nil, newAPIError(req.method, path, status, httpResponse.Header.Get("Content-Type"), body, c.credentials.Password, bearer)
-	case int64(len(body)) > limit:
-		return nil, &RequestError{Method: req.method, Path: path, Err: fmt.Errorf("the answer is larger than %d bytes", limit)}
+	if !success {
+		body, err := io.ReadAll(io.LimitReader(httpResponse.Body, limit+1))
+		c.metrics.observe(req, status, len(req.body), len(body), time.Since(started))
+		if err != nil {
+			return transportError(req.method, path, err)
+		}
+		contentType := httpResponse.Header.Get("Content-Type")
+		refusal := newAPIError(req.method, path, status, contentType, body, c.credentials.Password, bearer)
+		logRefusedBody(ctx, refusal, contentType, body, c.credentials.Password, bearer)
+		return refusal
 	}
-	return &response{status: status, body: body}, nil
+	body := &answerBody{reader: httpResponse.Body, maxBytes: limit}
+	err = answer.read(status, body)
+	c.metrics.observe(req, status, len(req.body), int(body.read), time.Since(started))
+	switch {
+	case body.connectionError != nil:
+		return transportError(req.method, path, body.connectionError)
+	case err != nil:
+		return &RequestError{Method: req.method, Path: path, Err: err}
+	}
+	return nil
 }
 
 // redirectTarget names where a redirect points, scheme and host only: its path and query may

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"unicode"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/osmops/osmops/internal/pyjson"
 )
 
@@ -179,6 +181,28 @@ func newAPIError(method, path string, status int, contentType string, body []byt
 		result.Detail = fmt.Sprintf("a %d-byte %s answer, not OSM's error format", len(body), describeContentType(contentType))
 	}
 	return result
+}
+
+// logRefusedBody writes the body of a refused request to the debug log: status and events
+// show only OSM's error fields, and whoever runs the operator may need the rest (a proxy's
+// page, a stack trace). It is redacted as an error's detail is; a body cut at the bound of
+// what is read (maxSmallAnswerBytes) loses its last bytes too, since the start of a secret
+// there would not be recognised.
+func logRefusedBody(ctx context.Context, refusal *APIError, contentType string, body []byte, secrets ...string) {
+	logger := log.FromContext(ctx).V(1)
+	if !logger.Enabled() || len(body) == 0 {
+		return
+	}
+	text := redact(strings.ToValidUTF8(string(body), "?"), secrets...)
+	if cut := len(body) > maxSmallAnswerBytes; cut {
+		longest := 0
+		for _, secret := range secrets {
+			longest = max(longest, len(secretForms(secret)[0]))
+		}
+		text = strings.ToValidUTF8(text[:max(0, len(text)-longest)], "") + " [cut]"
+	}
+	logger.Info("OSM NBI refused a request", "method", refusal.Method, "path", refusal.Path,
+		"status", refusal.StatusCode, "contentType", contentType, "body", text)
 }
 
 // describeContentType names a media type for a message, or "untyped".

@@ -15,6 +15,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/go-logr/logr/funcr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/osmops/osmops/internal/pyjson"
 )
 
@@ -277,4 +280,46 @@ func TestAnswersAreBoundedByKind(t *testing.T) {
 func pyjsonEscaped(s string) string {
 	quoted := pyjson.Quote(s)
 	return quoted[1 : len(quoted)-1]
+}
+
+// The body of a refused request goes to the debug log, which status and events never see:
+// redacted, bounded, and nothing of it at the default level.
+func TestRefusedBodiesGoToTheDebugLogRedacted(t *testing.T) {
+	passwordStart := testPassword[:4]
+	tests := []struct {
+		name, body, want string
+	}{
+		{"an echo of the password and token", "<html>proxy: " + testPassword + " and Bearer token-1</html>",
+			`"body"="<html>proxy: [redacted] and Bearer [redacted]</html>"`},
+		{"the start of the password at the cut", strings.Repeat("x", maxSmallAnswerBytes+1-8) + testPassword, ` [cut]"`},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			nbi := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusBadGateway)
+				_, _ = w.Write([]byte(test.body))
+			})
+			client := nbi.client(t)
+			for verbosity, wantLines := range []int{0, 1} {
+				var lines []string
+				logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: verbosity})
+				_, err := client.ListVIMAccounts(log.IntoContext(t.Context(), logger))
+				if strings.Contains(err.Error(), "proxy") {
+					t.Errorf("the error quotes the body: %v", err)
+				}
+				if len(lines) != wantLines {
+					t.Fatalf("at verbosity %d, %d lines logged: %q", verbosity, len(lines), lines)
+				}
+				for _, line := range lines {
+					if !strings.Contains(line, test.want) || strings.Contains(line, passwordStart) {
+						t.Errorf("logged %.200q ... %.200q, want %q and no %q", line, line[max(0, len(line)-200):], test.want, passwordStart)
+					}
+					if len(line) > 2*maxSmallAnswerBytes {
+						t.Errorf("logged %d bytes", len(line))
+					}
+				}
+			}
+		})
+	}
 }

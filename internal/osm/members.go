@@ -55,11 +55,12 @@ func memberFilter(field string, values []string) (url.Values, bool) {
 
 // listMembers sends the list request req, filtered to the records whose key is one of values
 // when that can be asked of the NBI, and keeps those records, and those that lack the key: a
-// malformed answer must reach the caller's checks, not look like a missing record. No values
+// malformed answer must reach the caller's checks, not look like a missing record. The others
+// are dropped as the answer is read, so that what a call holds is what it asked for. No values
 // lists every record.
 func listMembers[T any](ctx context.Context, c *Client, req request, field string, values []string, key func(*T) string) ([]T, error) {
 	if len(values) == 0 {
-		return list[T](ctx, c, req)
+		return list[T](ctx, c, req, nil)
 	}
 	if query, exact := memberFilter(field, values); exact {
 		merged := url.Values{}
@@ -71,19 +72,12 @@ func listMembers[T any](ctx context.Context, c *Client, req request, field strin
 		}
 		req.query = merged
 	}
-	items, err := list[T](ctx, c, req)
-	if err != nil {
-		return nil, err
-	}
 	wanted := make(map[string]bool, len(values))
 	for _, v := range values {
 		wanted[v] = true
 	}
-	kept := items[:0]
-	for i := range items {
-		if k := key(&items[i]); k == "" || wanted[k] {
-			kept = append(kept, items[i])
-		}
-	}
-	return kept, nil
+	return list(ctx, c, req, func(item *T) bool {
+		k := key(item)
+		return k == "" || wanted[k]
+	})
 }

@@ -1,0 +1,301 @@
+package osm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// The bounds of one record, alone or in a list, by kind. Real ones are far smaller; a larger
+// one is an NBI filling the operator's memory. Records that carry KDU values (an NS record's
+// instantiate_params, a VNF record's kdur, an operation's operationParams) get room for the
+// values of the largest deployment file osmops reads (1 MiB of YAML), which OSM may store as
+// a JSON string escaped once more.
+const (
+	// maxValuesRecordBytes bounds an NS record, a VNF record, an LCM operation: several KiB each.
+	maxValuesRecordBytes = 4 << 20
+	// maxDescriptorRecordBytes bounds an NSD, a VNFD (tens of KiB with many KDUs), a VIM account.
+	maxDescriptorRecordBytes = 1 << 20
+)
+
+// maxRecordBytes is the bound of one record of record's kind; other answers (a login, the
+// version, the ids a write returns) are small by nature.
+func maxRecordBytes(record any) int64 {
+	switch record.(type) {
+	case *NSInstance, *VNFInstance, *Operation:
+		return maxValuesRecordBytes
+	case *NSDescriptor, *VNFDescriptor, *VIMAccount:
+		return maxDescriptorRecordBytes
+	}
+	return maxSmallAnswerBytes
+}
+
+// Decoded, a few bytes of JSON can take hundreds: "{}" is a map, "0," in a list of any is an
+// interface and a boxed number, "{}," in a list of records is a record. So a record within its
+// bound of bytes could take hundreds of MiB once decoded (223 MiB for 4 MiB of {"a":1} in an
+// operation's operationParams). Before a record is decoded, decodingCost estimates that from
+// its text, from above, and a record that may take more than maxDecodingGrowth times its
+// bound is refused. The estimate of OSM's records (testdata) is 4 to 6 times their size.
+const (
+	maxDecodingGrowth = 8
+	// containerCost is a map's header and first table (measured: 330 bytes for {"a":1} in a
+	// list of any); elementCost is a slot of a large map's table with its key and boxed value
+	// (measured: 97 bytes in a map of 1,000 numbers).
+	containerCost = 320
+	elementCost   = 96
+)
+
+// decodingCost estimates from above the memory decoding text as JSON may take: its bytes,
+// and for each object or list and each element after the first, the most encoding/json makes
+// of them (in a map[string]any or []any).
+func decodingCost(text []byte) int64 {
+	cost := int64(len(text))
+	inString, escaped := false, false
+	for _, c := range text {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			cost += containerCost
+		case c == ',':
+			cost += elementCost
+		}
+	}
+	return cost
+}
+
+// checkDecodingCost refuses to decode text, what (the answer, an item of it) whose bound is
+// maxBytes, when it may take more than maxDecodingGrowth times that in memory.
+func checkDecodingCost(what string, text []byte, maxBytes int64) error {
+	if limit := maxDecodingGrowth * maxBytes; decodingCost(text) > limit {
+		return fmt.Errorf("%s would take more than %d bytes of memory decoded", what, limit)
+	}
+	return nil
+}
+
+// answerReading says how a 2xx answer is read.
+type answerReading struct {
+	// maxBytes bounds the body: an answer announced larger is not read, one found larger is
+	// refused. WithMaxResponseBytes may lower it.
+	maxBytes int64
+	// read decodes the body.
+	read func(status int, body *answerBody) error
+}
+
+// oneObject reads a whole answer, at most maxBytes, and decodes its JSON into out unless out
+// is nil.
+func oneObject(maxBytes int64, out any) answerReading {
+	return answerReading{maxBytes: maxBytes, read: func(status int, body *answerBody) error {
+		data, err := io.ReadAll(body)
+		if err != nil || out == nil {
+			return err
+		}
+		if err := checkDecodingCost("the answer", data, body.maxBytes); err != nil {
+			return err
+		}
+		return body.jsonError(status, json.Unmarshal(data, out))
+	}}
+}
+
+// listOf reads a JSON list into out one record at a time and keeps the records keep accepts
+// (all when keep is nil).
+func listOf[T any](maxBytes int64, keep func(*T) bool, out *[]T) answerReading {
+	return answerReading{maxBytes: maxBytes, read: func(status int, body *answerBody) (err error) {
+		*out, err = decodeList(status, body, keep)
+		return err
+	}}
+}
+
+// decodeList decodes a list without ever holding its text whole: json.Decoder buffers one
+// record at a time, which the body bounds (maxRecordBytes), each record is checked for what
+// decoding it may take (checkDecodingCost), and the records kept are counted, as held in
+// memory, against the bound of the whole answer.
+func decodeList[T any](status int, body *answerBody, keep func(*T) bool) ([]T, error) {
+	body.maxItemBytes = min(maxRecordBytes(new(T)), body.maxBytes)
+	decoder := json.NewDecoder(body)
+	start, err := decoder.Token()
+	switch {
+	case err != nil:
+		return nil, body.jsonError(status, err)
+	case start == nil:
+		// null: no list, as encoding/json reads it.
+		return nil, body.end(status, decoder)
+	case start != json.Delim('['):
+		return nil, body.jsonError(status, &json.UnmarshalTypeError{Value: jsonKind(start), Type: reflect.TypeFor[[]T]()})
+	}
+	items := []T{}
+	recordSize := int64(reflect.TypeFor[T]().Size())
+	var referenced int64
+	// Reused, so that a flood of records dropped costs no allocation each.
+	var item T
+	var text json.RawMessage
+	for {
+		body.itemStart = decoder.InputOffset()
+		if !decoder.More() {
+			break
+		}
+		if err := decoder.Decode(&text); err != nil {
+			return nil, body.jsonError(status, err)
+		}
+		if err := checkDecodingCost("an item of the answer", text, body.maxItemBytes); err != nil {
+			return nil, err
+		}
+		item = *new(T)
+		if err := json.Unmarshal(text, &item); err != nil {
+			return nil, body.jsonError(status, err)
+		}
+		if keep != nil && !keep(&item) {
+			continue
+		}
+		items = append(items, item)
+		referenced += referencedBytes(reflect.ValueOf(item))
+		if held := int64(cap(items))*recordSize + referenced; held > body.maxBytes {
+			return nil, fmt.Errorf("the records of the answer take more than %d bytes of memory", body.maxBytes)
+		}
+	}
+	if _, err := decoder.Token(); err != nil { // the closing bracket
+		return nil, body.jsonError(status, err)
+	}
+	return items, body.end(status, decoder)
+}
+
+// jsonKind names the kind of a JSON value by its first token, as encoding/json's errors do.
+func jsonKind(token json.Token) string {
+	switch token.(type) {
+	case json.Delim:
+		return "object"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	}
+	return "number"
+}
+
+// mapHeaderBytes is about the size of a Go map's header.
+const mapHeaderBytes = 48
+
+// referencedBytes estimates the memory a decoded value refers to beyond its own size: the
+// bytes of its strings, the arrays of its slices, the tables of its maps, what its interfaces
+// and pointers hold.
+func referencedBytes(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.String:
+		return int64(v.Len())
+	case reflect.Slice:
+		n := int64(v.Cap()) * int64(v.Type().Elem().Size())
+		for i := range v.Len() {
+			n += referencedBytes(v.Index(i))
+		}
+		return n
+	case reflect.Struct:
+		var n int64
+		for i := range v.NumField() {
+			n += referencedBytes(v.Field(i))
+		}
+		return n
+	case reflect.Map:
+		// A table's slots come by groups of 8, each with a control byte; it grows past 7/8 full.
+		slots := 0
+		for slots*7/8 < v.Len() {
+			slots = max(8, 2*slots)
+		}
+		n := mapHeaderBytes + int64(slots)*int64(v.Type().Key().Size()+v.Type().Elem().Size()+1)
+		for entry := v.MapRange(); entry.Next(); {
+			n += referencedBytes(entry.Key()) + referencedBytes(entry.Value())
+		}
+		return n
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return 0
+		}
+		return int64(v.Elem().Type().Size()) + referencedBytes(v.Elem())
+	}
+	return 0
+}
+
+// answerBody is the body of a 2xx answer as its decoder reads it. It counts the bytes read
+// and fails a read past the bound of the whole answer or, in a list, of one record: since
+// json.Decoder buffers a whole record before it decodes it, its buffer grows no larger.
+type answerBody struct {
+	reader   io.Reader
+	read     int64
+	maxBytes int64
+	// itemStart is where the record being read starts; maxItemBytes bounds it (0: no bound).
+	itemStart, maxItemBytes int64
+	// failure is why a read failed: a bound, or the connection.
+	failure error
+	// connectionError is the connection's failure, which a retry may not meet again.
+	connectionError error
+}
+
+// Read reads at most one byte past a bound, to tell an answer that ends at the bound from
+// one that goes on.
+func (b *answerBody) Read(p []byte) (int, error) {
+	if b.failure != nil {
+		return 0, b.failure
+	}
+	end := b.maxBytes
+	if b.maxItemBytes > 0 {
+		end = min(end, b.itemStart+b.maxItemBytes)
+	}
+	if room := end + 1 - b.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.reader.Read(p)
+	b.read += int64(n)
+	switch {
+	case err != nil && err != io.EOF:
+		b.connectionError, b.failure = err, err
+	case b.read > b.maxBytes:
+		b.failure = fmt.Errorf("the answer is larger than %d bytes", b.maxBytes)
+	case b.maxItemBytes > 0 && b.read-b.itemStart > b.maxItemBytes:
+		b.failure = fmt.Errorf("an item of the answer is larger than %d bytes", b.maxItemBytes)
+	}
+	if b.failure != nil {
+		return n, b.failure
+	}
+	return n, err
+}
+
+// jsonError says why the answer's JSON could not be decoded: a failed read as it is, anything
+// else as JSON that is not what was expected. Numbers are not quoted: an NBI that echoes a
+// request could put a secret there.
+func (b *answerBody) jsonError(status int, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case b.failure != nil:
+		return b.failure
+	case err == io.EOF:
+		err = io.ErrUnexpectedEOF
+	}
+	var typeError *json.UnmarshalTypeError
+	if errors.As(err, &typeError) && strings.HasPrefix(typeError.Value, "number ") {
+		unquoted := *typeError
+		unquoted.Value = "number"
+		err = &unquoted
+	}
+	return fmt.Errorf("the %d answer is not the JSON expected: %w", status, err)
+}
+
+// end checks that nothing but white space follows the answer's JSON value, as
+// encoding/json.Unmarshal does.
+func (b *answerBody) end(status int, decoder *json.Decoder) error {
+	_, err := decoder.Token()
+	switch {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		err = errors.New("more follows the JSON value")
+	}
+	return b.jsonError(status, err)
+}

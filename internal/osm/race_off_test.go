@@ -1,0 +1,5 @@
+//go:build !race
+
+package osm
+
+const raceEnabled = false
