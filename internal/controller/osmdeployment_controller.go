@@ -53,7 +53,10 @@ const (
 type OsmDeploymentReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
-	Clusters             *ClusterRegistry
+	// Clusters holds the claims of NS instance names.
+	Clusters *ClusterRegistry
+	// Connections is the pool of NBI clients the OsmCluster reconciler shares.
+	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
 	// OperationPollInterval is how often pending OSM operations are checked.
@@ -261,7 +264,8 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 	return ctrl.Result{}, true
 }
 
-// reconcileCluster finds the shared NBI connection of the OsmCluster.
+// reconcileCluster takes the NBI connection of the OsmCluster from the pool, once the
+// OsmCluster is Ready: OSM answers and accepts its credentials.
 func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, ctrl.Result, bool) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
@@ -269,18 +273,17 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, notFoundOr(err))
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
-	conn, ok := r.Clusters.Connection(key)
-	switch {
-	case !conditions.IsReady(cluster):
+	if !conditions.IsReady(cluster) {
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is not Ready: %s", key.Name,
 			conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
-	case !ok:
-		// Ready, but not yet connected by this process, which has just started: no readiness
-		// change will trigger the next reconcile, so it comes soon.
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is Ready but not connected yet", key.Name)
-		return nil, ctrl.Result{RequeueAfter: r.RequeueDependency}, false
+	}
+	conn, err := r.Connections.Get(ctx, cluster)
+	if err != nil {
+		// The OsmCluster reconciler reports it too, and its readiness change triggers the next reconcile.
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, err)
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	return conn, ctrl.Result{}, true
 }
@@ -581,10 +584,9 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		r.release(obj, cluster)
 		return ctrl.Result{}, nil
 	}
-	conn, ok := r.Clusters.Connection(cluster)
-	if !ok {
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s to be Ready, to terminate %d NS instance(s)", cluster.Name, owned)
-		// Polled: after a restart, an OsmCluster that was Ready does not become Ready again.
+	conn, err := r.deletionConnection(ctx, cluster)
+	if err != nil {
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s, to terminate %d NS instance(s): %s", cluster.Name, owned, err)
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
 	}
 	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory)
@@ -611,6 +613,16 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
 	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+}
+
+// deletionConnection takes the OsmCluster's connection from the pool, whatever the OsmCluster's
+// last health check said (a deleting OsmCluster is never checked again): a deletion tries OSM.
+func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, key types.NamespacedName) (*Connection, error) {
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := r.Get(ctx, key, cluster); err != nil {
+		return nil, errors.New(notFoundOr(err))
+	}
+	return r.Connections.Get(ctx, cluster)
 }
 
 // release drops the OsmDeployment's claims and finalizer.

@@ -4,59 +4,19 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/osmops/osmops/internal/engine"
 )
 
-// Connection is one OsmCluster's NBI client, shared by every OsmDeployment that uses it, so
-// that one token serves all reconciles and the bound on requests in flight holds across them.
-type Connection struct {
-	NBI engine.OSM
-	// Parallelism bounds the NS operations one apply sends at once.
-	Parallelism int
-	// Fingerprint identifies the settings and credentials the client was built with; a new one
-	// means the client must be rebuilt.
-	Fingerprint string
-}
-
-// ClusterRegistry hands the OsmCluster reconciler's connections to the OsmDeployment
-// reconciler, and serialises the claims of NS instance names, so that two OsmDeployments that
+// ClusterRegistry serialises the claims of NS instance names, so that two OsmDeployments that
 // reconcile at the same moment never both create an instance with the same name.
 type ClusterRegistry struct {
-	mu          sync.Mutex
-	connections map[types.NamespacedName]*Connection
+	mu sync.Mutex
 	// claims maps an OsmCluster to the NS instance names claimed on it, and each to its owner.
 	claims map[types.NamespacedName]map[string]string
 }
 
 // NewClusterRegistry returns an empty registry.
 func NewClusterRegistry() *ClusterRegistry {
-	return &ClusterRegistry{
-		connections: map[types.NamespacedName]*Connection{},
-		claims:      map[types.NamespacedName]map[string]string{},
-	}
-}
-
-// Connection returns the connection of an OsmCluster, if it has one.
-func (r *ClusterRegistry) Connection(cluster types.NamespacedName) (*Connection, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.connections[cluster]
-	return c, ok
-}
-
-// SetConnection stores (or replaces) the connection of an OsmCluster.
-func (r *ClusterRegistry) SetConnection(cluster types.NamespacedName, c *Connection) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.connections[cluster] = c
-}
-
-// RemoveConnection forgets an OsmCluster's connection.
-func (r *ClusterRegistry) RemoveConnection(cluster types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.connections, cluster)
+	return &ClusterRegistry{claims: map[types.NamespacedName]map[string]string{}}
 }
 
 // Claim records that owner declares the NS instances names on cluster, releasing the names
