@@ -178,6 +178,10 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone, maybe without its finalizer (removed by hand): nothing it claimed is held.
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := newSerialPatcher(obj, r.Client)
@@ -193,6 +197,9 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return r.reconcileDelete(ctx, obj)
 	}
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	// Names claimed on an OsmCluster the spec no longer names are no longer held there.
+	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	r.Clusters.ReleaseElsewhere(req.NamespacedName.String(), &cluster)
 	if obj.Spec.Suspend {
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
 		return ctrl.Result{}, nil
@@ -581,7 +588,7 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		if owned > 0 {
 			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "deleted without prune: %d NS instance(s) left running in OSM", owned)
 		}
-		r.release(obj, cluster)
+		r.release(obj)
 		return ctrl.Result{}, nil
 	}
 	conn, err := r.deletionConnection(ctx, cluster)
@@ -600,7 +607,7 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous, Prune: true})
 	obj.Status.Inventory = &plan.Inventory
 	if len(plan.Inventory.NsInstances) == 0 {
-		r.release(obj, cluster)
+		r.release(obj)
 		return ctrl.Result{}, nil
 	}
 	if len(plan.Deletes) > 0 {
@@ -626,10 +633,16 @@ func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, key ty
 }
 
 // release drops the OsmDeployment's claims and finalizer.
-func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment, cluster types.NamespacedName) {
-	r.Clusters.ReleaseClaims(cluster, client.ObjectKeyFromObject(obj).String())
-	r.revisions.forget(client.ObjectKeyFromObject(obj))
+func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
+	r.forget(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+}
+
+// forget drops what the process holds for an OsmDeployment: its claims on every OsmCluster and
+// its cached revision.
+func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
+	r.Clusters.ReleaseAll(key.String())
+	r.revisions.forget(key)
 }
 
 func notFoundOr(err error) string {

@@ -7,7 +7,9 @@ import (
 )
 
 // ClusterRegistry serialises the claims of NS instance names, so that two OsmDeployments that
-// reconcile at the same moment never both create an instance with the same name.
+// reconcile at the same moment never both create an instance with the same name. A claim lives
+// as long as its owner declares the name on that OsmCluster: it is released when the owner no
+// longer declares it, uses another OsmCluster, or is gone.
 type ClusterRegistry struct {
 	mu sync.Mutex
 	// claims maps an OsmCluster to the NS instance names claimed on it, and each to its owner.
@@ -53,4 +55,29 @@ func (r *ClusterRegistry) Claim(cluster types.NamespacedName, owner string, name
 // ReleaseClaims forgets every claim of owner on cluster.
 func (r *ClusterRegistry) ReleaseClaims(cluster types.NamespacedName, owner string) {
 	r.Claim(cluster, owner, nil)
+}
+
+// ReleaseAll forgets every claim of owner, on every OsmCluster: the owner is gone.
+func (r *ClusterRegistry) ReleaseAll(owner string) {
+	r.ReleaseElsewhere(owner, nil)
+}
+
+// ReleaseElsewhere forgets the claims of owner on every OsmCluster but keep (all of them when
+// keep is nil): an owner whose clusterRef changed no longer holds the names on the old one.
+func (r *ClusterRegistry) ReleaseElsewhere(owner string, keep *types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for cluster, claims := range r.claims {
+		if keep != nil && cluster == *keep {
+			continue
+		}
+		for name, o := range claims {
+			if o == owner {
+				delete(claims, name)
+			}
+		}
+		if len(claims) == 0 {
+			delete(r.claims, cluster)
+		}
+	}
 }
