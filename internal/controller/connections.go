@@ -43,6 +43,9 @@ type ConnectionError struct {
 	// Reason is the OsmCluster's Ready reason (SecretNotFound, SecretKeyMissing, InvalidCA).
 	Reason  string
 	Message string
+	// Gone says that the OsmCluster or its namespace is being deleted, so that what is missing
+	// will not come back, and that the pool had no client to go on with.
+	Gone bool
 }
 
 func (e *ConnectionError) Error() string { return e.Message }
@@ -56,9 +59,10 @@ func (e *ConnectionError) Error() string { return e.Message }
 // The operator may only `get` Secrets, so it cannot watch them: Get reads them again when it last
 // read them longer than SecretMaxAge ago, and Refresh always does.
 //
-// While an OsmCluster is being deleted, a Secret that is gone does not take its client away:
-// its OsmDeployments still have NS instances to terminate. A Secret found gone otherwise drops
-// the client: the tenant took the credentials away.
+// While an OsmCluster or its namespace is being deleted, a Secret that is gone does not take its
+// client away: deleting a namespace deletes its Secrets at once, and the OsmDeployments still
+// have NS instances to terminate. A Secret found gone otherwise drops the client: the tenant
+// took the credentials away.
 type ConnectionPool struct {
 	// Reader reads the Secrets, and the OsmCluster when a Secret is gone, past any cache: the
 	// operator may not cache Secrets, and a cached OsmCluster may not show its deletion yet.
@@ -138,7 +142,8 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 		if !errors.As(err, &missing) {
 			return nil, err
 		}
-		if s.conn != nil && s.settings == settings && p.deleting(ctx, cluster) {
+		missing.Gone = p.deleting(ctx, cluster)
+		if missing.Gone && s.conn != nil && s.settings == settings {
 			// The Secret went with its namespace: the OsmDeployments clean up with the client
 			// built from it. It is not read again before SecretMaxAge.
 			s.readAt = time.Now()
@@ -163,9 +168,18 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 	return s.conn, nil
 }
 
-// deleting tells whether the OsmCluster is being deleted (or is gone), as the API server says.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
+// deleting tells whether the OsmCluster is going away, as the API server says: it is being
+// deleted (or is gone), or its namespace is. A namespace is marked Terminating before any of
+// its objects is deleted, so that a Secret deleted with its namespace is never taken for one a
+// person removed, whatever order the namespace's objects go in.
 func (p *ConnectionPool) deleting(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) bool {
 	if !cluster.DeletionTimestamp.IsZero() {
+		return true
+	}
+	namespace := &corev1.Namespace{}
+	if err := p.Reader.Get(ctx, types.NamespacedName{Name: cluster.Namespace}, namespace); err == nil && !namespace.DeletionTimestamp.IsZero() {
 		return true
 	}
 	current := &gitopsv1alpha1.OsmCluster{}

@@ -93,7 +93,8 @@ func TestConnectionPoolDropsTheClientOfARemovedSecret(t *testing.T) {
 	// The OsmCluster is deleted next: the client is gone already.
 	w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	_, err = w.pool.Get(w.ctx, w.cluster)
-	w.g.Expect(err).To(HaveOccurred())
+	w.g.Expect(err).To(Equal(&ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
+		Message: "Secret tenant/osm-credentials not found", Gone: true}))
 }
 
 func TestConnectionPoolKeepsTheClientWhileTheOsmClusterGoes(t *testing.T) {
@@ -105,6 +106,26 @@ func TestConnectionPoolKeepsTheClientWhileTheOsmClusterGoes(t *testing.T) {
 		conn, err := w.pool.Refresh(w.ctx, w.cluster)
 		w.g.Expect(err).NotTo(HaveOccurred())
 		w.g.Expect(conn).To(BeIdenticalTo(first))
+	})
+	t.Run("namespace being deleted, the OsmCluster not yet", func(t *testing.T) {
+		w := newPoolWorld(t)
+		first := w.get()
+		ns := &corev1.Namespace{}
+		w.g.Expect(w.api.Get(w.ctx, client.ObjectKey{Name: "tenant"}, ns)).To(Succeed())
+		ns.Finalizers = []string{"test.osmops.io/keep"}
+		w.g.Expect(w.api.Update(w.ctx, ns)).To(Succeed())
+		w.g.Expect(w.api.Delete(w.ctx, ns)).To(Succeed()) // Terminating: marked, kept by its finalizer
+		w.deleteSecret()
+		conn, err := w.pool.Refresh(w.ctx, w.cluster)
+		w.g.Expect(err).NotTo(HaveOccurred())
+		w.g.Expect(conn).To(BeIdenticalTo(first))
+	})
+	t.Run("after a restart there is no client to keep", func(t *testing.T) {
+		w := newPoolWorld(t)
+		w.deleteSecret()
+		w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		_, err := w.pool.Get(w.ctx, w.cluster)
+		w.g.Expect(err).To(HaveField("Gone", true))
 	})
 }
 

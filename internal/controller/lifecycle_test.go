@@ -2,10 +2,14 @@ package controller
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,12 +20,16 @@ import (
 )
 
 // The lifecycle tests: connections that do not depend on which reconciler ran first in a process,
-// claims that do not outlive their owner.
+// deletions that always end (spec.deletionPolicy), claims that do not outlive their owner.
 //
 // A restart is a manager of the test's own stopped and another started: new cache, new
 // reconcilers, an empty connection pool and claim registry. Those managers see only the objects
 // labelled with their shard, which the suite's manager never sees, as with
 // --watch-label-selector.
+//
+// envtest runs no namespace controller, so a namespace deleted here is marked Terminating, as a
+// real one is before its objects go, but keeps its objects: the tests delete them as the
+// namespace controller would, all at once, in any order.
 
 // shardLabel labels the objects of the tests that start managers of their own.
 const shardLabel = "test.osmops.io/shard"
@@ -64,6 +72,35 @@ func (m *testManager) stop() {
 	}
 }
 
+// deleteAll deletes objects, in that order, without waiting for any to go.
+func (tn *tenant) deleteAll(objects ...client.Object) {
+	tn.t.Helper()
+	for _, obj := range objects {
+		tn.g.Expect(k8sClient.Delete(tn.ctx, obj)).To(Succeed())
+	}
+}
+
+// namespaceObject, secretObject: the tenant's namespace and credentials Secret, to delete them.
+func (tn *tenant) namespaceObject() *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tn.namespace}}
+}
+
+func (tn *tenant) secretObject() *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: tn.namespace}}
+}
+
+// eventuallyNoInstances waits until OSM runs no NS instance.
+func (tn *tenant) eventuallyNoInstances() {
+	tn.t.Helper()
+	tn.g.Eventually(func() []nbisim.NSInstanceState { return tn.sim.State().NSInstances }).Should(BeEmpty())
+}
+
+// eventuallyTerminatesSent waits until OSM has accepted n NS instance deletions.
+func (tn *tenant) eventuallyTerminatesSent(n int) {
+	tn.t.Helper()
+	tn.g.Eventually(func() int64 { return tn.acceptedRequests()[deleteNSRoute] }).Should(BeEquivalentTo(n))
+}
+
 // After a restart the pool is empty and the OsmCluster already Ready, so no readiness change
 // comes: the OsmDeployment reconciler builds the client itself. Here the new manager has no
 // OsmCluster reconciler at all.
@@ -76,6 +113,170 @@ func TestRestartedManagerConnectsWithoutTheClusterReconciler(t *testing.T) {
 	startManager(t, shard, false)
 	d := tn.deployment("ldap", "gitops")
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+}
+
+// A whole tenant deleted at once: the namespace is Terminating, then its Secret goes first (the
+// worst order), then the OsmCluster and the pruning OsmDeployment. The OsmDeployment terminates
+// its instances with the client built before the Secret went, and everything goes.
+func TestNamespaceDeletionTerminatesInstances(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+
+	tn.deleteAll(tn.namespaceObject(), tn.secretObject(), tn.cluster, d)
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+	tn.g.Expect(warnings(d)).To(BeEmpty())
+}
+
+// The manager is down when the namespace deletion starts; the new one (new reconcilers, new
+// pool) builds the client of the deleting OsmCluster from its Secret, which the namespace
+// controller deletes once the terminations were sent, and finishes the deletion with the client
+// it built. Before the pool, the OsmDeployment waited for a client that only the OsmCluster
+// reconciler built, which it never does for a deleting OsmCluster: the deletion hung.
+func TestNamespaceDeletionAcrossARestart(t *testing.T) {
+	const shard = "ns-deletion-restart"
+	first := startManager(t, shard, true)
+	tn := newTenantInShard(t, shard)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+	first.stop()
+
+	tn.deleteAll(tn.namespaceObject(), tn.cluster, d)
+	startManager(t, shard, true)
+	tn.eventuallyTerminatesSent(2)
+	tn.deleteAll(tn.secretObject())
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+	tn.g.Expect(warnings(d)).To(BeEmpty())
+}
+
+// The manager restarts after the terminations were sent and the Secret went with the namespace:
+// the new one has no client and cannot make one, so the deletion ends with a Warning naming what
+// OSM may still run; OSM finishes the terminations it accepted, and everything goes.
+func TestNamespaceDeletionRestartedAfterTheSecretWent(t *testing.T) {
+	const shard = "ns-deletion-no-secret"
+	first := startManager(t, shard, true)
+	tn := newTenantInShard(t, shard)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+	ids := []string{tn.instances("ldap")[0].ID, tn.instances("ldap2")[0].ID}
+
+	tn.sim.HoldOperations() // the terminations outlast the first manager
+	tn.deleteAll(tn.namespaceObject(), tn.secretObject(), tn.cluster, d)
+	tn.eventuallyTerminatesSent(2)
+	first.stop()
+	startManager(t, shard, true)
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(warnings(d)).To(ConsistOf(gitopsv1alpha1.DeletionFailedReason + ": OsmCluster osm: Secret " + tn.namespace +
+		"/osm-credentials not found; deletionPolicy MirrorPrune lets the OsmDeployment go: 2 NS instance(s) may still run in OSM: " +
+		"ldap (" + ids[0] + ", Deleting), ldap2 (" + ids[1] + ", Deleting)"))
+	tn.sim.ReleaseOperations()
+	tn.eventuallyNoInstances()
+}
+
+// A tenant that removed its credentials Secret before deleting the rest: the client is dropped
+// when the Secret is found gone, so the deletion (MirrorPrune) cannot reach OSM and ends with a
+// Warning that lists the instances left in OSM.
+func TestDeletionAfterTheSecretWentEndsWithAWarning(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	id := tn.instances("ldap")[0].ID
+
+	tn.deleteAll(tn.secretObject())
+	tn.clusterReason(tn.cluster, metav1.ConditionFalse, gitopsv1alpha1.SecretNotFoundReason)
+	tn.deleteAll(tn.cluster, d)
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(warnings(d)).To(ConsistOf(gitopsv1alpha1.DeletionFailedReason + ": OsmCluster osm: Secret " + tn.namespace +
+		"/osm-credentials not found; deletionPolicy MirrorPrune lets the OsmDeployment go: 1 NS instance(s) may still run in OSM: " +
+		"ldap (" + id + ", Ready)"))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+// WaitForTermination waits as long as OSM cannot be reached, and terminates once it can.
+func TestDeletionWaitForTerminationWaits(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyWaitForTermination
+	})
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+
+	tn.deleteAll(tn.secretObject())
+	tn.clusterReason(tn.cluster, metav1.ConditionFalse, gitopsv1alpha1.SecretNotFoundReason)
+	tn.deleteAll(tn.cluster, d)
+	// The reconciler has seen the deletion, that OSM cannot be reached, and chose to wait.
+	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.DeletionFailedReason+
+		": deletion (deletionPolicy WaitForTermination) waits to terminate 1 NS instance(s): OsmCluster osm: Secret "+
+		tn.namespace+"/osm-credentials not found"))
+	tn.g.Expect(tn.get(d).Finalizers).To(ContainElement(gitopsv1alpha1.OsmDeploymentFinalizer))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.g.Expect(warnings(d)).To(BeEmpty())
+
+	// The Secret comes back: the wait ends with the instance terminated.
+	tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: tn.namespace},
+		StringData: map[string]string{"username": "operator", "password": testPassword},
+	})).To(Succeed())
+	requestReconcile(tn, d, "secret-restored")
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+}
+
+// Past spec.timeout from the deletion, an OSM that keeps failing no longer holds the
+// OsmDeployment back (but with WaitForTermination).
+func TestDeletionEndsWhenOSMFailsPastTheTimeout(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	id := tn.instances("ldap")[0].ID
+
+	// A short timeout only now: it bounds the instantiation too.
+	tn.update(d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Timeout = &metav1.Duration{Duration: time.Second} })
+	tn.addFault(nbisim.Fault{Status: http.StatusServiceUnavailable})
+	tn.deleteAll(d)
+	tn.eventuallyGone(d)
+	tn.g.Expect(warnings(d)).To(ContainElement(And(
+		HavePrefix(gitopsv1alpha1.DeletionFailedReason+": observing OSM: "),
+		HaveSuffix("; deletionPolicy MirrorPrune lets the OsmDeployment go: 1 NS instance(s) may still run in OSM: ldap ("+id+", Ready)"))))
+	tn.sim.ClearFaults()
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+func TestDeletionPolicyOrphanLeavesInstancesDespitePrune(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Prune = true
+		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyOrphan
+	})
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	id := tn.instances("ldap")[0].ID
+
+	tn.deleteAll(d)
+	tn.eventuallyGone(d)
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring(
+		"Normal Orphaned: deleted with deletionPolicy Orphan: 1 NS instance(s) left running in OSM: ldap (" + id + ", Ready)"))
+	tn.g.Expect(tn.acceptedRequests()[deleteNSRoute]).To(BeZero())
+}
+
+func TestDeletionPolicyDeleteTerminatesWithoutPrune(t *testing.T) {
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Prune = false
+		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete
+	})
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+
+	tn.deleteAll(d)
+	tn.eventuallyGone(d)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+	tn.g.Expect(warnings(d)).To(BeEmpty())
 }
 
 // deleteWithoutFinalizer removes the finalizer of d by hand and deletes it, as a person who

@@ -576,32 +576,39 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	return claims, nil
 }
 
-// reconcileDelete terminates the owned NS instances when prune is on (and waits until OSM has
-// removed them), or orphans them, then lets the object go.
+// reconcileDelete cleans OSM up as spec.deletionPolicy says, then lets the object go: it
+// terminates the owned NS instances and waits until OSM has removed them (Delete,
+// WaitForTermination, MirrorPrune with prune), or leaves them running (Orphan, MirrorPrune
+// without prune, suspended).
+//
+// Deletion always ends, but with WaitForTermination: when OSM cannot be reached for good (the
+// OsmCluster is gone, or is being deleted and its Secrets are gone with no client left in the
+// pool), or the NS instances are not gone within spec.timeout of the deletion (OSM down or
+// failing, terminations that do not end), the finalizer is removed with a Warning event that
+// lists the NS instances OSM may still run.
 func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, error) {
-	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
-	owned := 0
-	if obj.Status.Inventory != nil {
-		owned = len(obj.Status.Inventory.NsInstances)
-	}
-	if !obj.Spec.Prune || obj.Spec.Suspend || owned == 0 {
-		if owned > 0 {
-			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "deleted without prune: %d NS instance(s) left running in OSM", owned)
-		}
+	if obj.Status.Inventory == nil || len(obj.Status.Inventory.NsInstances) == 0 {
 		r.release(obj)
 		return ctrl.Result{}, nil
 	}
-	conn, err := r.deletionConnection(ctx, cluster)
+	if !obj.TerminatesOnDeletion() {
+		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "%s: %d NS instance(s) left running in OSM: %s",
+			orphanedBecause(obj), len(obj.Status.Inventory.NsInstances), describeInstances(obj.Status.Inventory.NsInstances))
+		r.release(obj)
+		return ctrl.Result{}, nil
+	}
+	conn, blocked, final, err := r.deletionConnection(ctx, obj)
 	if err != nil {
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s, to terminate %d NS instance(s): %s", cluster.Name, owned, err)
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
+		return ctrl.Result{}, err
+	}
+	if conn == nil {
+		return r.deletionBlocked(obj, blocked, final, nil)
 	}
 	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory)
 	scope.WithValues = false // deleting needs no live values
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
-		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
-		return ctrl.Result{}, err
+		return r.deletionBlocked(obj, "observing OSM: "+err.Error(), false, err)
 	}
 	previous := *obj.Status.Inventory
 	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous, Prune: true})
@@ -614,22 +621,118 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
 		recordApplied(obj, previous, &plan, result, time.Now())
 		if len(result.Errors) > 0 {
-			return r.applyFailure(obj, "deletion", result.Errors)
+			messages := make([]string, 0, len(result.Errors))
+			transient := false
+			for _, f := range result.Errors {
+				messages = append(messages, f.Error())
+				transient = transient || retryable(f.Err)
+			}
+			msg := strings.Join(messages, "; ")
+			r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "deletion: %s", msg)
+			var retry error
+			if transient {
+				retry = errors.New(msg)
+			}
+			return r.deletionBlocked(obj, msg, false, retry)
 		}
 		r.Eventf(obj, corev1.EventTypeNormal, "Pruning", "terminating %d NS instance(s) before deletion", len(plan.Deletes))
+	}
+	if r.deletionExpired(obj) {
+		return r.letGo(obj, fmt.Sprintf("OSM has not removed them within the timeout (%s) of the deletion", obj.GetTimeout()))
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
 	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 }
 
 // deletionConnection takes the OsmCluster's connection from the pool, whatever the OsmCluster's
-// last health check said (a deleting OsmCluster is never checked again): a deletion tries OSM.
-func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, key types.NamespacedName) (*Connection, error) {
+// last health check said: a deletion tries OSM. Without a connection it says why, and whether
+// that is for good (final): the OsmCluster is gone, or is being deleted and its Secrets are gone
+// with no client left in the pool to use (after a restart). Other errors are transient.
+func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, string, bool, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
-		return nil, errors.New(notFoundOr(err))
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("OsmCluster %s not found", key.Name), true, nil
+		}
+		return nil, "", false, err
 	}
-	return r.Connections.Get(ctx, cluster)
+	conn, err := r.Connections.Get(ctx, cluster)
+	var broken *ConnectionError
+	switch {
+	case err == nil:
+		return conn, "", false, nil
+	case errors.As(err, &broken):
+		return nil, fmt.Sprintf("OsmCluster %s: %s", key.Name, broken.Message), broken.Gone || !cluster.DeletionTimestamp.IsZero(), nil
+	}
+	return nil, "", false, err
+}
+
+// deletionBlocked handles a deletion that cannot reach OSM, or that OSM refused: it waits and
+// tries again (err, when not nil, is retried with back-off), unless OSM cannot be reached for
+// good (final) or the deletion's timeout has passed, when it lets the OsmDeployment go. With
+// WaitForTermination it waits however long it takes.
+func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeployment, why string, final bool, err error) (ctrl.Result, error) {
+	policy := obj.GetDeletionPolicy()
+	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination && (final || r.deletionExpired(obj)) {
+		return r.letGo(obj, why)
+	}
+	markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "deletion (deletionPolicy %s) waits to terminate %d NS instance(s): %s",
+		policy, len(obj.Status.Inventory.NsInstances), why)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	retry := obj.GetRetryInterval()
+	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination {
+		retry = min(retry, time.Until(r.deletionDeadline(obj)))
+	}
+	return ctrl.Result{RequeueAfter: retry}, nil
+}
+
+// deletionDeadline is when a deletion stops waiting for OSM: spec.timeout after it was asked.
+func (r *OsmDeploymentReconciler) deletionDeadline(obj *gitopsv1alpha1.OsmDeployment) time.Time {
+	return obj.DeletionTimestamp.Add(obj.GetTimeout())
+}
+
+// deletionExpired tells whether the deletion has waited for OSM as long as its policy allows.
+func (r *OsmDeploymentReconciler) deletionExpired(obj *gitopsv1alpha1.OsmDeployment) bool {
+	return obj.GetDeletionPolicy() != gitopsv1alpha1.DeletionPolicyWaitForTermination &&
+		!time.Now().Before(r.deletionDeadline(obj))
+}
+
+// letGo ends a deletion that could not clean OSM up, as kustomize-controller does: a Warning
+// event lists the NS instances OSM may still run, and the finalizer is removed.
+func (r *OsmDeploymentReconciler) letGo(obj *gitopsv1alpha1.OsmDeployment, why string) (ctrl.Result, error) {
+	entries := obj.Status.Inventory.NsInstances
+	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.DeletionFailedReason,
+		"%s; deletionPolicy %s lets the OsmDeployment go: %d NS instance(s) may still run in OSM: %s",
+		why, obj.GetDeletionPolicy(), len(entries), describeInstances(entries))
+	r.release(obj)
+	return ctrl.Result{}, nil
+}
+
+// orphanedBecause says why a deletion leaves the NS instances running.
+func orphanedBecause(obj *gitopsv1alpha1.OsmDeployment) string {
+	switch {
+	case obj.Spec.Suspend:
+		return "deleted while suspended"
+	case obj.GetDeletionPolicy() == gitopsv1alpha1.DeletionPolicyMirrorPrune:
+		return "deleted without prune (deletionPolicy MirrorPrune)"
+	}
+	return "deleted with deletionPolicy " + string(obj.GetDeletionPolicy())
+}
+
+// describeInstances names NS instances with their OSM id and state, at most maxEventNames of them.
+func describeInstances(entries []gitopsv1alpha1.NsInstanceEntry) string {
+	described := make([]string, 0, len(entries))
+	for _, e := range entries {
+		id := e.ID
+		if id == "" {
+			id = "no id yet"
+		}
+		described = append(described, fmt.Sprintf("%s (%s, %s)", e.Name, id, e.State))
+	}
+	return listNames(described)
 }
 
 // release drops the OsmDeployment's claims and finalizer.

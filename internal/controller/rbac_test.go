@@ -104,10 +104,10 @@ func TestManagerRoleIsTheLeastThatWorks(t *testing.T) {
 	}
 	// What the reconcilers call, and nothing else: they change their objects and statuses by
 	// patches only; they read Secrets one by one (never list or watch them, so that no Secret
-	// is cached); they delete nothing.
+	// is cached), and a namespace only to tell whether it is being deleted; they delete nothing.
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets"}, Verbs: []string{"get"}},
 		{APIGroups: []string{gitopsv1alpha1.GroupVersion.Group}, Resources: []string{"osmclusters", "osmdeployments"},
 			Verbs: []string{"get", "list", "patch", "watch"}},
 		{APIGroups: []string{gitopsv1alpha1.GroupVersion.Group}, Resources: []string{"osmclusters/status", "osmdeployments/status"},
