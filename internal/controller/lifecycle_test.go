@@ -37,6 +37,7 @@ const shardLabel = "test.osmops.io/shard"
 // testManager is a manager the test starts itself, as a (re)started operator process.
 type testManager struct {
 	t      *testing.T
+	shard  string
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -54,7 +55,7 @@ func startManager(t *testing.T, shard string, withClusters bool) *testManager {
 		cancel()
 		t.Fatal(err)
 	}
-	m := &testManager{t: t, cancel: cancel, done: make(chan error, 1)}
+	m := &testManager{t: t, shard: shard, cancel: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(m.stop)
 	return m
@@ -101,6 +102,38 @@ func (tn *tenant) eventuallyTerminatesSent(n int) {
 	tn.g.Eventually(func() int64 { return tn.acceptedRequests()[deleteNSRoute] }).Should(BeEquivalentTo(n))
 }
 
+// appliedDeployment makes the OsmDeployment "ldap" (pruning, then edited) of a revision that
+// declares the NS instances names, and waits until OSM runs them.
+func (tn *tenant) appliedDeployment(names []string, edit ...func(*gitopsv1alpha1.OsmDeployment)) *gitopsv1alpha1.OsmDeployment {
+	tn.t.Helper()
+	d := tn.deployment("ldap", "gitops", edit...)
+	want := map[string]string{}
+	for _, name := range names {
+		want[name] = "1"
+	}
+	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", names...)), want)
+	return d
+}
+
+// appliedInShard starts a manager of shard, and in it a tenant whose OsmDeployment runs the NS
+// instances ldap and ldap2.
+func appliedInShard(t *testing.T, shard string) (*testManager, *tenant, *gitopsv1alpha1.OsmDeployment) {
+	t.Helper()
+	m := startManager(t, shard, true)
+	tn := newTenantInShard(t, shard)
+	return m, tn, tn.appliedDeployment([]string{"ldap", "ldap2"})
+}
+
+// expectTenantGone waits until d and the OsmCluster are gone, and checks that OSM runs nothing
+// and that no Warning was needed.
+func (tn *tenant) expectTenantGone(d *gitopsv1alpha1.OsmDeployment) {
+	tn.t.Helper()
+	tn.eventuallyGone(d)
+	tn.eventuallyGone(tn.cluster)
+	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+	tn.g.Expect(warnings(d)).To(BeEmpty())
+}
+
 // After a restart the pool is empty and the OsmCluster already Ready, so no readiness change
 // comes: the OsmDeployment reconciler builds the client itself. Here the new manager has no
 // OsmCluster reconciler at all.
@@ -111,8 +144,7 @@ func TestRestartedManagerConnectsWithoutTheClusterReconciler(t *testing.T) {
 	first.stop()
 
 	startManager(t, shard, false)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	tn.appliedDeployment([]string{"ldap"})
 }
 
 // A whole tenant deleted at once: the namespace is Terminating, then its Secret goes first (the
@@ -120,14 +152,10 @@ func TestRestartedManagerConnectsWithoutTheClusterReconciler(t *testing.T) {
 // its instances with the client built before the Secret went, and everything goes.
 func TestNamespaceDeletionTerminatesInstances(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+	d := tn.appliedDeployment([]string{"ldap", "ldap2"})
 
 	tn.deleteAll(tn.namespaceObject(), tn.secretObject(), tn.cluster, d)
-	tn.eventuallyGone(d)
-	tn.eventuallyGone(tn.cluster)
-	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
-	tn.g.Expect(warnings(d)).To(BeEmpty())
+	tn.expectTenantGone(d)
 }
 
 // The manager is down when the namespace deletion starts; the new one (new reconcilers, new
@@ -136,39 +164,31 @@ func TestNamespaceDeletionTerminatesInstances(t *testing.T) {
 // it built. Before the pool, the OsmDeployment waited for a client that only the OsmCluster
 // reconciler built, which it never does for a deleting OsmCluster: the deletion hung.
 func TestNamespaceDeletionAcrossARestart(t *testing.T) {
-	const shard = "ns-deletion-restart"
-	first := startManager(t, shard, true)
-	tn := newTenantInShard(t, shard)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+	first, tn, d := appliedInShard(t, "ns-deletion-restart")
 	first.stop()
 
 	tn.deleteAll(tn.namespaceObject(), tn.cluster, d)
-	startManager(t, shard, true)
+	startManager(t, first.shard, true)
 	tn.eventuallyTerminatesSent(2)
 	tn.deleteAll(tn.secretObject())
-	tn.eventuallyGone(d)
-	tn.eventuallyGone(tn.cluster)
-	tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
-	tn.g.Expect(warnings(d)).To(BeEmpty())
+	tn.expectTenantGone(d)
 }
 
 // The manager restarts after the terminations were sent and the Secret went with the namespace:
 // the new one has no client and cannot make one, so the deletion ends with a Warning naming what
 // OSM may still run; OSM finishes the terminations it accepted, and everything goes.
 func TestNamespaceDeletionRestartedAfterTheSecretWent(t *testing.T) {
-	const shard = "ns-deletion-no-secret"
-	first := startManager(t, shard, true)
-	tn := newTenantInShard(t, shard)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+	first, tn, d := appliedInShard(t, "ns-deletion-no-secret")
 	ids := []string{tn.instances("ldap")[0].ID, tn.instances("ldap2")[0].ID}
 
 	tn.sim.HoldOperations() // the terminations outlast the first manager
 	tn.deleteAll(tn.namespaceObject(), tn.secretObject(), tn.cluster, d)
 	tn.eventuallyTerminatesSent(2)
+	// Stopped once its status says so: a reconcile cut short by the stop writes no status.
+	tn.g.Eventually(func() []gitopsv1alpha1.NsInstanceEntry { return tn.get(d).Status.Inventory.NsInstances }).Should(
+		HaveEach(HaveField("State", gitopsv1alpha1.NsInstanceDeleting)))
 	first.stop()
-	startManager(t, shard, true)
+	startManager(t, first.shard, true)
 	tn.eventuallyGone(d)
 	tn.eventuallyGone(tn.cluster)
 	tn.g.Expect(warnings(d)).To(ConsistOf(gitopsv1alpha1.DeletionFailedReason + ": OsmCluster osm: Secret " + tn.namespace +
@@ -183,8 +203,7 @@ func TestNamespaceDeletionRestartedAfterTheSecretWent(t *testing.T) {
 // Warning that lists the instances left in OSM.
 func TestDeletionAfterTheSecretWentEndsWithAWarning(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	d := tn.appliedDeployment([]string{"ldap"})
 	id := tn.instances("ldap")[0].ID
 
 	tn.deleteAll(tn.secretObject())
@@ -201,10 +220,9 @@ func TestDeletionAfterTheSecretWentEndsWithAWarning(t *testing.T) {
 // WaitForTermination waits as long as OSM cannot be reached, and terminates once it can.
 func TestDeletionWaitForTerminationWaits(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+	d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyWaitForTermination
 	})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
 
 	tn.deleteAll(tn.secretObject())
 	tn.clusterReason(tn.cluster, metav1.ConditionFalse, gitopsv1alpha1.SecretNotFoundReason)
@@ -232,8 +250,7 @@ func TestDeletionWaitForTerminationWaits(t *testing.T) {
 // OsmDeployment back (but with WaitForTermination).
 func TestDeletionEndsWhenOSMFailsPastTheTimeout(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+	d := tn.appliedDeployment([]string{"ldap"})
 	id := tn.instances("ldap")[0].ID
 
 	// A short timeout only now: it bounds the instantiation too.
@@ -250,11 +267,10 @@ func TestDeletionEndsWhenOSMFailsPastTheTimeout(t *testing.T) {
 
 func TestDeletionPolicyOrphanLeavesInstancesDespitePrune(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+	d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Prune = true
 		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyOrphan
 	})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
 	id := tn.instances("ldap")[0].ID
 
 	tn.deleteAll(d)
@@ -267,11 +283,10 @@ func TestDeletionPolicyOrphanLeavesInstancesDespitePrune(t *testing.T) {
 
 func TestDeletionPolicyDeleteTerminatesWithoutPrune(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+	d := tn.appliedDeployment([]string{"ldap", "ldap2"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Prune = false
 		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete
 	})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
 
 	tn.deleteAll(d)
 	tn.eventuallyGone(d)
@@ -296,6 +311,20 @@ func (tn *tenant) deleteWithoutFinalizer(d *gitopsv1alpha1.OsmDeployment) {
 	tn.g.Expect(apierrors.IsNotFound(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(d), &gitopsv1alpha1.OsmDeployment{}))).To(BeTrue())
 }
 
+// expectTakenOver makes a second OsmDeployment of the revision, with adoptExisting, and expects
+// it to take over the one NS instance ldap, of OSM id id, that the first left running.
+func (tn *tenant) expectTakenOver(revision, id string) {
+	tn.t.Helper()
+	second := tn.deployment("second", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.AdoptExisting = true
+		// A reconcile that ran before the first's claim was released retries soon.
+		d.Spec.RetryInterval = &metav1.Duration{Duration: testRequeueDependency}
+	})
+	got := tn.eventuallyApplied(second, revision)
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(ConsistOf(HaveField("ID", id)))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
 // The claims of an OsmDeployment that went without its finalizer are released: another one can
 // take its NS instance name (here with adoptExisting, as the instance still runs).
 func TestClaimsOfADeploymentGoneWithoutFinalizerAreReleased(t *testing.T) {
@@ -306,14 +335,7 @@ func TestClaimsOfADeploymentGoneWithoutFinalizerAreReleased(t *testing.T) {
 	id := tn.instances("ldap")[0].ID
 
 	tn.deleteWithoutFinalizer(first)
-	second := tn.deployment("second", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.AdoptExisting = true
-		// A reconcile that ran before the claim was released retries soon.
-		d.Spec.RetryInterval = &metav1.Duration{Duration: testRequeueDependency}
-	})
-	got := tn.eventuallyApplied(second, revision)
-	tn.g.Expect(got.Status.Inventory.NsInstances).To(ConsistOf(HaveField("ID", id)))
-	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.expectTakenOver(revision, id)
 }
 
 // anotherNBI starts a second simulated OSM, with the same user and VIM account.
@@ -350,11 +372,5 @@ func TestClusterRefChangeReleasesClaims(t *testing.T) {
 		return n
 	}).Should(Equal(1), func() string { return tn.describe(first) })
 
-	second := tn.deployment("second", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.AdoptExisting = true
-		d.Spec.RetryInterval = &metav1.Duration{Duration: testRequeueDependency}
-	})
-	got := tn.eventuallyApplied(second, revision)
-	tn.g.Expect(got.Status.Inventory.NsInstances).To(ConsistOf(HaveField("ID", id)))
-	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+	tn.expectTakenOver(revision, id)
 }
