@@ -219,13 +219,18 @@ func run(o options) error {
 		return err
 	}
 	setupLog.Info("owner identity", "identity", ownerIdentity)
-	clusters := controller.NewClusterRegistry()
+	// One pool of NBI clients for both reconcilers: either builds the client of an OsmCluster
+	// from its Secrets when it needs one first.
+	connections := &controller.ConnectionPool{
+		Reader:            mgr.GetAPIReader(),
+		MaxRequestTimeout: o.maxNBIRequestTimeout,
+		SecretMaxAge:      o.secretPollInterval,
+	}
 	if err := (&controller.OsmClusterReconciler{
 		Client:             mgr.GetClient(),
 		EventRecorder:      eventRecorder,
-		Clusters:           clusters,
+		Connections:        connections,
 		SecretPollInterval: o.secretPollInterval,
-		MaxRequestTimeout:  o.maxNBIRequestTimeout,
 		Share:              controller.NewNamespaceShare(perNamespace),
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
@@ -233,7 +238,8 @@ func run(o options) error {
 	if err := (&controller.OsmDeploymentReconciler{
 		Client:                mgr.GetClient(),
 		EventRecorder:         eventRecorder,
-		Clusters:              clusters,
+		Clusters:              controller.NewClusterRegistry(),
+		Connections:           connections,
 		NoCrossNamespaceRefs:  o.acl.NoCrossNamespaceRefs,
 		RequeueDependency:     o.requeueDependency,
 		OperationPollInterval: o.operationPollInterval,

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -105,6 +106,34 @@ func TestOsmDeploymentGetters(t *testing.T) {
 			}
 			if got := d.GetSourceNamespace(); got != tt.sourceNamespace {
 				t.Errorf("GetSourceNamespace() = %q, want %q", got, tt.sourceNamespace)
+			}
+		})
+	}
+}
+
+func TestOsmDeploymentDeletionPolicy(t *testing.T) {
+	tests := []struct {
+		policy         DeletionPolicy
+		prune, suspend bool
+		effective      DeletionPolicy
+		terminates     bool
+	}{
+		{policy: "", prune: false, effective: DeletionPolicyMirrorPrune, terminates: false},
+		{policy: "", prune: true, effective: DeletionPolicyMirrorPrune, terminates: true},
+		{policy: DeletionPolicyMirrorPrune, prune: true, effective: DeletionPolicyMirrorPrune, terminates: true},
+		{policy: DeletionPolicyDelete, prune: false, effective: DeletionPolicyDelete, terminates: true},
+		{policy: DeletionPolicyWaitForTermination, prune: false, effective: DeletionPolicyWaitForTermination, terminates: true},
+		{policy: DeletionPolicyOrphan, prune: true, effective: DeletionPolicyOrphan, terminates: false},
+		{policy: DeletionPolicyDelete, prune: true, suspend: true, effective: DeletionPolicyDelete, terminates: false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s prune=%t suspend=%t", tt.policy, tt.prune, tt.suspend), func(t *testing.T) {
+			d := &OsmDeployment{Spec: OsmDeploymentSpec{DeletionPolicy: tt.policy, Prune: tt.prune, Suspend: tt.suspend}}
+			if got := d.GetDeletionPolicy(); got != tt.effective {
+				t.Errorf("GetDeletionPolicy() = %q, want %q", got, tt.effective)
+			}
+			if got := d.TerminatesOnDeletion(); got != tt.terminates {
+				t.Errorf("TerminatesOnDeletion() = %t, want %t", got, tt.terminates)
 			}
 		})
 	}

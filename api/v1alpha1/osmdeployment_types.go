@@ -104,7 +104,8 @@ type OsmDeploymentSpec struct {
 
 	// Timeout for OSM to finish the operations of one revision; past it they are no longer
 	// waited for: their NS instances are reported Failed (reason Timeout, with OSM's operation
-	// id) and the newest revision is planned.
+	// id) and the newest revision is planned. It also bounds how long a deletion waits for OSM
+	// (see deletionPolicy).
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
@@ -118,11 +119,27 @@ type OsmDeploymentSpec struct {
 	Suspend bool `json:"suspend,omitempty"`
 
 	// Prune terminates and deletes in OSM the NS instances this OsmDeployment created and Git no
-	// longer declares, and all of them when the OsmDeployment is deleted. Without it they are left
-	// running and reported.
+	// longer declares, and, with deletionPolicy MirrorPrune, all of them when the OsmDeployment
+	// is deleted. Without it they are left running and reported.
 	// +optional
 	// +kubebuilder:default=false
 	Prune bool `json:"prune,omitempty"`
+
+	// DeletionPolicy says what happens to the NS instances this OsmDeployment owns in OSM when
+	// it is deleted, with the values and meaning of Flux's Kustomization: MirrorPrune (the
+	// default) terminates them when prune is on and leaves them otherwise; Delete terminates
+	// them whatever prune says; WaitForTermination terminates them and holds the OsmDeployment
+	// back for as long as OSM takes, or cannot be reached; Orphan leaves them running. A
+	// suspended OsmDeployment leaves them running whatever the policy.
+	//
+	// Deletion always ends but with WaitForTermination: when OSM cannot be reached for good (the
+	// OsmCluster is gone, or is being deleted after its Secret and the operator holds no client
+	// of it), or the NS instances are not gone within timeout of the deletion (OSM down,
+	// failing or slow), the OsmDeployment is let go with a Warning event that lists the NS
+	// instances OSM may still run.
+	// +optional
+	// +kubebuilder:default=MirrorPrune
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// AdoptExisting lets this OsmDeployment take over an NS instance that already exists in OSM
 	// with a declared name and that no existing OsmDeployment owns: one without an owner marker
@@ -138,6 +155,24 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	DependsOn []meta.NamespacedObjectReference `json:"dependsOn,omitempty"`
 }
+
+// DeletionPolicy is what the deletion of an OsmDeployment does to its NS instances in OSM.
+// +kubebuilder:validation:Enum=MirrorPrune;Delete;WaitForTermination;Orphan
+type DeletionPolicy string
+
+// Deletion policies, as Flux's kustomize-controller names them.
+const (
+	// DeletionPolicyMirrorPrune terminates the owned NS instances when prune is on, and
+	// leaves them running otherwise. The default.
+	DeletionPolicyMirrorPrune DeletionPolicy = "MirrorPrune"
+	// DeletionPolicyDelete terminates the owned NS instances whatever prune says.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyWaitForTermination terminates the owned NS instances and keeps the
+	// OsmDeployment until OSM has removed them, however long that takes.
+	DeletionPolicyWaitForTermination DeletionPolicy = "WaitForTermination"
+	// DeletionPolicyOrphan leaves the owned NS instances running in OSM.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
 
 // NsInstanceState is what the operator knows of an owned NS instance.
 // +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Missing;Orphaned
@@ -310,6 +345,29 @@ func (in *OsmDeployment) GetRetryInterval() time.Duration {
 // GetTimeout returns the time OSM has to finish a revision's operations, or the default one.
 func (in *OsmDeployment) GetTimeout() time.Duration {
 	return durationOr(in.Spec.Timeout, DefaultTimeout)
+}
+
+// GetDeletionPolicy returns the deletion policy, or the default one (MirrorPrune).
+func (in *OsmDeployment) GetDeletionPolicy() DeletionPolicy {
+	if in.Spec.DeletionPolicy == "" {
+		return DeletionPolicyMirrorPrune
+	}
+	return in.Spec.DeletionPolicy
+}
+
+// TerminatesOnDeletion tells whether deleting the OsmDeployment terminates the NS instances it
+// owns: as its deletion policy says, and never while it is suspended (as Flux does).
+func (in *OsmDeployment) TerminatesOnDeletion() bool {
+	if in.Spec.Suspend {
+		return false
+	}
+	switch in.GetDeletionPolicy() {
+	case DeletionPolicyMirrorPrune:
+		return in.Spec.Prune
+	case DeletionPolicyDelete, DeletionPolicyWaitForTermination:
+		return true
+	}
+	return false
 }
 
 // GetRequeueAfter returns the interval, for the reconcile loop's requeue.

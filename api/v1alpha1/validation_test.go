@@ -233,6 +233,11 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.retryInterval", "retryInterval must be at most 24h"},
 		},
 		{
+			name: "deployment with an unknown deletion policy", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["deletionPolicy"] = "Retain" },
+			want: []string{"spec.deletionPolicy", `Unsupported value: "Retain"`, "MirrorPrune", "WaitForTermination"},
+		},
+		{
 			name: "cluster with a request timeout of an hour", manifest: validCluster,
 			edit: func(o map[string]any) { spec(o)["timeout"] = "1h" },
 			want: []string{"spec.timeout", "timeout must be at most 5m"},
@@ -345,9 +350,9 @@ func TestDefaultsAreApplied(t *testing.T) {
 	}
 	gotDeployment := []any{deployment.Spec.Interval.Duration, deployment.Spec.Timeout.Duration,
 		deployment.Spec.Prune, deployment.Spec.Suspend, deployment.Spec.AdoptExisting,
-		deployment.Spec.Path, deployment.Spec.FileExtensions, deployment.Spec.RetryInterval}
+		deployment.Spec.Path, deployment.Spec.FileExtensions, deployment.Spec.RetryInterval, deployment.Spec.DeletionPolicy}
 	wantDeployment := []any{10 * time.Minute, 10 * time.Minute, false, false, false, "", []string(nil),
-		(*metav1.Duration)(nil)}
+		(*metav1.Duration)(nil), gitopsv1alpha1.DeletionPolicyMirrorPrune}
 	if fmt.Sprint(gotDeployment) != fmt.Sprint(wantDeployment) {
 		t.Errorf("OsmDeployment defaults = %v, want %v", gotDeployment, wantDeployment)
 	}

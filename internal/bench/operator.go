@@ -126,15 +126,15 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 		return err
 	}
 	o.watch = newDeploymentWatch()
-	clusters := controller.NewClusterRegistry()
+	connections := &controller.ConnectionPool{Reader: mgr.GetAPIReader()}
 	// As cmd/main.go: Flux's back-off on errors, with its default delays.
 	controllerOptions := ctrlcontroller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: runtimectrl.GetDefaultRateLimiter()}
-	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters}).
+	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Connections: connections}).
 		SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
 	}
 	if err := (&controller.OsmDeploymentReconciler{
-		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: clusters, NoCrossNamespaceRefs: true,
+		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: controller.NewClusterRegistry(), Connections: connections, NoCrossNamespaceRefs: true,
 		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench",
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err

@@ -2,11 +2,9 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -38,17 +36,15 @@ const OsmClusterFinalizer = "finalizers.gitops.osmops.io"
 // clusterRetryInterval is the wait before checking again an NBI that did not answer.
 const clusterRetryInterval = 30 * time.Second
 
-// OsmClusterReconciler checks an OSM NBI endpoint and keeps its shared client in the registry.
+// OsmClusterReconciler checks an OSM NBI endpoint with the client of the connection pool, and
+// reports whether OSM answers and accepts the credentials.
 type OsmClusterReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
-	Clusters *ClusterRegistry
-	// ClientOptions are added to every NBI client (tests inject transports and clocks).
-	ClientOptions []osm.Option
+	// Connections is the pool of NBI clients the OsmDeployment reconciler shares.
+	Connections *ConnectionPool
 	// SecretPollInterval is how often the credentials and CA Secrets are read again.
 	SecretPollInterval time.Duration
-	// MaxRequestTimeout caps the NBI request timeout an OsmCluster asks for (none when 0).
-	MaxRequestTimeout time.Duration
 	// Share bounds the workers one namespace holds (none when nil).
 	Share *NamespaceShare
 }
@@ -92,6 +88,9 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	defer release()
 	obj := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Connections.Evict(req.NamespacedName) // gone without its finalizer, removed by hand
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := newSerialPatcher(obj, r.Client)
@@ -121,51 +120,43 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	return r.reconcileConnection(ctx, obj, requested)
 }
 
-// reconcileDelete holds the deletion back while OsmDeployments use the OsmCluster.
+// reconcileDelete holds the deletion back while OsmDeployments use the OsmCluster: they take
+// its client from the pool to terminate their NS instances, even after its Secret is gone.
 func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users int) (ctrl.Result, error) {
 	if users > 0 {
 		msg := fmt.Sprintf("deletion waits: %d OsmDeployment(s) still use this OsmCluster", users)
 		conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.InUseReason, "%s", msg)
 		return ctrl.Result{}, nil // an OsmDeployment's deletion triggers a new reconcile
 	}
-	r.Clusters.RemoveConnection(client.ObjectKeyFromObject(obj))
+	r.Connections.Evict(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, OsmClusterFinalizer)
 	return ctrl.Result{}, nil
 }
 
-// reconcileConnection (re)builds the NBI client when its settings or credentials changed, then
-// checks OSM (authenticate, read the version and VIM accounts) when a check is due.
+// reconcileConnection takes the OsmCluster's client from the pool (which builds it again when
+// its settings or credentials changed), then checks OSM (authenticate, read the version and VIM
+// accounts) when a check is due: at once for a client not checked yet, whoever built it.
 //
 // The operator may only `get` Secrets, so it cannot watch them: instead it reads them every
 // SecretPollInterval, which costs the NBI nothing unless they changed.
 func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster, requested bool) (ctrl.Result, error) {
-	creds, ca, reason, err := r.readSecrets(ctx, obj)
+	key := client.ObjectKeyFromObject(obj)
+	conn, err := r.Connections.Refresh(ctx, obj)
 	if err != nil {
-		if reason == "" {
+		var broken *ConnectionError
+		if !errors.As(err, &broken) {
 			return ctrl.Result{}, err
 		}
-		r.markNotReady(obj, reason, err.Error())
+		r.markNotReady(obj, broken.Reason, broken.Message)
 		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
 	}
-	key := client.ObjectKeyFromObject(obj)
-	fingerprint := connectionFingerprint(obj, creds, ca)
-	conn, ok := r.Clusters.Connection(key)
-	rebuilt := !ok || conn.Fingerprint != fingerprint
-	if rebuilt {
-		nbi, err := r.newClient(obj, creds, ca)
-		if err != nil {
-			r.markNotReady(obj, gitopsv1alpha1.InvalidCASecretReason, err.Error())
-			return ctrl.Result{}, nil
-		}
-		conn = &Connection{NBI: nbi, Parallelism: obj.GetMaxConcurrentRequests(), Fingerprint: fingerprint}
-		r.Clusters.SetConnection(key, conn)
-		if obj.Spec.InsecureSkipTLSVerify {
-			r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
-				"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
-		}
+	unchecked := !conn.checked.Load()
+	if unchecked && obj.Spec.InsecureSkipTLSVerify {
+		r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
+			"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
 	}
 	refused := conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.AuthenticationFailedReason
-	if !rebuilt && !requested && (refused || r.untilNextCheck(obj) > 0) {
+	if !unchecked && !requested && (refused || r.untilNextCheck(obj) > 0) {
 		// After a refused login only new credentials or a person's request try again: OSM locks
 		// an account after a few failed logins, and a periodic retry would lock it.
 		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
@@ -179,6 +170,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	version, vims, err := checkHealth(ctx, checker)
+	conn.checked.Store(true)
 	now := metav1.Now()
 	obj.Status.LastCheckedAt = &now
 	if err != nil {
@@ -266,85 +258,6 @@ func healthFailureReason(err error) string {
 		return gitopsv1alpha1.AuthenticationFailedReason
 	}
 	return gitopsv1alpha1.UnreachableReason
-}
-
-// readSecrets reads the credentials and the optional CA bundle. A reason is returned with
-// the errors a person must fix (a missing Secret or key).
-func (r *OsmClusterReconciler) readSecrets(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (osm.Credentials, []byte, string, error) {
-	creds := osm.Credentials{Project: obj.GetProject()}
-	secret, reason, err := r.readSecret(ctx, obj.Namespace, obj.Spec.CredentialsSecretRef.Name,
-		gitopsv1alpha1.UsernameSecretKey, gitopsv1alpha1.PasswordSecretKey)
-	if err != nil {
-		return creds, nil, reason, err
-	}
-	creds.Username = string(secret.Data[gitopsv1alpha1.UsernameSecretKey])
-	creds.Password = string(secret.Data[gitopsv1alpha1.PasswordSecretKey])
-	if obj.Spec.CASecretRef == nil {
-		return creds, nil, "", nil
-	}
-	caSecret, reason, err := r.readSecret(ctx, obj.Namespace, obj.Spec.CASecretRef.Name, gitopsv1alpha1.CASecretKey)
-	if err != nil {
-		return creds, nil, reason, err
-	}
-	return creds, caSecret.Data[gitopsv1alpha1.CASecretKey], "", nil
-}
-
-// readSecret gets a Secret (never cached: the operator may only `get` Secrets) and checks that
-// it has the keys.
-func (r *OsmClusterReconciler) readSecret(ctx context.Context, namespace, name string, keys ...string) (*corev1.Secret, string, error) {
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, gitopsv1alpha1.SecretNotFoundReason, fmt.Errorf("Secret %s/%s not found", namespace, name)
-		}
-		return nil, "", fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
-	}
-	var missing []string
-	for _, key := range keys {
-		if len(secret.Data[key]) == 0 {
-			missing = append(missing, key)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, gitopsv1alpha1.SecretKeyMissingReason,
-			fmt.Errorf("Secret %s/%s has no %s", namespace, name, strings.Join(missing, " or "))
-	}
-	return secret, "", nil
-}
-
-func (r *OsmClusterReconciler) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) (*osm.Client, error) {
-	options := []osm.Option{
-		osm.WithTimeout(r.requestTimeout(obj)),
-		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
-		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
-		osm.WithMetricsLabel(obj.Namespace + "/" + obj.Name),
-	}
-	if ca != nil {
-		options = append(options, osm.WithCABundle(ca))
-	}
-	return osm.NewClient(obj.Spec.URL, creds, append(options, r.ClientOptions...)...)
-}
-
-// requestTimeout is the OsmCluster's NBI request timeout, within the manager's cap.
-func (r *OsmClusterReconciler) requestTimeout(obj *gitopsv1alpha1.OsmCluster) time.Duration {
-	if r.MaxRequestTimeout > 0 {
-		return min(obj.GetTimeout(), r.MaxRequestTimeout)
-	}
-	return obj.GetTimeout()
-}
-
-// connectionFingerprint digests everything an NBI client is built from; the credentials enter
-// it only through a hash, so that it can be compared without keeping them in clear.
-func connectionFingerprint(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) string {
-	h := sha256.New()
-	for _, part := range []string{
-		obj.Spec.URL, creds.Project, creds.Username, creds.Password, string(ca),
-		fmt.Sprint(obj.Spec.InsecureSkipTLSVerify, obj.GetTimeout(), obj.GetMaxConcurrentRequests()),
-	} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // countUsers counts the OsmDeployments that reference the OsmCluster.

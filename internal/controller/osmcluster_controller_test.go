@@ -37,7 +37,7 @@ func (tn *tenant) clusterReason(cluster *gitopsv1alpha1.OsmCluster, status metav
 
 func (tn *tenant) newCluster(name, url, secret string, edit ...func(*gitopsv1alpha1.OsmCluster)) *gitopsv1alpha1.OsmCluster {
 	c := &gitopsv1alpha1.OsmCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace, Labels: tn.labels()},
 		Spec:       gitopsv1alpha1.OsmClusterSpec{URL: url, CredentialsSecretRef: meta.LocalObjectReference{Name: secret}},
 	}
 	for _, e := range edit {

@@ -53,7 +53,10 @@ const (
 type OsmDeploymentReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
-	Clusters             *ClusterRegistry
+	// Clusters holds the claims of NS instance names.
+	Clusters *ClusterRegistry
+	// Connections is the pool of NBI clients the OsmCluster reconciler shares.
+	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
 	// OperationPollInterval is how often pending OSM operations are checked.
@@ -183,6 +186,10 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone, maybe without its finalizer (removed by hand): nothing it claimed is held.
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patcher := newSerialPatcher(obj, r.Client)
@@ -198,6 +205,10 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return r.reconcileDelete(ctx, obj)
 	}
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	// Names claimed on an OSM the spec no longer points at are no longer held there; without
+	// its OsmCluster, on none.
+	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	r.Clusters.ReleaseElsewhere(req.NamespacedName.String(), identity)
 	if obj.Spec.Suspend {
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
 		return ctrl.Result{}, nil
@@ -269,7 +280,8 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 	return ctrl.Result{}, true
 }
 
-// reconcileCluster finds the shared NBI connection of the OsmCluster.
+// reconcileCluster takes the NBI connection of the OsmCluster from the pool, once the
+// OsmCluster is Ready: OSM answers and accepts its credentials.
 func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, ctrl.Result, bool) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
@@ -277,18 +289,17 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, notFoundOr(err))
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
-	conn, ok := r.Clusters.Connection(key)
-	switch {
-	case !conditions.IsReady(cluster):
+	if !conditions.IsReady(cluster) {
 		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is not Ready: %s", key.Name,
 			conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
-	case !ok:
-		// Ready, but not yet connected by this process, which has just started: no readiness
-		// change will trigger the next reconcile, so it comes soon.
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is Ready but not connected yet", key.Name)
-		return nil, ctrl.Result{RequeueAfter: r.RequeueDependency}, false
+	}
+	conn, err := r.Connections.Get(ctx, cluster)
+	if err != nil {
+		// The OsmCluster reconciler reports it too, and its readiness change triggers the next reconcile.
+		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, err)
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	return conn, ctrl.Result{}, true
 }
@@ -687,34 +698,48 @@ func ownsAnyOf(obj *gitopsv1alpha1.OsmDeployment, names map[string]bool) bool {
 	return false
 }
 
-// reconcileDelete terminates the owned NS instances when prune is on (and waits until OSM has
-// removed them), or orphans them, then lets the object go.
+// reconcileDelete cleans OSM up as spec.deletionPolicy says, then lets the object go: it
+// terminates the owned NS instances and waits until OSM has removed them (Delete,
+// WaitForTermination, MirrorPrune with prune), or leaves them running (Orphan, MirrorPrune
+// without prune, suspended).
+//
+// Deletion always ends, but with WaitForTermination: when OSM cannot be reached for good (the
+// OsmCluster is gone, or is being deleted and its Secrets are gone with no client left in the
+// pool), or the NS instances are not gone within spec.timeout of the deletion (OSM down or
+// failing, terminations that do not end), the finalizer is removed with a Warning event that
+// lists the NS instances OSM may still run.
 func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, error) {
-	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
-	owned := 0
-	if obj.Status.Inventory != nil {
-		owned = len(obj.Status.Inventory.NsInstances)
+	if obj.Status.Inventory == nil {
+		obj.Status.Inventory = &gitopsv1alpha1.Inventory{}
 	}
-	if !obj.Spec.Prune || obj.Spec.Suspend || owned == 0 {
-		if owned > 0 {
-			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "deleted without prune: %d NS instance(s) left running in OSM", owned)
+	recorded := len(obj.Status.Inventory.NsInstances)
+	if !obj.TerminatesOnDeletion() {
+		if recorded > 0 {
+			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "%s: %d NS instance(s) left running in OSM: %s",
+				orphanedBecause(obj), recorded, describeInstances(obj.Status.Inventory.NsInstances))
 		}
-		r.release(obj, cluster)
+		r.release(obj)
 		return ctrl.Result{}, nil
 	}
-	conn, ok := r.Clusters.Connection(cluster)
-	if !ok {
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "deletion waits for OsmCluster %s to be Ready, to terminate %d NS instance(s)", cluster.Name, owned)
-		// Polled: after a restart, an OsmCluster that was Ready does not become Ready again.
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, nil
+	conn, blocked, final, err := r.deletionConnection(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
+	if conn == nil {
+		if recorded == 0 {
+			r.release(obj) // nothing known to terminate, and no OSM to ask for its markers
+			return ctrl.Result{}, nil
+		}
+		return r.deletionBlocked(obj, blocked, final, nil)
+	}
+	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
+	// OSM still say this OsmDeployment owns.
 	owner := r.owner(obj)
 	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory, owner)
 	scope.WithValues = false // deleting needs no live values
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
-		markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "observing OSM: %s", err)
-		return ctrl.Result{}, err
+		return r.deletionBlocked(obj, "observing OSM: "+err.Error(), false, err)
 	}
 	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
 	if err != nil {
@@ -725,26 +750,138 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		Owner: owner, LiveOwners: liveOwners, Prune: true})
 	obj.Status.Inventory = &plan.Inventory
 	if len(plan.Inventory.NsInstances) == 0 {
-		r.release(obj, cluster)
+		r.release(obj)
 		return ctrl.Result{}, nil
 	}
 	if len(plan.Deletes) > 0 {
 		result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
 		recordApplied(obj, previous, &plan, result, time.Now())
 		if len(result.Errors) > 0 {
-			return r.applyFailure(obj, "deletion", result.Errors)
+			messages := make([]string, 0, len(result.Errors))
+			transient := false
+			for _, f := range result.Errors {
+				messages = append(messages, f.Error())
+				transient = transient || retryable(f.Err)
+			}
+			msg := strings.Join(messages, "; ")
+			r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "deletion: %s", msg)
+			var retry error
+			if transient {
+				retry = errors.New(msg)
+			}
+			return r.deletionBlocked(obj, msg, false, retry)
 		}
 		r.Eventf(obj, corev1.EventTypeNormal, "Pruning", "terminating %d NS instance(s) before deletion", len(plan.Deletes))
+	}
+	if r.deletionExpired(obj) {
+		return r.letGo(obj, fmt.Sprintf("OSM has not removed them within the timeout (%s) of the deletion", obj.GetTimeout()))
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
 	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 }
 
+// deletionConnection takes the OsmCluster's connection from the pool, whatever the OsmCluster's
+// last health check said: a deletion tries OSM. Without a connection it says why, and whether
+// that is for good (final): the OsmCluster is gone, or is being deleted and its Secrets are gone
+// with no client left in the pool to use (after a restart). Other errors are transient.
+func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, string, bool, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := r.Get(ctx, key, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Sprintf("OsmCluster %s not found", key.Name), true, nil
+		}
+		return nil, "", false, err
+	}
+	conn, err := r.Connections.Get(ctx, cluster)
+	var broken *ConnectionError
+	switch {
+	case err == nil:
+		return conn, "", false, nil
+	case errors.As(err, &broken):
+		return nil, fmt.Sprintf("OsmCluster %s: %s", key.Name, broken.Message), broken.Gone || !cluster.DeletionTimestamp.IsZero(), nil
+	}
+	return nil, "", false, err
+}
+
+// deletionBlocked handles a deletion that cannot reach OSM, or that OSM refused: it waits and
+// tries again (err, when not nil, is retried with back-off), unless OSM cannot be reached for
+// good (final) or the deletion's timeout has passed, when it lets the OsmDeployment go. With
+// WaitForTermination it waits however long it takes.
+func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeployment, why string, final bool, err error) (ctrl.Result, error) {
+	policy := obj.GetDeletionPolicy()
+	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination && (final || r.deletionExpired(obj)) {
+		return r.letGo(obj, why)
+	}
+	markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "deletion (deletionPolicy %s) waits to terminate %d NS instance(s): %s",
+		policy, len(obj.Status.Inventory.NsInstances), why)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	retry := obj.GetRetryInterval()
+	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination {
+		retry = min(retry, time.Until(r.deletionDeadline(obj)))
+	}
+	return ctrl.Result{RequeueAfter: retry}, nil
+}
+
+// deletionDeadline is when a deletion stops waiting for OSM: spec.timeout after it was asked.
+func (r *OsmDeploymentReconciler) deletionDeadline(obj *gitopsv1alpha1.OsmDeployment) time.Time {
+	return obj.DeletionTimestamp.Add(obj.GetTimeout())
+}
+
+// deletionExpired tells whether the deletion has waited for OSM as long as its policy allows.
+func (r *OsmDeploymentReconciler) deletionExpired(obj *gitopsv1alpha1.OsmDeployment) bool {
+	return obj.GetDeletionPolicy() != gitopsv1alpha1.DeletionPolicyWaitForTermination &&
+		!time.Now().Before(r.deletionDeadline(obj))
+}
+
+// letGo ends a deletion that could not clean OSM up, as kustomize-controller does: a Warning
+// event lists the NS instances OSM may still run, and the finalizer is removed.
+func (r *OsmDeploymentReconciler) letGo(obj *gitopsv1alpha1.OsmDeployment, why string) (ctrl.Result, error) {
+	entries := obj.Status.Inventory.NsInstances
+	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.DeletionFailedReason,
+		"%s; deletionPolicy %s lets the OsmDeployment go: %d NS instance(s) may still run in OSM: %s",
+		why, obj.GetDeletionPolicy(), len(entries), describeInstances(entries))
+	r.release(obj)
+	return ctrl.Result{}, nil
+}
+
+// orphanedBecause says why a deletion leaves the NS instances running.
+func orphanedBecause(obj *gitopsv1alpha1.OsmDeployment) string {
+	switch {
+	case obj.Spec.Suspend:
+		return "deleted while suspended"
+	case obj.GetDeletionPolicy() == gitopsv1alpha1.DeletionPolicyMirrorPrune:
+		return "deleted without prune (deletionPolicy MirrorPrune)"
+	}
+	return "deleted with deletionPolicy " + string(obj.GetDeletionPolicy())
+}
+
+// describeInstances names NS instances with their OSM id and state, at most maxEventNames of them.
+func describeInstances(entries []gitopsv1alpha1.NsInstanceEntry) string {
+	described := make([]string, 0, len(entries))
+	for _, e := range entries {
+		id := e.ID
+		if id == "" {
+			id = "no id yet"
+		}
+		described = append(described, fmt.Sprintf("%s (%s, %s)", e.Name, id, e.State))
+	}
+	return listNames(described)
+}
+
 // release drops the OsmDeployment's claims and finalizer.
-func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment, cluster types.NamespacedName) {
-	r.Clusters.ReleaseClaims(client.ObjectKeyFromObject(obj).String())
-	r.revisions.forget(client.ObjectKeyFromObject(obj))
+func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
+	r.forget(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+}
+
+// forget drops what the process holds for an OsmDeployment: its claims on every OsmCluster and
+// its cached revision.
+func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
+	r.Clusters.ReleaseAll(key.String())
+	r.revisions.forget(key)
 }
 
 func notFoundOr(err error) string {

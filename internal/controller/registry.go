@@ -2,62 +2,22 @@ package controller
 
 import (
 	"sync"
-
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/osmops/osmops/internal/engine"
 )
 
-// Connection is one OsmCluster's NBI client, shared by every OsmDeployment that uses it, so
-// that one token serves all reconciles and the bound on requests in flight holds across them.
-type Connection struct {
-	NBI engine.OSM
-	// Parallelism bounds the NS operations one apply sends at once.
-	Parallelism int
-	// Fingerprint identifies the settings and credentials the client was built with; a new one
-	// means the client must be rebuilt.
-	Fingerprint string
-}
-
-// ClusterRegistry hands the OsmCluster reconciler's connections to the OsmDeployment
-// reconciler, and serialises the claims of NS instance names, so that two OsmDeployments that
+// ClusterRegistry serialises the claims of NS instance names, so that two OsmDeployments that
 // reconcile at the same moment never both create an instance with the same name. Claims are
-// kept by OSM identity (osm.Identity): two OsmClusters of one OSM project share them.
+// kept by OSM identity (osm.Identity): every OsmCluster of one OSM project shares them. A claim
+// lives as long as its owner declares the name on that OSM: it is released when the owner no
+// longer declares it, points at another OSM, or is gone.
 type ClusterRegistry struct {
-	mu          sync.Mutex
-	connections map[types.NamespacedName]*Connection
+	mu sync.Mutex
 	// claims maps an OSM identity to the NS instance names claimed on it, and each to its owner.
 	claims map[string]map[string]string
 }
 
 // NewClusterRegistry returns an empty registry.
 func NewClusterRegistry() *ClusterRegistry {
-	return &ClusterRegistry{
-		connections: map[types.NamespacedName]*Connection{},
-		claims:      map[string]map[string]string{},
-	}
-}
-
-// Connection returns the connection of an OsmCluster, if it has one.
-func (r *ClusterRegistry) Connection(cluster types.NamespacedName) (*Connection, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.connections[cluster]
-	return c, ok
-}
-
-// SetConnection stores (or replaces) the connection of an OsmCluster.
-func (r *ClusterRegistry) SetConnection(cluster types.NamespacedName, c *Connection) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.connections[cluster] = c
-}
-
-// RemoveConnection forgets an OsmCluster's connection.
-func (r *ClusterRegistry) RemoveConnection(cluster types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.connections, cluster)
+	return &ClusterRegistry{claims: map[string]map[string]string{}}
 }
 
 // Claim records that owner declares the NS instances names on the OSM of identity, releasing
@@ -91,15 +51,28 @@ func (r *ClusterRegistry) Claim(identity string, owner string, names []string) m
 	return conflicts
 }
 
-// ReleaseClaims forgets every claim of owner, on every OSM.
-func (r *ClusterRegistry) ReleaseClaims(owner string) {
+// ReleaseAll forgets every claim of owner, on every OSM: the owner is gone.
+func (r *ClusterRegistry) ReleaseAll(owner string) {
+	r.ReleaseElsewhere(owner, "")
+}
+
+// ReleaseElsewhere forgets the claims of owner on every OSM but the one of identity keep (on all
+// of them when keep is empty): an owner whose clusterRef points at another OSM no longer holds
+// the names on the old one.
+func (r *ClusterRegistry) ReleaseElsewhere(owner, keep string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, claims := range r.claims {
+	for identity, claims := range r.claims {
+		if keep != "" && identity == keep {
+			continue
+		}
 		for name, o := range claims {
 			if o == owner {
 				delete(claims, name)
 			}
+		}
+		if len(claims) == 0 {
+			delete(r.claims, identity)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,45 +9,13 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
-// shardLabel is Flux's sharding label: each shard's manager runs with
-// --watch-label-selector=sharding.fluxcd.io/key=<shard>.
-const shardLabel = "sharding.fluxcd.io/key"
-
-// startShard runs, until the test ends, a second operator process on the suite's API server: a
-// manager of its own, with its own memory (registry, claims), for the objects of one shard.
-func startShard(t *testing.T, shard string) {
-	t.Helper()
-	g := NewWithT(t)
-	mgr, err := newTestManager(operatorConfig, shardLabel+"="+shard)
-	g.Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
-	g.Expect(SetupIndexes(ctx, mgr)).To(Succeed())
-	clusters := NewClusterRegistry()
-	opts := controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptrTrue(), ReconciliationTimeout: time.Minute}
-	g.Expect((&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters,
-		SecretPollInterval: testSecretPoll, MaxRequestTimeout: testMaxRequestTimeout}).SetupWithManager(mgr, opts)).To(Succeed())
-	g.Expect((&OsmDeploymentReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clusters: clusters,
-		NoCrossNamespaceRefs: true, RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
-		OwnerIdentity: testOwnerIdentity, Sharded: true}).SetupWithManager(mgr, opts)).To(Succeed())
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		_ = mgr.Start(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-stopped
-	})
-}
-
-// Two operator processes with different shards on one API server and one OSM: two
+// Two operator processes with different shards on one API server and one OSM (startManager: a
+// manager with its own memory, for the objects labelled with its shard): two
 // OsmDeployments, one in each shard, declare one NS instance at the same moment. Neither
 // process holds the other's claims in memory; OSM gets one create, one OsmDeployment owns the
 // instance, the other reports the Conflict, and neither touches the other's instance.
@@ -56,7 +23,7 @@ func TestTwoShardsNeverCreateOneInstanceTwice(t *testing.T) {
 	tn := newTenant(t)
 	shards := []string{"one", "two"}
 	for _, shard := range shards {
-		startShard(t, shard)
+		startManager(t, shard, true)
 		cluster := tn.newCluster("osm-"+shard, tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
 			c.Labels = map[string]string{shardLabel: shard}
 		})

@@ -11,7 +11,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	k8slabels "k8s.io/apimachinery/pkg/labels"
+	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -35,14 +35,17 @@ import (
 var (
 	k8sClient  client.Client
 	testScheme = runtime.NewScheme()
-	// operatorConfig reaches the suite's API server with the operator's RBAC.
-	operatorConfig *rest.Config
 	// testRESTConfig reaches the suite's API server.
 	testRESTConfig *rest.Config
 	// recorder keeps the events the reconcilers emit, for assertions.
 	recorder = newEventLog()
-	// registry is the reconcilers' shared registry, for assertions on claims.
+	// registry is the OsmDeployment reconciler's registry of claims.
 	registry = NewClusterRegistry()
+	// connections is the reconcilers' shared pool of NBI clients.
+	connections *ConnectionPool
+	// testOperatorConfig is testRESTConfig impersonating the operator, for the managers tests
+	// start of their own (see startManager).
+	testOperatorConfig *rest.Config
 	// artifacts serves the tarballs that stand for source-controller's artifacts.
 	artifacts = newArtifactServer()
 )
@@ -99,12 +102,10 @@ func runSuite(m *testing.M) int {
 	// As the manager's --interval-jitter-percentage does: requeues spread, so that two
 	// reconciles that give way to each other (shard_test.go) meet again only by chance.
 	jitter.SetGlobalIntervalJitter(0.1, nil)
-	operatorConfig = operatorCfg
-	mgr, err := newTestManager(operatorCfg, unshardedObjects)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	testOperatorConfig = operatorCfg
+	// The suite's manager is the shard without a shard label: the objects of tests that run
+	// managers of their own (restarts) are labelled, and it never sees them.
+	mgr, err := ctrl.NewManager(operatorCfg, managerOptions("!"+shardLabel))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -133,31 +134,40 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-// unshardedObjects selects the objects of the suite's manager: all but those of a shard
-// (shard_test.go), which other managers reconcile, as --watch-label-selector makes them.
-const unshardedObjects = "!" + shardLabel
-
-// newTestManager is a manager as cmd/main.go makes it, reconciling the OsmClusters and
-// OsmDeployments that selector selects.
-func newTestManager(cfg *rest.Config, selector string) (ctrl.Manager, error) {
-	watched, err := k8slabels.Parse(selector)
+// managerOptions are the options of a manager of the suite: its objects are those whose labels
+// match shard (as --watch-label-selector selects them), and Secrets are never cached.
+func managerOptions(shard string) ctrl.Options {
+	selector, err := klabels.Parse(shard)
 	if err != nil {
-		return nil, err
+		panic(err) // the suite's own selectors
 	}
-	return ctrl.NewManager(cfg, ctrl.Options{
+	return ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&gitopsv1alpha1.OsmCluster{}: {Label: watched}, &gitopsv1alpha1.OsmDeployment{}: {Label: watched},
+			&gitopsv1alpha1.OsmCluster{}:    {Label: selector},
+			&gitopsv1alpha1.OsmDeployment{}: {Label: selector},
 		}},
 		Client: client.Options{
 			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
 		},
-	})
+	}
 }
 
 func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
+	connections = newConnectionPool(mgr)
+	return setupReconcilersWith(ctx, mgr, connections, registry, true)
+}
+
+// newConnectionPool returns an empty pool of NBI clients as the manager's is.
+func newConnectionPool(mgr ctrl.Manager) *ConnectionPool {
+	return &ConnectionPool{Reader: mgr.GetAPIReader(), MaxRequestTimeout: testMaxRequestTimeout, SecretMaxAge: testSecretPoll}
+}
+
+// setupReconcilersWith registers the OsmDeployment reconciler, and the OsmCluster reconciler
+// when withClusters, with the pool and registry given.
+func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, claims *ClusterRegistry, withClusters bool) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -166,16 +176,19 @@ func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	opts := controller.Options{MaxConcurrentReconciles: testWorkers, SkipNameValidation: ptrTrue(),
 		ReconciliationTimeout: time.Minute}
 	events := record.EventRecorder(recorder)
-	if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Clusters: registry,
-		SecretPollInterval: testSecretPoll, MaxRequestTimeout: testMaxRequestTimeout,
-		Share: NewNamespaceShare(testWorkers / 2)}).
-		SetupWithManager(mgr, opts); err != nil {
-		return err
+	if withClusters {
+		if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Connections: pool,
+			SecretPollInterval: testSecretPoll, Share: NewNamespaceShare(testWorkers / 2)}).
+			SetupWithManager(mgr, opts); err != nil {
+			return err
+		}
 	}
 	return (&OsmDeploymentReconciler{
-		Client: mgr.GetClient(), EventRecorder: events, Clusters: registry, NoCrossNamespaceRefs: true,
+		Client: mgr.GetClient(), EventRecorder: events, Clusters: claims, Connections: pool, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
 		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity,
+		// Every manager of the suite is a shard of its API server (managerOptions).
+		Sharded: true,
 	}).SetupWithManager(mgr, opts)
 }
 

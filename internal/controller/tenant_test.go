@@ -31,6 +31,9 @@ type tenant struct {
 	sim       *nbisim.Server
 	nbi       *httptest.Server
 	cluster   *gitopsv1alpha1.OsmCluster
+	// shard, when set, labels the tenant's OsmCluster and OsmDeployments for the managers the
+	// test starts itself (startManager); the suite's manager does not see them.
+	shard string
 }
 
 // newTenant makes a namespace, a simulator with the VIM account "site1", the credentials Secret
@@ -42,6 +45,19 @@ func newTenant(t *testing.T) *tenant {
 
 // newTenantWithin is newTenant, with a bound on the wait for the OsmCluster to be Ready.
 func newTenantWithin(t *testing.T, readyWithin time.Duration) *tenant {
+	t.Helper()
+	return makeTenant(t, readyWithin, "")
+}
+
+// newTenantInShard is newTenant for the managers of shard that the test starts: one with the
+// OsmCluster reconciler must run.
+func newTenantInShard(t *testing.T, shard string) *tenant {
+	t.Helper()
+	return makeTenant(t, eventuallyTimeout, shard)
+}
+
+// makeTenant makes a tenant whose objects are in shard ("": the suite manager's).
+func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
 	t.Helper()
 	g := NewWithT(t)
 	g.SetDefaultEventuallyTimeout(eventuallyTimeout)
@@ -56,7 +72,7 @@ func newTenantWithin(t *testing.T, readyWithin time.Duration) *tenant {
 	})
 	server := httptest.NewServer(sim)
 	t.Cleanup(server.Close)
-	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server}
+	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server, shard: shard}
 	t.Cleanup(tn.retire)
 
 	g.Expect(k8sClient.Create(ctx, &corev1.Secret{
@@ -64,7 +80,7 @@ func newTenantWithin(t *testing.T, readyWithin time.Duration) *tenant {
 		StringData: map[string]string{"username": "operator", "password": testPassword},
 	})).To(Succeed())
 	tn.cluster = &gitopsv1alpha1.OsmCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "osm", Namespace: ns.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: "osm", Namespace: ns.Name, Labels: tn.labels()},
 		Spec: gitopsv1alpha1.OsmClusterSpec{
 			URL:                  server.URL,
 			CredentialsSecretRef: meta.LocalObjectReference{Name: "osm-credentials"},
@@ -108,7 +124,7 @@ func (tn *tenant) setArtifact(name string, artifact *meta.Artifact) {
 // deployment returns an OsmDeployment of the GitRepository source on the tenant's OsmCluster.
 func (tn *tenant) deployment(name, source string, edit ...func(*gitopsv1alpha1.OsmDeployment)) *gitopsv1alpha1.OsmDeployment {
 	d := &gitopsv1alpha1.OsmDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace, Labels: tn.labels()},
 		Spec: gitopsv1alpha1.OsmDeploymentSpec{
 			SourceRef:  gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: source},
 			ClusterRef: meta.LocalObjectReference{Name: "osm"},
@@ -120,6 +136,14 @@ func (tn *tenant) deployment(name, source string, edit ...func(*gitopsv1alpha1.O
 	}
 	tn.g.Expect(k8sClient.Create(tn.ctx, d)).To(Succeed())
 	return d
+}
+
+// labels are the labels of the tenant's OsmClusters and OsmDeployments: its shard's, if any.
+func (tn *tenant) labels() map[string]string {
+	if tn.shard == "" {
+		return nil
+	}
+	return map[string]string{shardLabel: tn.shard}
 }
 
 // get reads an OsmDeployment again.
