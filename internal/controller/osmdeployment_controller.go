@@ -201,61 +201,11 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		recordMetrics(obj, start)
 	}()
 
-	if !obj.DeletionTimestamp.IsZero() {
-		return r.reconcileDelete(ctx, obj)
-	}
-	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
-	// Names claimed on an OSM the spec no longer points at are no longer held there; without
-	// its OsmCluster, on none.
-	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	r.Clusters.ReleaseElsewhere(req.NamespacedName.String(), identity)
-	if obj.Spec.Suspend {
-		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
-		return ctrl.Result{}, nil
-	}
 	var requested string
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		requested = v
 	}
-	return r.reconcile(ctx, obj, patcher, requested)
-}
-
-// reconcile runs one reconcile, from dependencies to waiting for OSM. A reconcile request
-// (requested, "" when none) is marked handled only once the revision was checked or planned
-// with it: one that arrives while OSM operations run waits for them to end or time out.
-func (r *OsmDeploymentReconciler) reconcile(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, requested string) (ctrl.Result, error) {
-	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
-	// the change that triggered this one.
-	conditions.Delete(obj, meta.StalledCondition)
-	if res, ready := r.reconcileDependencies(ctx, obj); !ready {
-		return res, nil
-	}
-	conn, res, ready := r.reconcileCluster(ctx, obj)
-	if !ready {
-		return res, nil
-	}
-	artifactRef, res, err := r.reconcileSource(ctx, obj)
-	if artifactRef == nil {
-		return res, err
-	}
-	rev, res, err := r.reconcileRevision(ctx, obj, artifactRef)
-	if rev == nil {
-		if conditions.IsStalled(obj) && requested != "" {
-			obj.Status.SetLastHandledReconcileRequest(requested) // the revision is invalid: nothing to retry
-		}
-		return res, err
-	}
-	if len(obj.Status.Operations) > 0 {
-		finished, res, err := r.reconcileOperations(ctx, obj, conn)
-		unchanged := obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj)
-		if !finished || err != nil || unchanged && requested == "" {
-			return res, err
-		}
-	}
-	if requested != "" {
-		obj.Status.SetLastHandledReconcileRequest(requested)
-	}
-	return r.reconcileApply(ctx, obj, patcher, conn, rev, artifactRef.Revision, requested != "")
+	return r.actForState(ctx, obj, patcher, r.determineState(ctx, obj, requested))
 }
 
 // reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
@@ -420,75 +370,29 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 	return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 }
 
-// reconcileApply observes OSM, plans the difference with the revision, and applies it.
-func (r *OsmDeploymentReconciler) reconcileApply(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher,
-	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) (ctrl.Result, error) {
-	inventory := gitopsv1alpha1.Inventory{}
-	if obj.Status.Inventory != nil {
-		inventory = *obj.Status.Inventory
-	}
-	owner := r.owner(obj)
-	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, inventory, owner))
-	if err != nil {
-		return r.osmFailure(obj, "observing OSM", err)
-	}
-	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	nsds, vnfds := observed.Descriptors()
-	if problems := rev.CheckReferences(gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev)); len(problems) > 0 {
-		err := &gitops.ValidationError{Problems: problems}
-		obj.Status.LastAttemptedRevision = revision
-		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", revision, err)
-		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", revision, err)
-		// What the references name may appear in OSM (a VIM account, an NSD made by hand): checked
-		// again, unlike a file that only a new revision can mend.
-		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
-	}
-	identity, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err)
-	}
-	claims, err := r.claims(ctx, obj, rev, identity)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	plan := engine.Compute(engine.Input{
-		Revision: rev, Observed: observed, Inventory: withoutRetries(inventory, retryFailed), Claims: claims,
-		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
-	})
+// applyPlan sends the plan to OSM, records what OSM answered and the operations to wait for.
+func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
+	plan, revision := &st.plan, st.revision
 	obj.Status.LastAttemptedRevision = revision
-	if len(plan.Problems) > 0 {
-		err := &gitops.ValidationError{Problems: plan.Problems}
-		reason := gitopsv1alpha1.ConflictReason
-		markStalled(obj, reason, "revision %s not applied: %s", revision, err)
-		r.Eventf(obj, corev1.EventTypeWarning, reason, "revision %s not applied: %s", revision, err)
-		return ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
-	}
 	obj.Status.Inventory = &plan.Inventory
-	setSummary(obj, len(rev.NsInstances))
-	if plan.Mutations() == 0 {
-		return r.finishWithoutChanges(obj, revision, plan)
-	}
-
+	setSummary(obj, len(st.rev.NsInstances))
 	for _, warning := range plan.Warnings {
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.PackageMayBeRefusedReason, "%s", warning)
 	}
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(&plan))
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(plan))
 	if len(plan.Creates) > 0 {
 		// Creates are marked pending in status before they are sent: this process's next
 		// reconcile, and every other OsmDeployment of this OSM, see them.
 		if err := patcher.Patch(ctx, obj); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording pending creates: %w", err)
 		}
-		if res, contested, err := r.yieldContestedCreates(ctx, obj, identity, &plan, inventory); contested || err != nil {
+		if res, contested, err := r.yieldContestedCreates(ctx, obj, st.identity, plan, st.previous); contested || err != nil {
 			return res, err
 		}
 	}
-	result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
-	recordApplied(obj, inventory, &plan, result, time.Now())
-	r.eventApplied(obj, revision, &plan, result)
+	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
+	recordApplied(obj, st.previous, plan, result, time.Now())
+	r.eventApplied(obj, revision, plan, result)
 	if len(result.Errors) > 0 {
 		return r.applyFailure(obj, revision, result.Errors)
 	}
@@ -615,29 +519,13 @@ func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj
 	for _, c := range plan.Creates {
 		creating[c.Name] = true
 	}
-	var all gitopsv1alpha1.OsmDeploymentList
-	if err := r.APIReader.List(ctx, &all); err != nil {
-		return ctrl.Result{}, true, fmt.Errorf("listing OsmDeployments: %w", err)
+	held, err := r.heldElsewhere(ctx, r.APIReader, obj, identity, creating)
+	if err != nil || len(held) == 0 {
+		return ctrl.Result{}, err != nil, err
 	}
-	self := client.ObjectKeyFromObject(obj).String()
-	var contested []string
-	for _, other := range all.Items {
-		key := client.ObjectKeyFromObject(&other).String()
-		if key == self || !ownsAnyOf(&other, creating) {
-			continue
-		}
-		theirs, err := r.osmIdentity(ctx, r.APIReader, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
-		if err != nil || theirs != identity {
-			continue
-		}
-		for _, e := range other.Status.Inventory.NsInstances {
-			if creating[e.Name] {
-				contested = append(contested, fmt.Sprintf("%s (OsmDeployment %s)", e.Name, key))
-			}
-		}
-	}
-	if len(contested) == 0 {
-		return ctrl.Result{}, false, nil
+	contested := make([]string, 0, len(held))
+	for name, owner := range held {
+		contested = append(contested, fmt.Sprintf("%s (OsmDeployment %s)", name, owner))
 	}
 	obj.Status.Inventory = &previous
 	markWaiting(obj, gitopsv1alpha1.ConflictReason, "another OsmDeployment of this OSM declares NS instance(s) %s too: nothing applied, checked again", listNames(contested))
@@ -654,25 +542,11 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	for _, ns := range rev.NsInstances {
 		declared[ns.Name] = true
 	}
-	var others gitopsv1alpha1.OsmDeploymentList
-	if err := r.List(ctx, &others); err != nil {
-		return nil, fmt.Errorf("listing OsmDeployments: %w", err)
+	claims, err := r.heldElsewhere(ctx, r.Client, obj, identity, declared)
+	if err != nil {
+		return nil, err
 	}
 	self := client.ObjectKeyFromObject(obj).String()
-	claims := map[string]string{}
-	for _, other := range others.Items {
-		owner := client.ObjectKeyFromObject(&other).String()
-		if owner == self || !ownsAnyOf(&other, declared) {
-			continue
-		}
-		theirs, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
-		if err != nil || theirs != identity {
-			continue // without its OsmCluster it drives no OSM; its markers still guard its instances
-		}
-		for _, e := range other.Status.Inventory.NsInstances {
-			claims[e.Name] = owner
-		}
-	}
 	names := make([]string, 0, len(rev.NsInstances))
 	for _, ns := range rev.NsInstances {
 		if _, taken := claims[ns.Name]; !taken {
@@ -685,17 +559,39 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	return claims, nil
 }
 
-// ownsAnyOf tells whether an OsmDeployment's inventory lists one of the names.
-func ownsAnyOf(obj *gitopsv1alpha1.OsmDeployment, names map[string]bool) bool {
-	if obj.Status.Inventory == nil {
-		return false
+// heldElsewhere returns those of the names that another OsmDeployment of the OSM of identity
+// lists in its inventory, with that OsmDeployment ("namespace/name"), as reader sees them.
+func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmDeployment,
+	identity string, names map[string]bool) (map[string]string, error) {
+	var all gitopsv1alpha1.OsmDeploymentList
+	if err := reader.List(ctx, &all); err != nil {
+		return nil, fmt.Errorf("listing OsmDeployments: %w", err)
 	}
-	for _, e := range obj.Status.Inventory.NsInstances {
-		if names[e.Name] {
-			return true
+	self := client.ObjectKeyFromObject(obj).String()
+	held := map[string]string{}
+	for _, other := range all.Items {
+		owner := client.ObjectKeyFromObject(&other).String()
+		if owner == self || other.Status.Inventory == nil {
+			continue
+		}
+		var theirs []string
+		for _, e := range other.Status.Inventory.NsInstances {
+			if names[e.Name] {
+				theirs = append(theirs, e.Name)
+			}
+		}
+		if len(theirs) == 0 {
+			continue
+		}
+		otherIdentity, err := r.osmIdentity(ctx, reader, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
+		if err != nil || otherIdentity != identity {
+			continue // without its OsmCluster it drives no OSM; its markers still guard its instances
+		}
+		for _, name := range theirs {
+			held[name] = owner
 		}
 	}
-	return false
+	return held, nil
 }
 
 // reconcileDelete cleans OSM up as spec.deletionPolicy says, then lets the object go: it

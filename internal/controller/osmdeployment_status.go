@@ -170,7 +170,7 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	inventory.Packages = packages
 	refused := map[string]bool{}
 	for _, e := range result.Errors {
-		if e.Action == "create NS instance" && !retryable(e.Err) {
+		if e.Action == engine.ActionCreateNSInstance && !retryable(e.Err) {
 			refused[e.Subject] = true // OSM made nothing: nothing to own
 		}
 	}

@@ -24,13 +24,33 @@ type StartedOperation struct {
 	NsInstance string
 }
 
+// Action is a kind of change the engine asks of OSM.
+type Action int
+
+// The actions of an apply.
+const (
+	ActionCreatePackage Action = iota
+	ActionUpdatePackage
+	ActionMarkPackage
+	ActionCreateNSInstance
+	ActionUpgradeNSInstance
+	ActionDeleteNSInstance
+)
+
+var actionWords = [...]string{
+	ActionCreatePackage: "create package", ActionUpdatePackage: "update package", ActionMarkPackage: "mark package",
+	ActionCreateNSInstance: "create NS instance", ActionUpgradeNSInstance: "upgrade NS instance", ActionDeleteNSInstance: "delete NS instance",
+}
+
+// String says the action in words, for messages.
+func (a Action) String() string { return actionWords[a] }
+
 // ActionError is an action OSM refused or that did not reach OSM.
 type ActionError struct {
 	// Subject is the package descriptor id or the NS instance name.
 	Subject string
-	// Action says what was tried: "create package", "upgrade", ...
-	Action string
-	Err    error
+	Action  Action
+	Err     error
 }
 
 func (e ActionError) Error() string { return fmt.Sprintf("%s %s: %v", e.Action, e.Subject, e.Err) }
@@ -63,11 +83,11 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 			r.Packages[action.Package.Descriptor.ID] = id
 		}
 		if err != nil {
-			verb := packageVerb(action)
+			failed := packageAction(action)
 			if uploaded {
-				verb = "mark package" // the upload went through: later steps may go on
+				failed = ActionMarkPackage // the upload went through: later steps may go on
 			}
-			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: verb, Err: err})
+			r.Errors = append(r.Errors, ActionError{Subject: action.Package.Descriptor.ID, Action: failed, Err: err})
 			if id == "" {
 				return r // not in OSM with this content: later steps may need it
 			}
@@ -99,7 +119,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 			request := CreateRequest(action.Instance, nsdIDs[action.Instance.NsdName], observed.VIMAccounts[action.Instance.VimAccountName], plan.Owner)
 			created, err := nbi.CreateNSInstance(groupCtx, request)
 			if err != nil {
-				record(StartedOperation{}, "", ActionError{Subject: action.Name, Action: "create NS instance", Err: err})
+				record(StartedOperation{}, "", ActionError{Subject: action.Name, Action: ActionCreateNSInstance, Err: err})
 				return nil
 			}
 			record(StartedOperation{ID: created.OperationID, Type: OperationInstantiate, NsInstance: action.Name}, created.ID, ActionError{})
@@ -110,7 +130,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 		group.Go(func() error {
 			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
 			record(StartedOperation{ID: opID, Type: OperationAction, NsInstance: action.Name}, "",
-				ActionError{Subject: action.Name, Action: "upgrade NS instance", Err: err})
+				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil
 		})
 	}
@@ -118,7 +138,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 		group.Go(func() error {
 			opID, err := nbi.DeleteNSInstance(groupCtx, action.ID, action.Force)
 			record(StartedOperation{ID: opID, Type: OperationTerminate, NsInstance: action.Name}, "",
-				ActionError{Subject: action.Name, Action: "delete NS instance", Err: err})
+				ActionError{Subject: action.Name, Action: ActionDeleteNSInstance, Err: err})
 			return nil
 		})
 	}
@@ -148,12 +168,13 @@ func applyPackage(ctx context.Context, nbi OSM, action PackageAction, owner Owne
 	return id, uploaded, nbi.SetPackageUserData(ctx, action.Package.Descriptor.Kind, id, data)
 }
 
-func packageVerb(action PackageAction) string {
+// packageAction is what a package action asks of OSM.
+func packageAction(action PackageAction) Action {
 	switch {
 	case action.MarkOnly:
-		return "mark package"
+		return ActionMarkPackage
 	case action.ID == "":
-		return "create package"
+		return ActionCreatePackage
 	}
-	return "update package"
+	return ActionUpdatePackage
 }

@@ -67,9 +67,9 @@ type Plan struct {
 	Deletes  []NsAction
 	// Orphans are owned NS instances Git no longer declares, left running as prune is off.
 	Orphans []string
-	// Problems make the revision impossible to apply as it is (conflicts, changes OSM cannot
-	// make); while there are any, nothing is sent to OSM.
-	Problems []gitops.Problem
+	// Problems make the revision impossible to apply as it is; while there are any, nothing
+	// is sent to OSM.
+	Problems []Problem
 	// Warnings are actions OSM may refuse, said before they are sent.
 	Warnings []gitops.Problem
 	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
@@ -77,6 +77,38 @@ type Plan struct {
 	Inventory gitopsv1alpha1.Inventory
 	// Owner is the marker the creates carry.
 	Owner Owner
+}
+
+// ProblemKind tells why a revision cannot be applied, and so what may mend it.
+type ProblemKind int
+
+const (
+	// Unresolved: the revision names what OSM lacks (an NSD, a VNFD or one of its KDUs, a VIM
+	// account). It may appear in OSM, made by hand: the plan is made again later.
+	Unresolved ProblemKind = iota
+	// Conflict: another owner holds what the revision declares, or OSM cannot make the change
+	// (a new NSD or VIM account for an instance, duplicates in OSM).
+	Conflict
+)
+
+// Problem is one reason the plan cannot be applied, at its file and line.
+type Problem struct {
+	gitops.Problem
+	Kind ProblemKind
+}
+
+// Invalid returns the plan's problems as one error, and whether any is Unresolved; nil when
+// the plan can be applied.
+func (p *Plan) Invalid() (err *gitops.ValidationError, unresolved bool) {
+	if len(p.Problems) == 0 {
+		return nil, false
+	}
+	err = &gitops.ValidationError{}
+	for _, problem := range p.Problems {
+		err.Problems = append(err.Problems, problem.Problem)
+		unresolved = unresolved || problem.Kind == Unresolved
+	}
+	return err, unresolved
 }
 
 // Mutations is the number of changing requests the plan sends to OSM.
@@ -102,9 +134,18 @@ const (
 	stateNSTerminating   = "TERMINATING"
 )
 
-// Compute plans the changes that make OSM match the revision. It is a pure function.
+// Compute plans the changes that make OSM match the revision. It is a pure function. The
+// revision's references are checked against OSM first: a plan is made of resolved ones only.
 func Compute(in Input) Plan {
-	p := Plan{Owner: in.Owner}
+	p := Plan{Owner: in.Owner, Inventory: in.Inventory}
+	nsds, vnfds := in.Observed.Descriptors()
+	for _, problem := range in.Revision.CheckReferences(gitops.NewCatalog(nsds, vnfds, in.Observed.VIMNames(), in.Revision)) {
+		p.Problems = append(p.Problems, Problem{Problem: problem, Kind: Unresolved})
+	}
+	if len(p.Problems) > 0 {
+		return p
+	}
+	p.Inventory = gitopsv1alpha1.Inventory{}
 	p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
@@ -160,9 +201,9 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 		switch {
 		case mark.marked && mark.owner != in.Owner && in.LiveOwners[mark.owner.Marker()]:
 			if !current {
-				p.Problems = append(p.Problems, gitops.Problem{File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
+				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
 					Message: fmt.Sprintf("package %s belongs to OsmDeployment %s%s, and OSM holds other content of it: give the package another id, or make both sources agree",
-						pkg.Descriptor.ID, mark.owner, mark.owner.elsewhere(in.Owner))})
+						pkg.Descriptor.ID, mark.owner, mark.owner.elsewhere(in.Owner))}})
 				continue
 			}
 		case current && mark.owner == in.Owner:
@@ -447,5 +488,5 @@ func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry
 }
 
 func (p *Plan) problem(ns gitops.NsInstance, message string) {
-	p.Problems = append(p.Problems, gitops.Problem{File: ns.Source.File, Line: ns.Source.Line, Message: message})
+	p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.Line, Message: message}})
 }

@@ -48,8 +48,9 @@ func observedWith(instances []osm.NSInstance, values map[string]string) *Observe
 			KDURecords: []osm.KDURecord{{KDUName: "ldap", AdditionalParams: osm.LooseString(v)}}})
 	}
 	o := newObserved(
-		[]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns"}},
-		[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf"}},
+		[]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns", VnfdIDs: []string{"openldap_knf"},
+			DeploymentFlavours: []osm.NSDeploymentFlavour{{VnfProfiles: []osm.NSVnfProfile{{ID: "openldap", VnfdID: "openldap_knf"}}}}}},
+		[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf", KDUs: []osm.DescriptorKDU{{Name: "ldap"}}}},
 		[]osm.VIMAccount{{ID: "vim-1", Name: "site1"}},
 		instances)
 	if values != nil {
@@ -310,6 +311,17 @@ func TestComputeNsInstances(t *testing.T) {
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
 			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "a reference OSM lacks is the only problem, and nothing is planned", declared: []gitops.NsInstance{func() gitops.NsInstance {
+				ns := declared("ldap", "2")
+				ns.VimAccountName = "elsewhere"
+				return ns.Sealed()
+			}()},
+			observed:  observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-9", digest, gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: vimAccountName "elsewhere" is not a VIM account of OSM (known: "site1")`},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-9", digest, gitopsv1alpha1.NsInstanceReady)}},
 		},
 		{
 			name: "changing the NSD of an instance is refused", declared: []gitops.NsInstance{ldap},

@@ -28,6 +28,7 @@ const (
 	tokensRoute       = "/osm/admin/v1/tokens"
 	nsActionRoute     = "/osm/nslcm/v1/ns_instances/{nsInstanceId}/action"
 	vnfPkgUpdateRoute = "/osm/vnfpkgm/v1/vnf_packages/{vnfPkgId}/package_content"
+	vnfPkgRoute       = "/osm/vnfpkgm/v1/vnf_packages/{vnfPkgId}"
 )
 
 // The demo repository's NS instance and packages.
@@ -94,7 +95,8 @@ func TestPackageChange(t *testing.T) {
 
 	stats := tenant.stats(ctx, g)
 	g.Expect(requestsTo(stats, http.MethodPut, vnfPkgUpdateRoute)).To(BeEquivalentTo(1), "one package update")
-	g.Expect(changes(stats)).To(BeEquivalentTo(1), "nothing but the package update")
+	g.Expect(requestsTo(stats, http.MethodPatch, vnfPkgRoute)).To(BeEquivalentTo(1), "the mark of what it uploaded")
+	g.Expect(changes(stats)).To(BeEquivalentTo(2), "nothing but the package update and its mark")
 	after := tenant.state(ctx, g)
 	g.Expect(packageRevisions(after)).To(Equal(map[string]int{
 		knfPackage: packageRevisions(before)[knfPackage] + 1,

@@ -75,6 +75,31 @@ var tenantSeq atomic.Int32
 func newTenant(ctx context.Context, t *testing.T, ownSimulator bool) *testTenant {
 	t.Helper()
 	name := tenantName(t.Name(), tenantSeq.Add(1))
+	sim := stack.Simulator()
+	if ownSimulator {
+		sim = startSimulator(ctx, t, name)
+	}
+	return newTenantOn(ctx, t, name, sim)
+}
+
+// startSimulator starts a simulator of the test's own, stopped when the test ends.
+func startSimulator(ctx context.Context, t *testing.T, name string) *devstack.Simulator {
+	t.Helper()
+	sim, err := stack.StartSimulator(ctx, name, simulatorArgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sim.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return sim
+}
+
+// newTenantOn is newTenant, named name, with its OsmCluster pointing at sim.
+func newTenantOn(ctx context.Context, t *testing.T, name string, sim *devstack.Simulator) *testTenant {
+	t.Helper()
 	repo, err := stack.Git().CreateRepo(name)
 	if err != nil {
 		t.Fatal(err)
@@ -82,17 +107,6 @@ func newTenant(ctx context.Context, t *testing.T, ownSimulator bool) *testTenant
 	seeded, err := repo.Seed(demoRepoDir())
 	if err != nil {
 		t.Fatal(err)
-	}
-	sim := stack.Simulator()
-	if ownSimulator {
-		if sim, err = stack.StartSimulator(ctx, name, simulatorArgs...); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := sim.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
 	}
 	tenant := &testTenant{
 		Tenant: devstack.Tenant{

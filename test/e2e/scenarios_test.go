@@ -178,6 +178,41 @@ func TestTenantsTouchOnlyTheirOwnOSM(t *testing.T) {
 	}
 }
 
+// Two tenants, in two namespaces, whose OsmClusters point at one OSM: the second, declaring the
+// first's NS instance, is told whose it is and takes nothing; the packages both ship are shared;
+// once it names an instance of its own, each changes only its own.
+func TestTwoTenantsOnOneOSM(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	g := NewWithT(t)
+	sim := startSimulator(ctx, t, tenantName(t.Name(), tenantSeq.Add(1)))
+	first := newTenantOn(ctx, t, tenantName(t.Name(), tenantSeq.Add(1)), sim)
+	first.expectApplied(ctx, t, first.seeded)
+	second := newTenantOn(ctx, t, tenantName(t.Name(), tenantSeq.Add(1)), sim)
+	g.Eventually(func(g Gomega) {
+		deployment, err := second.deployment(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		ready := apimeta.FindStatusCondition(deployment.Status.Conditions, meta.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(gitopsv1alpha1.ConflictReason))
+		g.Expect(ready.Message).To(ContainSubstring(first.Namespace + "/" + first.Repository))
+	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+
+	removed, err := second.repo.Remove(ldapFile)
+	g.Expect(err).NotTo(HaveOccurred())
+	second.expectApplied(ctx, t, removed)
+	second.commitAndExpectApplied(ctx, t, map[string]string{"deploy/own.osmops.yaml": ldapInstance("ldap-second", "3")})
+	first.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
+
+	state := first.state(ctx, g)
+	g.Expect(nsStates(state)).To(Equal(map[string]string{ldapInstanceName: "READY", "ldap-second": "READY"}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "2"}))
+	g.Expect(kduParams(state, "ldap-second")).To(Equal(map[string]any{"replicaCount": "3"}))
+	for _, p := range state.Packages {
+		g.Expect(p.Revision).To(Equal(1), "package %s uploaded once, shared", p.DescriptorID)
+	}
+}
+
 // TestCrossNamespaceSourceDenied restarts the operator with --no-cross-namespace-refs (and
 // without it at the end), so it must not run in parallel with other tests.
 func TestCrossNamespaceSourceDenied(t *testing.T) {

@@ -1,0 +1,196 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+)
+
+// deploymentStatus is what an OsmDeployment needs, as determineState finds it; one switch, in
+// actForState, acts on it (helm-controller's DetermineReleaseState and actionForState).
+type deploymentStatus int
+
+const (
+	// statusDeleting: the OsmDeployment is being deleted: OSM is cleaned up as its
+	// deletionPolicy says.
+	statusDeleting deploymentStatus = iota
+	// statusSuspended: nothing is applied, nothing is pruned.
+	statusSuspended
+	// statusBlocked: a dependency, the OsmCluster, the source, the revision's files or OSM's
+	// answers stop the reconcile; the step that found it wrote the condition that says why.
+	statusBlocked
+	// statusOperationsRunning: OSM operations the operator started still run.
+	statusOperationsRunning
+	// statusSettled: the last operations ended, on the revision already attempted, and no
+	// reconcile is requested: their outcome, recorded as they ended, is the status.
+	statusSettled
+	// statusInvalid: the plan cannot be applied (engine.Problem: references OSM lacks, conflicts).
+	statusInvalid
+	// statusInSync: OSM matches the revision.
+	statusInSync
+	// statusOutOfSync: the plan changes OSM.
+	statusOutOfSync
+)
+
+// deploymentState is what determineState found, with what acting on it needs.
+type deploymentState struct {
+	status deploymentStatus
+	// result and err end the reconcile of a blocked, running or settled state.
+	result ctrl.Result
+	err    error
+
+	conn     *Connection
+	revision string
+	rev      *gitops.Revision
+	// identity is the OSM's (osm.Identity).
+	identity string
+	observed *engine.Observed
+	// previous is the inventory before the plan.
+	previous gitopsv1alpha1.Inventory
+	plan     engine.Plan
+}
+
+func stopped(status deploymentStatus, result ctrl.Result, err error) deploymentState {
+	return deploymentState{status: status, result: result, err: err}
+}
+
+// determineState finds what the OsmDeployment needs: it resolves the dependencies, the
+// OsmCluster and the source, loads the revision, follows the running OSM operations, then
+// observes OSM and plans. A reconcile request (requested, "" when none) is marked handled
+// only once the revision was checked or planned with it: one that arrives while OSM operations
+// run waits for them to end or time out.
+func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, requested string) deploymentState {
+	switch {
+	case !obj.DeletionTimestamp.IsZero():
+		return deploymentState{status: statusDeleting}
+	case obj.Spec.Suspend:
+		return deploymentState{status: statusSuspended}
+	}
+	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
+	// the change that triggered this one.
+	conditions.Delete(obj, meta.StalledCondition)
+	if res, ready := r.reconcileDependencies(ctx, obj); !ready {
+		return stopped(statusBlocked, res, nil)
+	}
+	conn, res, ready := r.reconcileCluster(ctx, obj)
+	if !ready {
+		return stopped(statusBlocked, res, nil)
+	}
+	artifactRef, res, err := r.reconcileSource(ctx, obj)
+	if artifactRef == nil {
+		return stopped(statusBlocked, res, err)
+	}
+	rev, res, err := r.reconcileRevision(ctx, obj, artifactRef)
+	if rev == nil {
+		if conditions.IsStalled(obj) && requested != "" {
+			obj.Status.SetLastHandledReconcileRequest(requested) // the revision is invalid: nothing to retry
+		}
+		return stopped(statusBlocked, res, err)
+	}
+	if len(obj.Status.Operations) > 0 {
+		finished, res, err := r.reconcileOperations(ctx, obj, conn)
+		switch {
+		case !finished || err != nil:
+			return stopped(statusOperationsRunning, res, err)
+		case obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj) && requested == "":
+			return stopped(statusSettled, res, nil)
+		}
+	}
+	if requested != "" {
+		obj.Status.SetLastHandledReconcileRequest(requested)
+	}
+	return r.observeAndPlan(ctx, obj, conn, rev, artifactRef.Revision, requested != "")
+}
+
+// observeAndPlan observes OSM (the OsmDeployment's own records, and the owners of what it
+// declares) and plans the difference with the revision.
+func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
+	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
+	st := deploymentState{conn: conn, rev: rev, revision: revision}
+	if obj.Status.Inventory != nil {
+		st.previous = *obj.Status.Inventory
+	}
+	owner := r.owner(obj)
+	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, st.previous, owner))
+	if err != nil {
+		res, err := r.osmFailure(obj, "observing OSM", err)
+		return stopped(statusBlocked, res, err)
+	}
+	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return stopped(statusBlocked, ctrl.Result{}, err)
+	}
+	st.identity, err = r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	if err != nil {
+		return stopped(statusBlocked, ctrl.Result{}, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err))
+	}
+	claims, err := r.claims(ctx, obj, rev, st.identity)
+	if err != nil {
+		return stopped(statusBlocked, ctrl.Result{}, err)
+	}
+	st.observed = observed
+	st.plan = engine.Compute(engine.Input{
+		Revision: rev, Observed: observed, Inventory: withoutRetries(st.previous, retryFailed), Claims: claims,
+		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+	})
+	switch {
+	case len(st.plan.Problems) > 0:
+		st.status = statusInvalid
+	case st.plan.Mutations() == 0:
+		st.status = statusInSync
+	default:
+		st.status = statusOutOfSync
+	}
+	return st
+}
+
+// actForState acts on the state determineState found.
+func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
+	if st.status == statusDeleting {
+		return r.reconcileDelete(ctx, obj)
+	}
+	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	// Names claimed on an OSM the spec no longer points at are no longer held there; without
+	// its OsmCluster, on none.
+	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	r.Clusters.ReleaseElsewhere(client.ObjectKeyFromObject(obj).String(), identity)
+	switch st.status {
+	case statusSuspended:
+		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
+		return ctrl.Result{}, nil
+	case statusBlocked, statusOperationsRunning, statusSettled:
+		return st.result, st.err
+	case statusInvalid:
+		obj.Status.LastAttemptedRevision = st.revision
+		err, unresolved := st.plan.Invalid()
+		reason, verdict := gitopsv1alpha1.ConflictReason, "not applied"
+		if unresolved {
+			reason, verdict = gitopsv1alpha1.ValidationFailedReason, "rejected, nothing applied"
+		}
+		markStalled(obj, reason, "revision %s %s: %s", st.revision, verdict, err)
+		r.Eventf(obj, corev1.EventTypeWarning, reason, "revision %s %s: %s", st.revision, verdict, err)
+		// What stops it may change in OSM (a VIM account or an NSD made by hand, an owner
+		// deleted): the plan is made again, unlike a file only a new revision can mend.
+		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
+	case statusInSync:
+		obj.Status.LastAttemptedRevision = st.revision
+		obj.Status.Inventory = &st.plan.Inventory
+		setSummary(obj, len(st.rev.NsInstances))
+		return r.finishWithoutChanges(obj, st.revision, st.plan)
+	default: // statusOutOfSync
+		return r.applyPlan(ctx, obj, patcher, st)
+	}
+}
