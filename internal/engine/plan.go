@@ -198,6 +198,11 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 		}
 		mark, last := packageMarkOf(admin), applied[pkg.Descriptor.ID]
 		current := mark.current(pkg.Digest, admin)
+		// The inventory says this OsmDeployment uploaded this content there, and OSM lacks the
+		// mark of it: an upload of before markers, or a mark that failed after the upload (the
+		// revision moved on by that upload alone).
+		uploadedHere := last.ID == id && last.Digest == pkg.Digest
+		markLost := !mark.marked || mark.owner == in.Owner && mark.digest != pkg.Digest && mark.revision == int(admin.Revision)-1
 		switch {
 		case mark.marked && mark.owner != in.Owner && in.LiveOwners[mark.owner.Marker()]:
 			if !current {
@@ -207,9 +212,9 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 				continue
 			}
 		case current && mark.owner == in.Owner:
-		case current, last.ID == id && last.Digest == pkg.Digest && (!mark.marked || mark.owner == in.Owner && mark.digest != pkg.Digest && mark.revision == int(admin.Revision)-1):
-			// The content is this revision's: only the mark is missing or stale (an owner gone,
-			// an upload of before markers, or a mark that failed after this OsmDeployment's upload).
+		case current, uploadedHere && markLost:
+			// The content is this revision's: only this OsmDeployment's mark is missing (an owner
+			// gone, or the mark lost).
 			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision), MarkOnly: true, Reason: reasonPackageMark})
 		case mark.marked && mark.digest == pkg.Digest:
 			// Marked with this content, but uploaded again since.
