@@ -109,7 +109,7 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing NS instances: %w", err)
 		}
-		instances = append(instances, named...) // unfound: none of these carries the marker
+		instances = append(instances, named...)
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	if scope.WithValues {
