@@ -54,6 +54,7 @@ type options struct {
 	metricsSecure, enableHTTP2          bool
 	concurrent, concurrentPerNamespace  int
 	maxNBIRequestTimeout                time.Duration
+	maxNBIAnswerMemory                  int64
 	reconcileTimeout                    time.Duration
 	requeueDependency                   time.Duration
 	operationPollInterval               time.Duration
@@ -89,6 +90,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 			"tenant's unanswering OSMs cannot hold every worker; 0 means half of --concurrent (at least 1).")
 	fs.DurationVar(&o.maxNBIRequestTimeout, "max-nbi-request-timeout", time.Minute,
 		"The longest NBI request timeout an OsmCluster's spec.timeout may set.")
+	fs.Int64Var(&o.maxNBIAnswerMemory, "max-nbi-answer-memory", 64<<20,
+		"The bytes of memory the records of OSM's list answers may hold in one reconcile, so that the manager holds at most "+
+			"its workers times this, whatever a tenant's OSM answers; raise it for OsmDeployments of many thousands of NS instances.")
 	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", 5*time.Minute,
 		"The longest one reconcile may take; its requests to OSM are cancelled past it.")
 	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
@@ -232,6 +236,7 @@ func run(o options) error {
 		Connections:        connections,
 		SecretPollInterval: o.secretPollInterval,
 		Share:              controller.NewNamespaceShare(perNamespace),
+		AnswerMemory:       o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
 	}
@@ -246,6 +251,7 @@ func run(o options) error {
 		Share:                 controller.NewNamespaceShare(perNamespace),
 		OwnerIdentity:         ownerIdentity,
 		Sharded:               o.watch.LabelSelector != "",
+		AnswerMemory:          o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}

@@ -136,6 +136,23 @@ var hostileNBIs = []struct {
 		}
 		_, _ = w.Write([]byte("]"))
 	}},
+	{name: "nbi-fills-memory", answer: func(w http.ResponseWriter, genuine []byte) {
+		// Each record within its bound, the list far within 256 MiB, but made of fields the
+		// operator keeps: 12 copies of the instance, each with a description of 3 MiB.
+		var records []map[string]any
+		if err := json.Unmarshal(genuine, &records); err != nil {
+			panic(err)
+		}
+		var copies []map[string]any
+		for _, r := range records {
+			r["description"] = strings.Repeat("x", 3<<20)
+			for range 12 {
+				copies = append(copies, r)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(copies)
+	}},
 	{name: "nbi-lacks-fields", answer: func(w http.ResponseWriter, genuine []byte) {
 		// The records lose what identifies them: their _id and name.
 		var records []map[string]any

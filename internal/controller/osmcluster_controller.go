@@ -47,6 +47,8 @@ type OsmClusterReconciler struct {
 	SecretPollInterval time.Duration
 	// Share bounds the workers one namespace holds (none when nil).
 	Share *NamespaceShare
+	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
+	AnswerMemory int64
 }
 
 // DefaultSecretPollInterval is how often Secrets are read again by default.
@@ -86,6 +88,7 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return later, nil
 	}
 	defer release()
+	ctx = withAnswerBudget(ctx, r.AnswerMemory)
 	obj := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -71,6 +71,8 @@ type OsmDeploymentReconciler struct {
 	// (engine.Owner): stable across restarts, and different for each Kubernetes cluster that
 	// drives one OSM.
 	OwnerIdentity string
+	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
+	AnswerMemory int64
 	// Sharded says that other processes reconcile other OsmDeployments of this API server
 	// (--watch-label-selector): their claims are not in this process's memory, so pending
 	// creates are checked against every OsmDeployment's status on the API server.
@@ -183,6 +185,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return later, nil
 	}
 	defer release()
+	ctx = withAnswerBudget(ctx, r.AnswerMemory)
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {

@@ -61,6 +61,8 @@ const (
 	testWorkers = 4
 	// testMaxRequestTimeout caps the OsmClusters' NBI request timeouts.
 	testMaxRequestTimeout = 10 * time.Second
+	// testAnswerMemory bounds what OSM's list answers hold in one reconcile (--max-nbi-answer-memory).
+	testAnswerMemory = 16 << 20
 	// testOwnerIdentity names the suite's operator installation in the owner markers in OSM.
 	testOwnerIdentity      = "envtest"
 	eventuallyPollInterval = 50 * time.Millisecond
@@ -178,7 +180,7 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 	events := record.EventRecorder(recorder)
 	if withClusters {
 		if err := (&OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: events, Connections: pool,
-			SecretPollInterval: testSecretPoll, Share: NewNamespaceShare(testWorkers / 2)}).
+			SecretPollInterval: testSecretPoll, Share: NewNamespaceShare(testWorkers / 2), AnswerMemory: testAnswerMemory}).
 			SetupWithManager(mgr, opts); err != nil {
 			return err
 		}
@@ -186,7 +188,7 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 	return (&OsmDeploymentReconciler{
 		Client: mgr.GetClient(), EventRecorder: events, Clusters: claims, Connections: pool, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
-		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity,
+		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity, AnswerMemory: testAnswerMemory,
 		// Every manager of the suite is a shard of its API server (managerOptions).
 		Sharded: true,
 	}).SetupWithManager(mgr, opts)

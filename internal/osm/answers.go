@@ -107,9 +107,10 @@ func oneObject(maxBytes int64, out any) answerReading {
 
 // listOf reads a JSON list into out one record at a time and keeps the records keep accepts
 // (all when keep is nil).
-func listOf[T any](maxBytes int64, keep func(*T) bool, out *[]T) answerReading {
+// The records kept are spent from budget (none when nil).
+func listOf[T any](maxBytes int64, keep func(*T) bool, budget *MemoryBudget, out *[]T) answerReading {
 	return answerReading{maxBytes: maxBytes, read: func(status int, body *answerBody) (err error) {
-		*out, err = decodeList(status, body, keep)
+		*out, err = decodeList(status, body, keep, budget)
 		return err
 	}}
 }
@@ -117,8 +118,9 @@ func listOf[T any](maxBytes int64, keep func(*T) bool, out *[]T) answerReading {
 // decodeList decodes a list without ever holding its text whole: json.Decoder buffers one
 // record at a time, which the body bounds (maxRecordBytes), each record is checked for what
 // decoding it may take (checkDecodingCost), and the records kept are counted, as held in
-// memory, against the bound of the whole answer.
-func decodeList[T any](status int, body *answerBody, keep func(*T) bool) ([]T, error) {
+// memory, against the bound of the whole answer and what is left of the budget.
+func decodeList[T any](status int, body *answerBody, keep func(*T) bool, budget *MemoryBudget) ([]T, error) {
+	maxHeld := budget.available(body.maxBytes)
 	body.maxItemBytes = min(maxRecordBytes(new(T)), body.maxBytes)
 	decoder := json.NewDecoder(body)
 	start, err := decoder.Token()
@@ -157,14 +159,20 @@ func decodeList[T any](status int, body *answerBody, keep func(*T) bool) ([]T, e
 		}
 		items = append(items, item)
 		referenced += referencedBytes(reflect.ValueOf(item))
-		if held := int64(cap(items))*recordSize + referenced; held > body.maxBytes {
+		if held := int64(cap(items))*recordSize + referenced; held > maxHeld {
+			if maxHeld < body.maxBytes {
+				return nil, budget.exceeded()
+			}
 			return nil, fmt.Errorf("the records of the answer take more than %d bytes of memory", body.maxBytes)
 		}
 	}
 	if _, err := decoder.Token(); err != nil { // the closing bracket
 		return nil, body.jsonError(status, err)
 	}
-	return items, body.end(status, decoder)
+	if err := body.end(status, decoder); err != nil {
+		return nil, err
+	}
+	return items, budget.spend(int64(cap(items))*recordSize + referenced)
 }
 
 // jsonKind names the kind of a JSON value by its first token, as encoding/json's errors do.

@@ -28,7 +28,7 @@ func fetch[T any](ctx context.Context, c *Client, req request) (*T, error) {
 // them when keep is nil).
 func list[T any](ctx context.Context, c *Client, req request, keep func(*T) bool) ([]T, error) {
 	var items []T
-	if err := c.doAuthenticated(ctx, req, listOf(c.maxResponseBytes, keep, &items)); err != nil {
+	if err := c.doAuthenticated(ctx, req, listOf(c.maxResponseBytes, keep, budgetOf(ctx), &items)); err != nil {
 		return nil, err
 	}
 	return items, nil
