@@ -45,6 +45,8 @@ const (
 	clusterRefIndex = ".spec.clusterRef.name"
 	// sourceRefIndex indexes OsmDeployments by "namespace/name" of their GitRepository.
 	sourceRefIndex = ".spec.sourceRef"
+	// inventoryIndex indexes OsmDeployments by the names of the NS instances their inventory lists.
+	inventoryIndex = ".status.inventory.nsInstances.name"
 	// DefaultOperationPollInterval is how often pending OSM operations are checked.
 	DefaultOperationPollInterval = 5 * time.Second
 )
@@ -105,6 +107,19 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		return []string{d.GetSourceNamespace() + "/" + d.Spec.SourceRef.Name}
 	}); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by source: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, inventoryIndex, func(o client.Object) []string {
+		inventory := o.(*gitopsv1alpha1.OsmDeployment).Status.Inventory
+		if inventory == nil {
+			return nil
+		}
+		names := make([]string, len(inventory.NsInstances))
+		for i, e := range inventory.NsInstances {
+			names[i] = e.Name
+		}
+		return names
+	}); err != nil {
+		return fmt.Errorf("indexing OsmDeployments by NS instance: %w", err)
 	}
 	return nil
 }
@@ -522,7 +537,7 @@ func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj
 	for _, c := range plan.Creates {
 		creating[c.Name] = true
 	}
-	held, err := r.heldElsewhere(ctx, r.APIReader, obj, identity, creating)
+	held, err := r.heldElsewhere(ctx, true, obj, identity, creating)
 	if err != nil || len(held) == 0 {
 		return ctrl.Result{}, err != nil, err
 	}
@@ -545,7 +560,7 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	for _, ns := range rev.NsInstances {
 		declared[ns.Name] = true
 	}
-	claims, err := r.heldElsewhere(ctx, r.Client, obj, identity, declared)
+	claims, err := r.heldElsewhere(ctx, false, obj, identity, declared)
 	if err != nil {
 		return nil, err
 	}
@@ -563,20 +578,37 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 }
 
 // heldElsewhere returns those of the names that another OsmDeployment of the OSM of identity
-// lists in its inventory, with that OsmDeployment ("namespace/name"), as reader sees them.
-func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmDeployment,
+// lists in its inventory, with that OsmDeployment ("namespace/name"): from the cache, through
+// its index by NS instance name, or, from the API server (which has no such index), all.
+func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, fromAPIServer bool, obj *gitopsv1alpha1.OsmDeployment,
 	identity string, names map[string]bool) (map[string]string, error) {
-	var all gitopsv1alpha1.OsmDeploymentList
-	if err := reader.List(ctx, &all); err != nil {
-		return nil, fmt.Errorf("listing OsmDeployments: %w", err)
+	var candidates []gitopsv1alpha1.OsmDeployment
+	reader := client.Reader(r.Client)
+	if fromAPIServer {
+		reader = r.APIReader
+		var all gitopsv1alpha1.OsmDeploymentList
+		if err := reader.List(ctx, &all); err != nil {
+			return nil, fmt.Errorf("listing OsmDeployments: %w", err)
+		}
+		candidates = all.Items
+	} else {
+		for name := range names {
+			var holders gitopsv1alpha1.OsmDeploymentList
+			if err := reader.List(ctx, &holders, client.MatchingFields{inventoryIndex: name}); err != nil {
+				return nil, fmt.Errorf("listing OsmDeployments: %w", err)
+			}
+			candidates = append(candidates, holders.Items...)
+		}
 	}
 	self := client.ObjectKeyFromObject(obj).String()
 	held := map[string]string{}
-	for _, other := range all.Items {
+	seen := map[string]bool{self: true}
+	for _, other := range candidates {
 		owner := client.ObjectKeyFromObject(&other).String()
-		if owner == self || other.Status.Inventory == nil {
+		if seen[owner] || other.Status.Inventory == nil {
 			continue
 		}
+		seen[owner] = true
 		var theirs []string
 		for _, e := range other.Status.Inventory.NsInstances {
 			if names[e.Name] {

@@ -42,6 +42,8 @@ type Observed struct {
 	// NSInstances by _id, and their ids by name (names are not unique in OSM).
 	NSInstances map[string]osm.NSInstance
 	NSByName    map[string][]string
+	// owners are the owners the NS instances carry, by _id: read once, as plans ask often.
+	owners map[string]Owner
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
 	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
 	// and the completed upgrades since (osm.HelmValues). Nil when not observed.
@@ -216,6 +218,7 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 		VIMAccounts: make(map[string]string, len(vims)),
 		NSInstances: make(map[string]osm.NSInstance, len(instances)),
 		NSByName:    make(map[string][]string, len(instances)),
+		owners:      map[string]Owner{},
 	}
 	for _, d := range nsds {
 		o.NSDs[d.DescriptorID] = d
@@ -232,6 +235,9 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 		}
 		o.NSInstances[ns.ID] = ns
 		o.NSByName[ns.Name] = append(o.NSByName[ns.Name], ns.ID)
+		if owner, marked := ownerOf(ns); marked {
+			o.owners[ns.ID] = owner
+		}
 	}
 	return o
 }

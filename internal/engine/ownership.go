@@ -55,8 +55,8 @@ func ParseOwner(marker string) (owner Owner, ok bool) {
 	return Owner{Manager: parts[0], Namespace: parts[1], Name: parts[2]}, true
 }
 
-// OwnerOf reads the owner an NS instance record carries.
-func OwnerOf(ns osm.NSInstance) (Owner, bool) {
+// ownerOf reads the owner an NS instance record carries.
+func ownerOf(ns osm.NSInstance) (Owner, bool) {
 	marker, found := ns.AdditionalParamsForNs[OwnerParam]
 	if !found {
 		return Owner{}, false
@@ -101,6 +101,12 @@ func PackageUserData(owner Owner, digest string, revision int) map[string]string
 	return map[string]string{OwnerParam: owner.Marker(), PackageDigestParam: digest, PackageRevisionParam: strconv.Itoa(revision)}
 }
 
+// OwnerOf returns the owner the NS instance id carries.
+func (o *Observed) OwnerOf(id string) (Owner, bool) {
+	owner, marked := o.owners[id]
+	return owner, marked
+}
+
 // ForeignOwners lists the owners, other than self, that the observed NS instances and packages
 // carry: the caller tells which of them still exist (Input.LiveOwners).
 func (o *Observed) ForeignOwners(self Owner) []Owner {
@@ -112,8 +118,8 @@ func (o *Observed) ForeignOwners(self Owner) []Owner {
 			owners = append(owners, owner)
 		}
 	}
-	for _, ns := range o.NSInstances {
-		add(OwnerOf(ns))
+	for _, owner := range o.owners {
+		add(owner, true)
 	}
 	for _, d := range o.NSDs {
 		mark := packageMarkOf(d.Admin)

@@ -21,7 +21,7 @@ func TestMarkersTheOperatorDidNotWrite(t *testing.T) {
 			t.Errorf("ParseOwner(%q) = %v, want no owner", marker, owner)
 		}
 	}
-	if _, ok := OwnerOf(osm.NSInstance{}); ok {
+	if _, ok := ownerOf(osm.NSInstance{}); ok {
 		t.Error("an NS instance without additionalParamsForNs has an owner")
 	}
 }

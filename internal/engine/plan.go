@@ -307,7 +307,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 func (in Input) instanceOf(name string, entry gitopsv1alpha1.NsInstanceEntry) (id string, problem string) {
 	var ours, others []string
 	for _, candidate := range in.Observed.NSByName[name] {
-		if owner, marked := OwnerOf(in.Observed.NSInstances[candidate]); marked && owner == in.Owner {
+		if owner, marked := in.Observed.OwnerOf(candidate); marked && owner == in.Owner {
 			ours = append(ours, candidate)
 		} else {
 			others = append(others, candidate)
@@ -342,13 +342,13 @@ func (in Input) instanceOf(name string, entry gitopsv1alpha1.NsInstanceEntry) (i
 
 // liveOwner returns the owner marked on an NS instance when that owner still exists.
 func (in Input) liveOwner(id string) (Owner, bool) {
-	owner, marked := OwnerOf(in.Observed.NSInstances[id])
+	owner, marked := in.Observed.OwnerOf(id)
 	return owner, marked && in.LiveOwners[owner.Marker()]
 }
 
 // ownerWords says who owns an NS instance that no live owner marked.
 func (in Input) ownerWords(id string) string {
-	if owner, marked := OwnerOf(in.Observed.NSInstances[id]); marked {
+	if owner, marked := in.Observed.OwnerOf(id); marked {
 		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", owner)
 	}
 	return "no OsmDeployment owns it"
@@ -438,16 +438,21 @@ func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInst
 			names = append(names, e.Name)
 		}
 	}
-	for id, ns := range in.Observed.NSInstances {
-		if owner, marked := OwnerOf(ns); !marked || owner != in.Owner || declared[ns.Name] {
+	for name, ids := range in.Observed.NSByName {
+		if declared[name] {
 			continue
 		}
-		e, listed := byName[ns.Name]
-		if !listed {
-			names = append(names, ns.Name)
-		}
-		if !listed || e.ID == "" {
-			byName[ns.Name] = gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, ID: id, Digest: e.Digest, State: e.State}
+		for _, id := range ids {
+			if owner, marked := in.Observed.OwnerOf(id); !marked || owner != in.Owner {
+				continue
+			}
+			e, listed := byName[name]
+			if !listed {
+				names = append(names, name)
+			}
+			if !listed || e.ID == "" {
+				byName[name] = gitopsv1alpha1.NsInstanceEntry{Name: name, ID: id, Digest: e.Digest, State: e.State}
+			}
 		}
 	}
 	sort.Strings(names)
@@ -468,7 +473,7 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	if !found {
 		return // gone from OSM: no longer owned
 	}
-	if owner, marked := OwnerOf(record); marked && owner != in.Owner && in.LiveOwners[owner.Marker()] {
+	if owner, marked := in.Observed.OwnerOf(entry.ID); marked && owner != in.Owner && in.LiveOwners[owner.Marker()] {
 		return
 	}
 	if !in.Prune {

@@ -31,7 +31,7 @@ func BenchmarkCompute10000Instances(b *testing.B) {
 	}
 	input := Input{
 		Revision: &gitops.Revision{NsInstances: declaredInstances}, Observed: observedWith(instances, live),
-		Inventory: gitopsv1alpha1.Inventory{NsInstances: owned}, Prune: true,
+		Inventory: gitopsv1alpha1.Inventory{NsInstances: owned}, Prune: true, Owner: self,
 	}
 	b.ReportAllocs()
 	for b.Loop() {
