@@ -67,8 +67,9 @@ func whyRequests(r *Report, scenario Scenario, budget string) string {
 }
 
 func whyRequestsA(r *Report) string {
-	return whyRequests(r, FirstRevision, fmt.Sprintf("The budget leaves %d requests beyond the N creates, two of which "+
-		"the package uploads take.", requestAllowance))
+	return whyRequests(r, FirstRevision, fmt.Sprintf("The budget leaves %d requests beyond the N creates, four of which "+
+		"the package uploads and their owner marks take, and one the list of the instances the OsmDeployment owns "+
+		"(ownership recorded in OSM).", requestAllowance))
 }
 
 func whyRequestsB(r *Report) string {

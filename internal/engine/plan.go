@@ -178,7 +178,7 @@ func Compute(in Input) Plan {
 }
 
 // planPackages plans the uploads that make OSM hold the revision's packages. A package another
-// live owner marked is shared when OSM holds exactly this content, and a Conflict otherwise.
+// live owner marked is shared when that owner uploaded this content, and a Conflict otherwise.
 func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
 	applied := map[string]gitopsv1alpha1.PackageEntry{}
 	for _, e := range in.Inventory.Packages {
@@ -205,9 +205,11 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 		markLost := !mark.marked || mark.owner == in.Owner && mark.digest != pkg.Digest && mark.revision == int(admin.Revision)-1
 		switch {
 		case mark.marked && mark.owner != in.Owner && in.LiveOwners[mark.owner.Marker()]:
-			if !current {
+			// Its owner restores it when it is uploaded again outside Git; only other content
+			// is a conflict.
+			if mark.digest != pkg.Digest {
 				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
-					Message: fmt.Sprintf("package %s belongs to OsmDeployment %s%s, and OSM holds other content of it: give the package another id, or make both sources agree",
+					Message: fmt.Sprintf("package %s belongs to OsmDeployment %s%s, which uploaded other content of it: give the package another id, or make both sources agree",
 						pkg.Descriptor.ID, mark.owner, mark.owner.elsewhere(in.Owner))}})
 				continue
 			}
