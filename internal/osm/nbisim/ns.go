@@ -437,9 +437,23 @@ func (s *Server) findNS(id string) (*nsRecord, *nbiError) {
 }
 
 // listNSInstances serves GET .../ns_instances_content and .../ns_instances.
+// ownerParam is the NS parameter osmops marks its NS instances with, and filters on in every
+// reconcile: the filter is answered from the records' fields rather than their rendered JSON,
+// as OSM's MongoDB answers it without decoding documents, so that large fleets stay fast here.
+const ownerParam = "osmops_owner"
+
 func (s *Server) listNSInstances(c *call) (response, *nbiError) {
 	byName := func(name string) []*nsRecord { return s.db.nsByName[name] }
-	return listRecords(c, s.db.nsInstances.all, index[*nsRecord]{"name", byName}), nil
+	byOwner := func(owner string) []*nsRecord {
+		var found []*nsRecord
+		for _, ns := range s.db.nsInstances.all() {
+			if ns.fields.AdditionalParamsForNs.str(ownerParam) == owner {
+				found = append(found, ns)
+			}
+		}
+		return found
+	}
+	return listRecords(c, s.db.nsInstances.all, index[*nsRecord]{"name", byName}, index[*nsRecord]{"additionalParamsForNs." + ownerParam, byOwner}), nil
 }
 
 func (s *Server) getNSInstance(c *call) (response, *nbiError) {
