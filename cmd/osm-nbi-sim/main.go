@@ -3,7 +3,7 @@
 //
 // The NBI is under /osm (as on a real OSM, port 9999 by default) and the
 // simulator's control API under /sim/v1 (faults, statistics, state; see
-// package internal/osm/nbisim).
+// package internal/nbisim).
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 	flag "github.com/spf13/pflag"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 func main() {

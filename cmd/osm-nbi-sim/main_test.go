@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // lineWriter passes each written line to a channel.

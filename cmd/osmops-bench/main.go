@@ -27,7 +27,7 @@ import (
 
 	"github.com/osmops/osmops/internal/bench"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 func main() {

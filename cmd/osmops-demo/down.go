@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // supervisorStopTimeout is how long the supervisor may take to stop its stack after SIGTERM;

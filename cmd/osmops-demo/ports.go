@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // portSetting is a fixed port of the demo and the environment variable that overrides it.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 func TestDemoPorts(t *testing.T) {

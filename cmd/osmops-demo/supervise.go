@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // The demo's tenant.

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // reportFD is the descriptor on which the supervisor finds the pipe to `up`: the first of

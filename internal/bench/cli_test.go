@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
 var testCredentials = osm.Credentials{Username: "bench", Password: "bench-secret-password", Project: "admin"}

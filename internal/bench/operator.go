@@ -33,10 +33,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/artifact/artifacttest"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // OperatorOptions configure the reconcilers under test, as cmd/main.go's flags would.
@@ -501,16 +501,16 @@ func (w *mutableWriter) Write(p []byte) (int, error) {
 }
 
 // artifactServer stands for source-controller's artifact storage.
-type artifactServer struct{ *artifacttest.Server }
+type artifactServer struct{ *artifactserver.Server }
 
 func newArtifactServer() *artifactServer {
-	return &artifactServer{artifacttest.NewServer()}
+	return &artifactServer{artifactserver.NewServer()}
 }
 
 // publish stores a tarball of files under a path named after its digest and returns the
 // artifact source-controller would report for it.
 func (a *artifactServer) publish(prefix string, files map[string]string) (*meta.Artifact, error) {
-	tarball, err := artifacttest.TarGz(files)
+	tarball, err := artifactserver.TarGz(files)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // Report is everything docs/benchmarks.md shows.

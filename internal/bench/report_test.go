@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 const actionRoute = "/osm/nslcm/v1/ns_instances/{nsInstanceId}/action"

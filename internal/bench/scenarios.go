@@ -12,8 +12,8 @@ import (
 
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
 // Scenario names a step of the scenarios.

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/nbisim"
 )
 
 // SimulatorOptions configure an NBI simulator process.

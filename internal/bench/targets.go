@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // Verdict is the outcome of one target.

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/osmops/osmops/internal/artifact/artifacttest"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 )
 
 // eventLog is an EventRecorder that keeps every event, for assertions.
@@ -69,10 +69,10 @@ func (l *eventLog) messagesOf(namespace, name string) string {
 }
 
 // artifactServer stands for source-controller's artifact storage.
-type artifactServer struct{ *artifacttest.Server }
+type artifactServer struct{ *artifactserver.Server }
 
 func newArtifactServer() *artifactServer {
-	return &artifactServer{artifacttest.NewServer()}
+	return &artifactServer{artifactserver.NewServer()}
 }
 
 // publish stores a tarball of files and returns its URL, the revision and the digest that
@@ -83,7 +83,7 @@ func (a *artifactServer) publish(path string, files map[string]string) (url, rev
 
 // tarGz packs files (path to content) as a source-controller artifact.
 func tarGz(files map[string]string) []byte {
-	tarball, err := artifacttest.TarGz(files)
+	tarball, err := artifactserver.TarGz(files)
 	if err != nil {
 		panic(err) // in-memory writes of a test's own files do not fail
 	}

@@ -44,7 +44,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // Security: what the operator may do in the cluster (its RBAC roles, under which the suite's

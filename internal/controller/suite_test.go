@@ -27,7 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // The suite runs both reconcilers in a manager against a real API server (envtest); each test

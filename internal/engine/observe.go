@@ -11,7 +11,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // OSM is the part of the NBI the engine uses; *osm.Client implements it.

@@ -9,7 +9,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // Input is everything a plan is computed from.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // maxListedVIMAccounts bounds the VIM account names a problem lists.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // Package is an OSM package built from a package source folder of the

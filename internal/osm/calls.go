@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // Version returns the NBI's version; it needs no authentication.

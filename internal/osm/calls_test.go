@@ -10,12 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 func buildTestPackage(t *testing.T, name string) *osmpkg.Package {
 	t.Helper()
-	pkg, err := osmpkg.Build("osmpkg/testdata/" + name)
+	pkg, err := osmpkg.Build("../osmpkg/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}

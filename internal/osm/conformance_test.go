@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/nbisim/nbispec"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/nbisim"
-	"github.com/osmops/osmops/internal/osm/nbispec"
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // specGap is something the client meets that OSM's OpenAPI file does not
@@ -122,7 +121,7 @@ func specPath(urlPath string) string {
 // successes and the refusals it handles, and checks each method, path and
 // status against OSM's OpenAPI file.
 func TestClientConformsToOpenAPI(t *testing.T) {
-	spec, err := nbispec.Load(filepath.Join("testdata", "osm-openapi.yaml"))
+	spec, err := nbispec.OSM()
 	noError(t, err)
 	recorder := &exchangeRecorder{}
 	f := newLDAPFixture(t, recorder.wrap)

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // NSInstanceCreate is the body of an NS instance creation (which also

@@ -23,9 +23,9 @@ import (
 	"golang.org/x/sync/errgroup"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/osm/nbisim"
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // The simulated NBI's setup and the names of the openldap packages.
@@ -225,7 +225,7 @@ func (f *ldapFixture) wantRemoved(t *testing.T, nsID string) {
 // openLDAPPackage builds one of the openldap packages of osmpkg's testdata.
 func openLDAPPackage(t *testing.T, name string) *osmpkg.Package {
 	t.Helper()
-	pkg, err := osmpkg.Build(filepath.Join("osmpkg", "testdata", name))
+	pkg, err := osmpkg.Build(filepath.Join("..", "osmpkg", "testdata", name))
 	noError(t, err)
 	return pkg
 }
@@ -234,7 +234,7 @@ func openLDAPPackage(t *testing.T, name string) *osmpkg.Package {
 // deployment flavour, which OSM needs to scale the VNF.
 func scalableKNFPackage(t *testing.T) *osmpkg.Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("osmpkg", "testdata", "openldap_knf", "openldap_vnfd.yaml"))
+	data, err := os.ReadFile(filepath.Join("..", "osmpkg", "testdata", "openldap_knf", "openldap_vnfd.yaml"))
 	noError(t, err)
 	var descriptor struct {
 		VNFD map[string]any `yaml:"vnfd"`

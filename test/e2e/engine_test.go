@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/devstack"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // The product scenarios: Git commits applied to OSM by the OsmDeployment engine. Each test

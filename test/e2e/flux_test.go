@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/devstack"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // The tenant's objects of the Flux example (config/flux/tenant/telco), as a Flux Kustomization

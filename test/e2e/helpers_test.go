@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/devstack"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // Bounds of the waits. A push reaches source-controller within sourceInterval; the operator

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osmops/osmops/internal/devstack"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // Environment variables the suite reads. SOURCE_CONTROLLER is set by `make test-e2e`; the two

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // requirement is a file the stack needs, with how to get it when it is missing.

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // packageKind tells VNF packages (VNFDs) from NS packages (NSDs): their

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/osmops/osmops/internal/osm/nbisim"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // This file is the stack's only contact with the NBI simulator's control API (/sim/v1): the

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/testenv"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // FluxNamespace is where source-controller runs (RUNTIME_NAMESPACE), as `flux install` puts it.

@@ -16,7 +16,7 @@ const K8sVersion = "1.36.3"
 // RepoRoot returns the repository's root folder.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // BinaryAssetsDir returns the folder of kube-apiserver and etcd: KUBEBUILDER_ASSETS when set
@@ -39,6 +39,6 @@ func CRDPaths() []string {
 	root := RepoRoot()
 	return []string{
 		filepath.Join(root, "config", "crd", "bases"),
-		filepath.Join(root, "internal", "testenv", "testdata", "crds"),
+		filepath.Join(root, "internal", "testing", "testenv", "testdata", "crds"),
 	}
 }

@@ -2,11 +2,10 @@ package nbisim
 
 import (
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/osmops/osmops/internal/osm/nbispec"
+	"github.com/osmops/osmops/internal/nbisim/nbispec"
 )
 
 // routesNewerThanSpec are served routes that OSM's OpenAPI file (2020) does
@@ -23,7 +22,7 @@ var statusesBeyondSpec = map[int]string{
 
 func loadSpec(t *testing.T) *nbispec.Spec {
 	t.Helper()
-	spec, err := nbispec.Load(filepath.Join("..", "testdata", "osm-openapi.yaml"))
+	spec, err := nbispec.OSM()
 	if err != nil {
 		t.Fatal(err)
 	}

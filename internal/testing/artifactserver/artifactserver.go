@@ -1,6 +1,6 @@
-// Package artifacttest stands for source-controller's artifact storage in tests and
+// Package artifactserver stands for source-controller's artifact storage in tests and
 // benchmarks: an HTTP server of tarballs, and the tarballs of a revision's files.
-package artifacttest
+package artifactserver
 
 import (
 	"archive/tar"

@@ -9,8 +9,8 @@
 package nbispec
 
 import (
+	_ "embed"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -42,15 +42,16 @@ type operationObject struct {
 
 var httpMethods = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "patch": true, "head": true, "options": true}
 
-// Load reads the OpenAPI file at path.
-func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+// osmOpenAPI is OSM's own description of its NBI; README.md says where it comes from.
+//
+//go:embed osm-openapi.yaml
+var osmOpenAPI []byte
+
+// OSM returns the operations OSM's OpenAPI file documents.
+func OSM() (*Spec, error) {
+	spec, err := Parse(osmOpenAPI)
 	if err != nil {
-		return nil, fmt.Errorf("OpenAPI file %s: %w", path, err)
-	}
-	spec, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("OpenAPI file %s: %w", path, err)
+		return nil, fmt.Errorf("osm-openapi.yaml: %w", err)
 	}
 	return spec, nil
 }

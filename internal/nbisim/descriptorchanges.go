@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // A full update of a package whose descriptor is in use (a VNF record has

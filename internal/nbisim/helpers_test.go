@@ -21,7 +21,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 // newFakeClock is a settable clock for Config.Clock.

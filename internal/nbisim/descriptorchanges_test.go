@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osmops/osmops/internal/osm/osmpkg"
+	"github.com/osmops/osmops/internal/osmpkg"
 )
 
 func readTestdata(t *testing.T, path ...string) string {
