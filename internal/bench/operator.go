@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -74,23 +73,16 @@ const driverQPS = -1
 func StartOperator(ctx context.Context, opts OperatorOptions) (*Operator, error) {
 	log := &mutableWriter{out: opts.Log}
 	ctrl.SetLogger(zap.New(zap.WriteTo(log), zap.Level(zapcore.ErrorLevel)))
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, sourcev1.AddToScheme, gitopsv1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	assets, err := testenv.BinaryAssetsDir()
+	env, err := testenv.NewEnvironment()
 	if err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: testenv.CRDPaths(), ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	o := &Operator{env: env, log: log, artifacts: newArtifactServer(), stopped: make(chan error, 1)}
-	if err := o.start(ctx, cfg, scheme, opts); err != nil {
+	if err := o.start(ctx, cfg, testenv.NewScheme(), opts); err != nil {
 		o.artifacts.Close()
 		_ = env.Stop()
 		return nil, err

@@ -8,20 +8,17 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,7 +31,7 @@ import (
 // brings its own namespace, NBI simulator and artifacts, so tests do not see each other.
 var (
 	k8sClient  client.Client
-	testScheme = runtime.NewScheme()
+	testScheme = testenv.NewScheme()
 	// testRESTConfig reaches the suite's API server.
 	testRESTConfig *rest.Config
 	// recorder keeps the events the reconcilers emit, for assertions.
@@ -74,13 +71,10 @@ func TestMain(m *testing.M) {
 
 func runSuite(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel()), zap.RawZapOpts(captureLog())))
-	assets, err := testenv.BinaryAssetsDir()
+	env, err := testenv.NewEnvironment()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths: testenv.CRDPaths(), ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets,
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -90,12 +84,6 @@ func runSuite(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	defer artifacts.Close()
 
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, sourcev1.AddToScheme, gitopsv1alpha1.AddToScheme} {
-		if err := add(testScheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
 	operatorCfg, err := asOperator(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

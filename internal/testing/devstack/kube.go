@@ -8,36 +8,18 @@ import (
 	"path/filepath"
 	"strconv"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/prometheus/procfs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // FluxNamespace is where source-controller runs (RUNTIME_NAMESPACE), as `flux install` puts it.
 const FluxNamespace = "flux-system"
-
-// NewScheme returns a scheme with Kubernetes' built-in types, Flux's source types and the
-// osmops types: everything the stack's objects are made of.
-func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, sourcev1.AddToScheme, gitopsv1alpha1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	return scheme, nil
-}
 
 // controlPlane is etcd and kube-apiserver, run by envtest, with the osmops and Flux CRDs
 // installed and a kubeconfig file for an admin user.
@@ -54,8 +36,12 @@ type controlPlane struct {
 var controlPlaneProcesses = []string{"kube-apiserver", "etcd"}
 
 // startControlPlane starts etcd and kube-apiserver with their state and logs under workDir.
-func startControlPlane(ctx context.Context, o Options, assetsDir string, port int, pids pidDir) (*controlPlane, error) {
+func startControlPlane(ctx context.Context, o Options, port int, pids pidDir) (*controlPlane, error) {
 	cp := &controlPlane{pids: pids}
+	env, err := testenv.NewEnvironment()
+	if err != nil {
+		return nil, err
+	}
 	apiServerLog, err := cp.openLog(o.WorkDir, "kube-apiserver")
 	if err != nil {
 		return nil, err
@@ -67,18 +53,15 @@ func startControlPlane(ctx context.Context, o Options, assetsDir string, port in
 	apiServer := &envtest.APIServer{CertDir: filepath.Join(o.WorkDir, "apiserver"), Out: apiServerLog, Err: apiServerLog}
 	apiServer.SecureServing.Address = loopback
 	apiServer.SecureServing.Port = strconv.Itoa(port)
-	cp.env = &envtest.Environment{
-		BinaryAssetsDirectory: assetsDir,
-		CRDDirectoryPaths:     []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases"), o.SourceControllerCRDs},
-		ErrorIfCRDPathMissing: true,
-		// envtest's default of 20 seconds is short for a busy 2-core machine.
-		ControlPlaneStartTimeout: startTimeout,
-		ControlPlaneStopTimeout:  stopGrace,
-		ControlPlane: envtest.ControlPlane{
-			APIServer: apiServer,
-			Etcd:      &envtest.Etcd{DataDir: filepath.Join(o.WorkDir, "etcd"), Out: etcdLog, Err: etcdLog},
-		},
+	// Flux's CRDs are those of the source-controller that runs, not the suites' copy.
+	env.CRDDirectoryPaths = []string{testenv.OsmopsCRDPath(), o.SourceControllerCRDs}
+	// envtest's default of 20 seconds is short for a busy 2-core machine.
+	env.ControlPlaneStartTimeout, env.ControlPlaneStopTimeout = startTimeout, stopGrace
+	env.ControlPlane = envtest.ControlPlane{
+		APIServer: apiServer,
+		Etcd:      &envtest.Etcd{DataDir: filepath.Join(o.WorkDir, "etcd"), Out: etcdLog, Err: etcdLog},
 	}
+	cp.env = env
 	for _, dir := range []string{apiServer.CertDir, cp.env.ControlPlane.Etcd.DataDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return cp, err
@@ -87,7 +70,7 @@ func startControlPlane(ctx context.Context, o Options, assetsDir string, port in
 	if _, err := cp.env.Start(); err != nil {
 		return cp, fmt.Errorf("starting the %s (logs in %s): %w", PartAPIServer, filepath.Join(o.WorkDir, logDirName), err)
 	}
-	if err := cp.recordPIDs(assetsDir); err != nil {
+	if err := cp.recordPIDs(env.BinaryAssetsDirectory); err != nil {
 		return cp, err
 	}
 	if err := cp.setUpAdmin(o.WorkDir); err != nil {
@@ -123,12 +106,8 @@ func (cp *controlPlane) setUpAdmin(workDir string) error {
 	if err := os.WriteFile(cp.kubeconfig, kubeconfig, 0o600); err != nil {
 		return err
 	}
-	scheme, err := NewScheme()
-	if err != nil {
-		return err
-	}
 	cp.config = admin.Config()
-	cp.client, err = client.New(cp.config, client.Options{Scheme: scheme})
+	cp.client, err = client.New(cp.config, client.Options{Scheme: testenv.NewScheme()})
 	return err
 }
 

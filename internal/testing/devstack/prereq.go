@@ -55,12 +55,12 @@ func (r requirement) missing() error {
 }
 
 // checkPrerequisites finds git and the envtest binaries and checks every program and folder the
-// stack runs, naming each one that is missing and how to get it. It returns the folder of the
-// envtest binaries and the path of git-http-backend.
-func checkPrerequisites(o Options) (assetsDir, gitBackend string, err error) {
+// stack runs, naming each one that is missing and how to get it. It returns the path of
+// git-http-backend.
+func checkPrerequisites(o Options) (gitBackend string, err error) {
 	gitExecPath, err := gitExecPath()
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	checks := requirements(o, gitExecPath)
 	assetsDir, assetsErr := testenv.BinaryAssetsDir()
@@ -72,9 +72,9 @@ func checkPrerequisites(o Options) (assetsDir, gitBackend string, err error) {
 		errs = append(errs, r.missing())
 	}
 	if err := errors.Join(errs...); err != nil {
-		return "", "", err
+		return "", err
 	}
-	return assetsDir, filepath.Join(gitExecPath, "git-http-backend"), nil
+	return filepath.Join(gitExecPath, "git-http-backend"), nil
 }
 
 // gitExecPath returns the folder of git's helper programs, such as git-http-backend.

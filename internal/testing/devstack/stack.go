@@ -93,7 +93,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	assetsDir, gitBackend, err := checkPrerequisites(o)
+	gitBackend, err := checkPrerequisites(o)
 	if err != nil {
 		return nil, err
 	}
@@ -107,16 +107,16 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 	}
 	s := &Stack{workDir: workDir, ports: ports, progress: progress, pids: pidDir(filepath.Join(workDir, pidDirName))}
-	if err := s.start(ctx, o, assetsDir, gitBackend); err != nil {
+	if err := s.start(ctx, o, gitBackend); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	fmt.Fprintf(progress, "the stack is up; state and logs in %s\n", workDir)
 	return s, nil
 }
 
-func (s *Stack) start(ctx context.Context, o Options, assetsDir, gitBackend string) error {
+func (s *Stack) start(ctx context.Context, o Options, gitBackend string) error {
 	fmt.Fprintf(s.progress, "starting etcd and the %s on %s\n", PartAPIServer, hostPort(s.ports.APIServer))
-	cp, err := startControlPlane(ctx, o, assetsDir, s.ports.APIServer, s.pids)
+	cp, err := startControlPlane(ctx, o, s.ports.APIServer, s.pids)
 	s.controlPlane = cp
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func (s *Stack) Kubeconfig() string { return s.controlPlane.kubeconfig }
 // RESTConfig returns the admin user's client configuration.
 func (s *Stack) RESTConfig() *rest.Config { return rest.CopyConfig(s.controlPlane.config) }
 
-// Client returns a client of the API server as the admin user, with the scheme of NewScheme.
+// Client returns a client of the API server as the admin user, with testenv.NewScheme.
 func (s *Stack) Client() client.Client { return s.controlPlane.client }
 
 // Git returns the Git server.

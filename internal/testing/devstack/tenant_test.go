@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 func TestTenantObjects(t *testing.T) {
@@ -71,10 +72,7 @@ func TestTenantObjects(t *testing.T) {
 }
 
 func TestApplyConfigurationOfTypedObjects(t *testing.T) {
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
+	scheme := testenv.NewScheme()
 	tests := []struct {
 		obj                 client.Object
 		apiVersion, kind    string

@@ -1,5 +1,7 @@
-// Package testenv finds what the envtest suites need: the kube-apiserver and etcd binaries
-// (built or downloaded by hack/envtest.sh) and the CRD folders, wherever `go test` runs from.
+// Package testenv is what every envtest user of the harness starts from: the kube-apiserver
+// and etcd binaries (built or downloaded by hack/envtest.sh), the CRD folders, the scheme of
+// the objects the suites handle, and an envtest.Environment of them, wherever `go test` runs
+// from.
 package testenv
 
 import (
@@ -7,6 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
 
 // K8sVersion is the Kubernetes version of the envtest binaries; keep it in step with
@@ -36,9 +45,34 @@ func BinaryAssetsDir() (string, error) {
 // CRDPaths returns the folders of the CRDs the suites install: osmops' own and Flux's
 // GitRepository.
 func CRDPaths() []string {
-	root := RepoRoot()
-	return []string{
-		filepath.Join(root, "config", "crd", "bases"),
-		filepath.Join(root, "internal", "testing", "testenv", "testdata", "crds"),
+	return []string{OsmopsCRDPath(), filepath.Join(RepoRoot(), "internal", "testing", "testenv", "testdata", "crds")}
+}
+
+// OsmopsCRDPath returns the folder of osmops' own CRDs.
+func OsmopsCRDPath() string {
+	return filepath.Join(RepoRoot(), "config", "crd", "bases")
+}
+
+// NewScheme returns a scheme with Kubernetes' built-in types, Flux's source types and the
+// osmops types: everything the suites' objects are made of.
+func NewScheme() *k8sruntime.Scheme {
+	scheme := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{
+		clientgoscheme.AddToScheme, sourcev1.AddToScheme, gitopsv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			panic(err) // only a type registered twice under two names fails, a programming error
+		}
 	}
+	return scheme
+}
+
+// NewEnvironment returns an envtest environment that runs the binaries of BinaryAssetsDir
+// and installs the CRDs of CRDPaths; a caller may change its fields before Start.
+func NewEnvironment() (*envtest.Environment, error) {
+	assets, err := BinaryAssetsDir()
+	if err != nil {
+		return nil, err
+	}
+	return &envtest.Environment{CRDDirectoryPaths: CRDPaths(), ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}, nil
 }
