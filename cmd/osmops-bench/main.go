@@ -27,6 +27,7 @@ import (
 
 	"github.com/osmops/osmops/internal/bench"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
@@ -144,7 +145,7 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 		defer file.Close()
 		operatorLog = file
 	}
-	packages, err := bench.ReadPackageSources(testenv.RepoRoot() + "/internal/controller/testdata")
+	packages, err := openldap.PackageFiles(openldap.PackageNames...)
 	if err != nil {
 		return err
 	}

@@ -13,14 +13,15 @@ import (
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 var testCredentials = osm.Credentials{Username: "bench", Password: "bench-secret-password", Project: "admin"}
 
-// parsedRevision parses the repository of instances with the controller tests' packages.
+// parsedRevision parses the repository of instances with the example's packages.
 func parsedRevision(t *testing.T, instances []Instance) *gitops.Revision {
 	t.Helper()
-	packages, err := ReadPackageSources("../controller/testdata")
+	packages, err := openldap.PackageFiles(openldap.PackageNames...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +56,7 @@ type Operator struct {
 	env       *envtest.Environment
 	log       *mutableWriter
 	client    client.Client
-	artifacts *artifactServer
+	artifacts *artifactserver.Server
 	watch     *deploymentWatch
 	apiCalls  *apiCalls
 	stop      context.CancelFunc
@@ -81,7 +79,7 @@ func StartOperator(ctx context.Context, opts OperatorOptions) (*Operator, error)
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	o := &Operator{env: env, log: log, artifacts: newArtifactServer(), stopped: make(chan error, 1)}
+	o := &Operator{env: env, log: log, artifacts: artifactserver.NewServer(), stopped: make(chan error, 1)}
 	if err := o.start(ctx, cfg, testenv.NewScheme(), opts); err != nil {
 		o.artifacts.Close()
 		_ = env.Stop()
@@ -226,10 +224,7 @@ func (o *Operator) NewTenant(ctx context.Context, opts TenantOptions) (*Tenant, 
 // Publish makes the GitRepository repo point at an artifact of files, as source-controller
 // does for a new commit (creating the GitRepository the first time), and returns the revision.
 func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]string) (string, error) {
-	artifact, err := t.op.artifacts.publish(t.namespace+"/"+repo, files)
-	if err != nil {
-		return "", err
-	}
+	artifact := t.op.artifacts.PublishFiles(t.namespace+"/"+repo, files)
 	key := client.ObjectKey{Namespace: t.namespace, Name: repo}
 	source := &sourcev1.GitRepository{}
 	if err := t.op.client.Get(ctx, key, source); err != nil {
@@ -490,24 +485,4 @@ func (w *mutableWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return w.out.Write(p)
-}
-
-// artifactServer stands for source-controller's artifact storage.
-type artifactServer struct{ *artifactserver.Server }
-
-func newArtifactServer() *artifactServer {
-	return &artifactServer{artifactserver.NewServer()}
-}
-
-// publish stores a tarball of files under a path named after its digest and returns the
-// artifact source-controller would report for it.
-func (a *artifactServer) publish(prefix string, files map[string]string) (*meta.Artifact, error) {
-	tarball, err := artifactserver.TarGz(files)
-	if err != nil {
-		return nil, err
-	}
-	url, revision, digest := a.Publish(fmt.Sprintf("%s/%x.tar.gz", prefix, sha256.Sum256(tarball)), tarball)
-	return &meta.Artifact{
-		Path: strings.TrimPrefix(url, a.URL), URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now(),
-	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // Report is everything docs/benchmarks.md shows.
@@ -211,7 +212,7 @@ func minimum(s Settings, n int, scenario Scenario, operator nbisim.Stats) floor 
 	packages, nsChanges := 0, 0
 	switch scenario {
 	case FirstRevision:
-		packages, nsChanges = len(PackageSources), n
+		packages, nsChanges = len(openldap.PackageNames), n
 	case ChangedValues, Pruned:
 		nsChanges = w.Changed()
 	}
@@ -321,7 +322,7 @@ func renderMethod(md *markdown, r *Report) {
 			"server that stands for source-controller's artifacts. Each N gets a fresh NBI simulator process "+
 			"(`cmd/osm-nbi-sim`, every request delayed by %s, every LCM operation PROCESSING for %s) and a namespace with "+
 			"one OsmCluster and one OsmDeployment (prune on) of one GitRepository holding the openldap KNF and NS packages "+
-			"of `internal/controller/testdata` and N deployment files. A revision is published by writing the "+
+			"of `hack/demo-repo/osm-pkgs` and N deployment files. A revision is published by writing the "+
 			"GitRepository's artifact, as source-controller does; C1 sets `reconcile.fluxcd.io/requestedAt`; C2 sets the "+
 			"interval to %s and measures the periodic reconcile that follows. The wall time runs from the OsmDeployment's "+
 			"creation (A), the artifact's publication (B, D) or the annotation (C1) until the informer sees Ready with "+

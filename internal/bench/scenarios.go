@@ -92,7 +92,7 @@ type Bench struct {
 	Settings Settings
 	Operator *Operator
 	Meter    *Meter
-	// Packages are the package source files of every repository (ReadPackageSources).
+	// Packages are the package source files of every repository (openldap.PackageFiles).
 	Packages map[string]string
 	// Credentials are the simulators' and the OsmClusters'.
 	Credentials osm.Credentials

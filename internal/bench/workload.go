@@ -3,15 +3,11 @@ package bench
 import (
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
-
-// PackageSources are the package folders every scenario's repository holds, as in the
-// controller tests: the openldap KNF and the NS that uses it.
-var PackageSources = []string{"openldap_knf", "openldap_ns"}
 
 // VIMAccount is the VIM account of every NS instance of the benchmark.
 const VIMAccount = "site1"
@@ -76,7 +72,7 @@ func names(instances []Instance) []string {
 }
 
 // RepositoryFiles is the content of a revision (slash path to content): the package sources
-// given (osm-pkgs/NAME/FILE, as ReadPackageSources returns them) and one deployment file per
+// given (osm-pkgs/NAME/FILE, as openldap.PackageFiles returns them) and one deployment file per
 // instance (deploy/NAME.osmops.yaml).
 func RepositoryFiles(instances []Instance, packages map[string]string) map[string]string {
 	files := make(map[string]string, len(instances)+len(packages))
@@ -84,44 +80,9 @@ func RepositoryFiles(instances []Instance, packages map[string]string) map[strin
 		files[name] = content
 	}
 	for _, instance := range instances {
-		files["deploy/"+instance.Name+".osmops.yaml"] = DeploymentFile(instance)
+		files["deploy/"+instance.Name+".osmops.yaml"] = openldap.NsInstanceFile(instance.Name, VIMAccount, instance.ReplicaCount)
 	}
 	return files
-}
-
-// DeploymentFile is the deployment file of an instance of the openldap NS.
-func DeploymentFile(instance Instance) string {
-	return fmt.Sprintf(`kind: NsInstance
-name: %s
-description: Benchmark LDAP
-nsdName: openldap_ns
-vnfName: openldap
-vimAccountName: %s
-kdu:
-  name: ldap
-  params:
-    replicaCount: "%s"
-`, instance.Name, VIMAccount, instance.ReplicaCount)
-}
-
-// ReadPackageSources reads the package folders of PackageSources under dir (the controller
-// tests' testdata) as repository files under osm-pkgs/.
-func ReadPackageSources(dir string) (map[string]string, error) {
-	files := map[string]string{}
-	for _, source := range PackageSources {
-		entries, err := os.ReadDir(filepath.Join(dir, source))
-		if err != nil {
-			return nil, fmt.Errorf("package sources: %w", err)
-		}
-		for _, entry := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, source, entry.Name()))
-			if err != nil {
-				return nil, fmt.Errorf("package sources: %w", err)
-			}
-			files[path.Join("osm-pkgs", source, entry.Name())] = string(data)
-		}
-	}
-	return files, nil
 }
 
 // ParseRevision validates repository files the way the operator does (gitops.Load), so that

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,12 +59,5 @@ func TestRepositoryFilesAreAValidRevision(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"openldap_knf", "openldap_ns"}, packages); diff != "" {
 		t.Errorf("packages in upload order (-want +got):\n%s", diff)
-	}
-}
-
-func TestReadPackageSourcesNamesTheMissingFolder(t *testing.T) {
-	_, err := ReadPackageSources(t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "openldap_knf") {
-		t.Errorf("error = %v, want one naming openldap_knf", err)
 	}
 }

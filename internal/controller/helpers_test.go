@@ -2,14 +2,12 @@ package controller
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/osmops/osmops/internal/testing/artifactserver"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // eventLog is an EventRecorder that keeps every event, for assertions.
@@ -68,59 +66,19 @@ func (l *eventLog) messagesOf(namespace, name string) string {
 	return strings.Join(lines, "\n")
 }
 
-// artifactServer stands for source-controller's artifact storage.
-type artifactServer struct{ *artifactserver.Server }
-
-func newArtifactServer() *artifactServer {
-	return &artifactServer{artifactserver.NewServer()}
-}
-
-// publish stores a tarball of files and returns its URL, the revision and the digest that
-// source-controller would report for it.
-func (a *artifactServer) publish(path string, files map[string]string) (url, revision, digest string) {
-	return a.Publish(path, tarGz(files))
-}
-
-// tarGz packs files (path to content) as a source-controller artifact.
-func tarGz(files map[string]string) []byte {
-	tarball, err := artifactserver.TarGz(files)
+// packageFiles returns the files of the OpenLDAP example's package folders names, under
+// osm-pkgs/NAME/.
+func packageFiles(names ...string) map[string]string {
+	files, err := openldap.PackageFiles(names...)
 	if err != nil {
-		panic(err) // in-memory writes of a test's own files do not fail
-	}
-	return tarball
-}
-
-// packageFiles returns the files of a package folder of testdata, under osm-pkgs/NAME/.
-func packageFiles(name string) map[string]string {
-	files := map[string]string{}
-	root := filepath.Join("testdata", name)
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		panic(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(root, e.Name()))
-		if err != nil {
-			panic(err)
-		}
-		files["osm-pkgs/"+name+"/"+e.Name()] = string(data)
+		panic(err) // the example is part of the repository
 	}
 	return files
 }
 
-// nsInstanceFile is a deployment file in the first generation's format.
+// nsInstanceFile is a deployment file of the OpenLDAP example on the tenants' VIM account.
 func nsInstanceFile(name, replicaCount string) string {
-	return fmt.Sprintf(`kind: NsInstance
-name: %s
-description: Demo LDAP
-nsdName: openldap_ns
-vnfName: openldap
-vimAccountName: site1
-kdu:
-  name: ldap
-  params:
-    replicaCount: "%s"
-`, name, replicaCount)
+	return openldap.NsInstanceFile(name, testVIMAccount, replicaCount)
 }
 
 // merge returns the union of file sets; later ones win.
@@ -132,12 +90,6 @@ func merge(sets ...map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// publishTarball stores a tarball as it is and returns its URL, the revision and the digest
-// that source-controller would report for it.
-func (a *artifactServer) publishTarball(path string, tarball []byte) (url, revision, digest string) {
-	return a.Publish(path, tarball)
 }
 
 // all returns every event, oldest first.

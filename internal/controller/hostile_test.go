@@ -24,6 +24,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 )
 
 // The hostile corpus: revisions, artifacts and NBI answers that are broken or malicious. Each
@@ -259,7 +260,7 @@ func hostileTarball(t *testing.T, entry *tar.Header) []byte {
 	t.Helper()
 	files := demoRepo("1", "ldap")
 	if entry == nil {
-		return tarGz(files)
+		return artifactserver.TarGz(files)
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {

@@ -185,9 +185,9 @@ func TestUnknownReferenceIsRejectedBeforeOSMIsTouched(t *testing.T) {
 
 func TestArtifactWithWrongDigestStalls(t *testing.T) {
 	tn := newTenant(t)
-	url, revision, _ := artifacts.publish(tn.namespace+"/bad.tar.gz", demoRepo("1", "ldap"))
-	tn.setArtifact("gitops", &meta.Artifact{Path: "bad.tar.gz", URL: url, Revision: revision,
-		Digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000", LastUpdateTime: metav1.Now()})
+	artifact := artifacts.PublishFiles(tn.namespace+"/bad", demoRepo("1", "ldap"))
+	artifact.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+	tn.setArtifact("gitops", artifact)
 	d := tn.deployment("ldap", "gitops")
 	tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(And(HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason), ContainSubstring("digest")))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
@@ -44,7 +45,7 @@ var (
 	// start of their own (see startManager).
 	testOperatorConfig *rest.Config
 	// artifacts serves the tarballs that stand for source-controller's artifacts.
-	artifacts = newArtifactServer()
+	artifacts = artifactserver.NewServer()
 )
 
 // Intervals of the suite's reconcilers: short, so that waits are quick.

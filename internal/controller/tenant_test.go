@@ -17,10 +17,14 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // testPassword is the OSM password of every test tenant: tests assert it never leaks.
 const testPassword = "s3cr3t-Pa55w0rd-osmops"
+
+// testVIMAccount is the VIM account of every tenant's simulator.
+const testVIMAccount = "site1"
 
 // tenant is one test's world: a namespace with an OsmCluster whose NBI is a simulator of its own.
 type tenant struct {
@@ -68,7 +72,7 @@ func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
 
 	sim := nbisim.New(nbisim.Config{
 		Username: "operator", Password: testPassword, Project: "admin",
-		OperationDelay: testOperationDelay, VIMAccounts: []nbisim.VIMAccount{{Name: "site1"}},
+		OperationDelay: testOperationDelay, VIMAccounts: []nbisim.VIMAccount{{Name: testVIMAccount}},
 	})
 	server := httptest.NewServer(sim)
 	t.Cleanup(server.Close)
@@ -98,11 +102,9 @@ func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
 // source-controller does for a new commit, and returns the revision.
 func (tn *tenant) publish(name string, files map[string]string) string {
 	tn.t.Helper()
-	url, revision, digest := artifacts.publish(fmt.Sprintf("%s/%s/%s.tar.gz", tn.namespace, name, strings.ReplaceAll(metav1.Now().String(), " ", "")), files)
-	tn.setArtifact(name, &meta.Artifact{
-		Path: name + ".tar.gz", URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now(),
-	})
-	return revision
+	artifact := artifacts.PublishFiles(tn.namespace+"/"+name, files)
+	tn.setArtifact(name, artifact)
+	return artifact.Revision
 }
 
 // setArtifact writes the GitRepository's artifact, creating the GitRepository when needed.
@@ -227,7 +229,7 @@ func conditionOf(conds []metav1.Condition, t string) *metav1.Condition {
 // demoRepo is the OpenLDAP example of the repository format: both package sources and one
 // NS instance per name given.
 func demoRepo(replicaCount string, names ...string) map[string]string {
-	files := merge(packageFiles("openldap_knf"), packageFiles("openldap_ns"))
+	files := packageFiles(openldap.PackageNames...)
 	for _, name := range names {
 		files["deploy/"+name+".osmops.yaml"] = nsInstanceFile(name, replicaCount)
 	}
@@ -238,12 +240,12 @@ func demoRepo(replicaCount string, names ...string) map[string]string {
 // digest (the tarball's own when empty), and returns the revision.
 func (tn *tenant) publishTarball(name string, tarball []byte, digest string) string {
 	tn.t.Helper()
-	url, revision, actual := artifacts.publishTarball(fmt.Sprintf("%s/%s/hostile.tar.gz", tn.namespace, name), tarball)
-	if digest == "" {
-		digest = actual
+	artifact := artifacts.Publish(fmt.Sprintf("%s/%s/hostile.tar.gz", tn.namespace, name), tarball)
+	if digest != "" {
+		artifact.Digest = digest
 	}
-	tn.setArtifact(name, &meta.Artifact{Path: name + ".tar.gz", URL: url, Revision: revision, Digest: digest, LastUpdateTime: metav1.Now()})
-	return revision
+	tn.setArtifact(name, artifact)
+	return artifact.Revision
 }
 
 // in returns the tenant as seen from the subtest t: assertions fail t.

@@ -113,7 +113,7 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusNotFound, "GET", "/osm/admin/v1/k8sclusters/"+missing, nil)
 
 	// Packages.
-	knf, ns := testdataPackage(t, "openldap_knf"), testdataPackage(t, "openldap_ns")
+	knf, ns := openldapPackage(t, "openldap_knf"), openldapPackage(t, "openldap_ns")
 	if a := h.uploadTarball(nsPackagesPath, ns.Tarball, "ns.tar.gz"); a.status != http.StatusConflict {
 		t.Fatalf("NS package first: %d", a.status)
 	}

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/osmops/osmops/internal/osmpkg"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
-func readTestdata(t *testing.T, path ...string) string {
+// readOpenLDAPFile reads a file of the OpenLDAP example's package folders.
+func readOpenLDAPFile(t *testing.T, path ...string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(append([]string{"testdata", "packages"}, path...)...))
+	data, err := os.ReadFile(filepath.Join(append([]string{openldap.PackagesDir()}, path...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +33,8 @@ func edit(t *testing.T, text, old, new string) string {
 // The expectations come from running the NBI's _validate_descriptor_changes
 // (descriptor_topics.py, with deepdiff 8.6.1 and PyYAML) on the same files.
 func TestDescriptorChanges(t *testing.T) {
-	vnfd := readTestdata(t, "openldap_knf", "openldap_vnfd.yaml")
-	nsd := readTestdata(t, "openldap_ns", "openldap_nsd.yaml")
+	vnfd := readOpenLDAPFile(t, "openldap_knf", "openldap_vnfd.yaml")
+	nsd := readOpenLDAPFile(t, "openldap_ns", "openldap_nsd.yaml")
 	const (
 		vnfDisallowed = " cannot be modified, there are disallowed changes in the vnf descriptor."
 		nsDisallowed  = " cannot be modified, there are disallowed changes in the ns descriptor. "
@@ -144,8 +146,8 @@ func TestDeepDiffLists(t *testing.T) {
 func TestInUsePackageUpdate(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	vnfdID, nsdID := h.onboardOpenLDAP()
-	vnfd := readTestdata(t, "openldap_knf", "openldap_vnfd.yaml")
-	nsd := readTestdata(t, "openldap_ns", "openldap_nsd.yaml")
+	vnfd := readOpenLDAPFile(t, "openldap_knf", "openldap_vnfd.yaml")
+	nsd := readOpenLDAPFile(t, "openldap_ns", "openldap_nsd.yaml")
 	put := func(kind, id, name, file, content string) answer {
 		t.Helper()
 		pkg := buildPackage(t, name, file, content)

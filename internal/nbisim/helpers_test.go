@@ -22,6 +22,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/osmops/osmops/internal/osmpkg"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // newFakeClock is a settable clock for Config.Clock.
@@ -186,10 +187,10 @@ func buildPackage(t testing.TB, name, file, content string) *osmpkg.Package {
 	return pkg
 }
 
-// testdataPackage builds one of the packages under testdata/packages.
-func testdataPackage(t testing.TB, name string) *osmpkg.Package {
+// openldapPackage builds one of the OpenLDAP example's packages.
+func openldapPackage(t testing.TB, name string) *osmpkg.Package {
 	t.Helper()
-	pkg, err := osmpkg.Build(filepath.Join("testdata", "packages", name))
+	pkg, err := osmpkg.Build(filepath.Join(openldap.PackagesDir(), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,12 +258,12 @@ func (h *harness) onboard(endpoint string, pkg *osmpkg.Package) string {
 	return a.object(h.t)["id"].(string)
 }
 
-// onboardOpenLDAP onboards the KNF and NS packages of testdata and returns
+// onboardOpenLDAP onboards the KNF and NS packages of the OpenLDAP example and returns
 // the NSD's _id.
 func (h *harness) onboardOpenLDAP() (vnfdID, nsdID string) {
 	h.t.Helper()
-	vnfdID = h.onboard(vnfPackagesPath, testdataPackage(h.t, "openldap_knf"))
-	nsdID = h.onboard(nsPackagesPath, testdataPackage(h.t, "openldap_ns"))
+	vnfdID = h.onboard(vnfPackagesPath, openldapPackage(h.t, "openldap_knf"))
+	nsdID = h.onboard(nsPackagesPath, openldapPackage(h.t, "openldap_ns"))
 	return vnfdID, nsdID
 }
 

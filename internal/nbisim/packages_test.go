@@ -30,8 +30,8 @@ const twoKDUsVNFD = `vnfd:
 
 func TestPackageUploadChecks(t *testing.T) {
 	h := newLoggedIn(t, Config{})
-	knf := testdataPackage(t, "openldap_knf")
-	ns := testdataPackage(t, "openldap_ns")
+	knf := openldapPackage(t, "openldap_knf")
+	ns := openldapPackage(t, "openldap_ns")
 	badChart := tarball(t, map[string]string{"bad_knf/bad_vnfd.yaml": strings.Replace(twoKDUsVNFD, "stable/openldap", "stable/openldap:1.2.7", 1)})
 
 	tests := []struct {
@@ -134,7 +134,7 @@ func TestPackageContentAccept(t *testing.T) {
 		t.Errorf("text/plain gave %q", a.body)
 	}
 	a = h.must(http.StatusOK, "GET", content, nil, "Accept", "application/zip")
-	if a.header.Get("Content-Type") != "application/zip" || string(a.body) != string(testdataPackage(t, "openldap_knf").Tarball) {
+	if a.header.Get("Content-Type") != "application/zip" || string(a.body) != string(openldapPackage(t, "openldap_knf").Tarball) {
 		t.Errorf("application/zip gave %s", a.header.Get("Content-Type"))
 	}
 	a = h.request("GET", content, nil) // Accept: application/json
@@ -168,7 +168,7 @@ func TestPackageDeletes(t *testing.T) {
 		t.Errorf("%d VNF packages left", n)
 	}
 	// The id is free again.
-	h.onboard(vnfPackagesPath, testdataPackage(t, "openldap_knf"))
+	h.onboard(vnfPackagesPath, openldapPackage(t, "openldap_knf"))
 	if n := len(h.must(http.StatusOK, "GET", vnfPackagesPath+"?id=openldap_knf", nil).list(t)); n != 1 {
 		t.Errorf("?id=openldap_knf: %d", n)
 	}

@@ -6,11 +6,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // The tests of this file check the stack itself: they pass without the OsmDeployment engine.
@@ -72,18 +73,7 @@ func get(ctx context.Context, url string) error {
 	return nil
 }
 
-// ldapInstance is a deployment file of the demo's NS instance shape, named name, with the KDU
-// value replicaCount.
+// ldapInstance is a deployment file of the OpenLDAP example on the suite's VIM account.
 func ldapInstance(name, replicaCount string) string {
-	return strings.NewReplacer("NAME", name, "REPLICAS", replicaCount).Replace(`kind: NsInstance
-name: NAME
-description: Demo LDAP NS
-nsdName: openldap_ns
-vnfName: openldap
-vimAccountName: ` + vimAccount + `
-kdu:
-  name: ldap
-  params:
-    replicaCount: "REPLICAS"
-`)
+	return openldap.NsInstanceFile(name, vimAccount, replicaCount)
 }

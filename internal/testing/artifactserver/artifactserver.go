@@ -1,5 +1,6 @@
-// Package artifactserver stands for source-controller's artifact storage in tests and
-// benchmarks: an HTTP server of tarballs, and the tarballs of a revision's files.
+// Package artifactserver stands for source-controller's artifact storage in the controller
+// tests and the bench: an HTTP server of tarballs that hands out the artifacts a GitRepository's
+// status would hold, and the tarballs of a revision's files.
 package artifactserver
 
 import (
@@ -15,6 +16,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Server serves published tarballs by path.
@@ -40,18 +44,39 @@ func NewServer() *Server {
 	return s
 }
 
-// Publish stores tarball at path and returns its URL, and the revision and digest that
-// source-controller would report for it.
-func (s *Server) Publish(path string, tarball []byte) (url, revision, digest string) {
-	path = "/" + strings.TrimPrefix(path, "/")
+// Publish stores tarball at path and returns the artifact that source-controller would report
+// for it: its URL, a revision made of the tarball's SHA-1 and its digest.
+func (s *Server) Publish(path string, tarball []byte) *meta.Artifact {
+	path = strings.TrimPrefix(path, "/")
 	s.mu.Lock()
-	s.files[path] = tarball
+	s.files["/"+path] = tarball
 	s.mu.Unlock()
-	return s.URL + path, fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)), fmt.Sprintf("sha256:%x", sha256.Sum256(tarball))
+	return &meta.Artifact{
+		Path:           path,
+		URL:            s.URL + "/" + path,
+		Revision:       fmt.Sprintf("main@sha1:%x", sha1.Sum(tarball)),
+		Digest:         fmt.Sprintf("sha256:%x", sha256.Sum256(tarball)),
+		LastUpdateTime: metav1.Now(),
+	}
+}
+
+// PublishFiles publishes the tarball of files (TarGz) in the folder dir, named after its
+// digest so that each revision has a URL of its own, as in source-controller's storage.
+func (s *Server) PublishFiles(dir string, files map[string]string) *meta.Artifact {
+	tarball := TarGz(files)
+	return s.Publish(fmt.Sprintf("%s/%x.tar.gz", strings.TrimSuffix(dir, "/"), sha256.Sum256(tarball)), tarball)
 }
 
 // TarGz packs files (slash path to content) as a source-controller artifact, in path order.
-func TarGz(files map[string]string) ([]byte, error) {
+func TarGz(files map[string]string) []byte {
+	tarball, err := writeTarGz(files)
+	if err != nil {
+		panic(err) // writing regular files to memory fails only on a programming error
+	}
+	return tarball
+}
+
+func writeTarGz(files map[string]string) ([]byte, error) {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
