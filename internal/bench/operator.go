@@ -13,13 +13,11 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +31,7 @@ import (
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
@@ -175,9 +174,6 @@ type Tenant struct {
 	namespace string
 }
 
-// clusterName names every tenant's OsmCluster.
-const clusterName = "osm"
-
 // quietInterval is the interval of the benchmark's objects: long enough that no periodic
 // reconcile happens during a run unless a scenario asks for one.
 const quietInterval = time.Hour
@@ -185,59 +181,31 @@ const quietInterval = time.Hour
 // NewTenant creates the namespace, the credentials Secret and the OsmCluster, and waits until
 // the OsmCluster is Ready.
 func (o *Operator) NewTenant(ctx context.Context, opts TenantOptions) (*Tenant, error) {
-	t := &Tenant{op: o, namespace: opts.Namespace}
+	cluster := osmtenant.Cluster(opts.Namespace, opts.NBI)
+	cluster.Spec.Project = opts.Credentials.Project
+	cluster.Spec.MaxConcurrentRequests = int32(opts.MaxConcurrentRequests)
+	cluster.Spec.Interval = &metav1.Duration{Duration: quietInterval}
 	objects := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}},
-		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: opts.Namespace},
-			StringData: map[string]string{
-				gitopsv1alpha1.UsernameSecretKey: opts.Credentials.Username,
-				gitopsv1alpha1.PasswordSecretKey: opts.Credentials.Password,
-			},
-		},
-		&gitopsv1alpha1.OsmCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: opts.Namespace},
-			Spec: gitopsv1alpha1.OsmClusterSpec{
-				URL: opts.NBI, Project: opts.Credentials.Project,
-				CredentialsSecretRef:  meta.LocalObjectReference{Name: "osm-credentials"},
-				MaxConcurrentRequests: int32(opts.MaxConcurrentRequests),
-				Interval:              &metav1.Duration{Duration: quietInterval},
-			},
-		},
+		osmtenant.CredentialsSecret(opts.Namespace, opts.Credentials.Username, opts.Credentials.Password),
+		cluster,
 	}
 	for _, obj := range objects {
 		if err := o.client.Create(ctx, obj); err != nil {
 			return nil, fmt.Errorf("creating %T %s: %w", obj, obj.GetName(), err)
 		}
 	}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		cluster := &gitopsv1alpha1.OsmCluster{}
-		err := o.client.Get(ctx, client.ObjectKey{Namespace: opts.Namespace, Name: clusterName}, cluster)
-		return err == nil && conditions.IsReady(cluster), nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("waiting for OsmCluster %s/%s to be Ready: %w", opts.Namespace, clusterName, err)
+	if err := osmtenant.WaitClusterReady(ctx, o.client, cluster, time.Minute); err != nil {
+		return nil, err
 	}
-	return t, nil
+	return &Tenant{op: o, namespace: opts.Namespace}, nil
 }
 
 // Publish makes the GitRepository repo point at an artifact of files, as source-controller
 // does for a new commit (creating the GitRepository the first time), and returns the revision.
 func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]string) (string, error) {
 	artifact := t.op.artifacts.PublishFiles(t.namespace+"/"+repo, files)
-	key := client.ObjectKey{Namespace: t.namespace, Name: repo}
-	source := &sourcev1.GitRepository{}
-	if err := t.op.client.Get(ctx, key, source); err != nil {
-		source = &sourcev1.GitRepository{
-			ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: t.namespace},
-			Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + repo + ".git", Interval: metav1.Duration{Duration: quietInterval}},
-		}
-		if err := t.op.client.Create(ctx, source); err != nil {
-			return "", err
-		}
-	}
-	source.Status.Artifact = artifact
-	if err := t.op.client.Status().Update(ctx, source); err != nil {
+	if err := osmtenant.SetArtifact(ctx, t.op.client, t.namespace, repo, artifact); err != nil {
 		return "", err
 	}
 	return artifact.Revision, nil
@@ -245,15 +213,10 @@ func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]stri
 
 // CreateDeployment creates an OsmDeployment of the GitRepository repo, with prune.
 func (t *Tenant) CreateDeployment(ctx context.Context, name, repo string) error {
-	return t.op.client.Create(ctx, &gitopsv1alpha1.OsmDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: t.namespace},
-		Spec: gitopsv1alpha1.OsmDeploymentSpec{
-			SourceRef:  gitopsv1alpha1.SourceReference{Kind: sourcev1.GitRepositoryKind, Name: repo},
-			ClusterRef: meta.LocalObjectReference{Name: clusterName},
-			Interval:   &metav1.Duration{Duration: quietInterval},
-			Prune:      true,
-		},
-	})
+	d := osmtenant.Deployment(t.namespace, name, repo)
+	d.Spec.Interval = &metav1.Duration{Duration: quietInterval}
+	d.Spec.Prune = true
+	return t.op.client.Create(ctx, d)
 }
 
 // WaitApplied waits until the OsmDeployment is Ready with revision applied.

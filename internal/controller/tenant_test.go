@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/openldap"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // testPassword is the OSM password of every test tenant: tests assert it never leaks.
@@ -79,22 +79,11 @@ func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
 	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server, shard: shard}
 	t.Cleanup(tn.retire)
 
-	g.Expect(k8sClient.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: ns.Name},
-		StringData: map[string]string{"username": "operator", "password": testPassword},
-	})).To(Succeed())
-	tn.cluster = &gitopsv1alpha1.OsmCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "osm", Namespace: ns.Name, Labels: tn.labels()},
-		Spec: gitopsv1alpha1.OsmClusterSpec{
-			URL:                  server.URL,
-			CredentialsSecretRef: meta.LocalObjectReference{Name: "osm-credentials"},
-		},
-	}
+	g.Expect(k8sClient.Create(ctx, osmtenant.CredentialsSecret(ns.Name, "operator", testPassword))).To(Succeed())
+	tn.cluster = osmtenant.Cluster(ns.Name, server.URL)
+	tn.cluster.Labels = tn.labels()
 	g.Expect(k8sClient.Create(ctx, tn.cluster)).To(Succeed())
-	g.Eventually(func() bool {
-		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(tn.cluster), tn.cluster)
-		return readyStatus(tn.cluster.Status.Conditions) == metav1.ConditionTrue
-	}, readyWithin).Should(BeTrue(), "OsmCluster Ready")
+	g.Expect(osmtenant.WaitClusterReady(ctx, k8sClient, tn.cluster, readyWithin)).To(Succeed())
 	return tn
 }
 
@@ -110,29 +99,14 @@ func (tn *tenant) publish(name string, files map[string]string) string {
 // setArtifact writes the GitRepository's artifact, creating the GitRepository when needed.
 func (tn *tenant) setArtifact(name string, artifact *meta.Artifact) {
 	tn.t.Helper()
-	repo := &sourcev1.GitRepository{}
-	key := client.ObjectKey{Namespace: tn.namespace, Name: name}
-	if err := k8sClient.Get(tn.ctx, key, repo); err != nil {
-		repo = &sourcev1.GitRepository{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace},
-			Spec:       sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + name + ".git", Interval: metav1.Duration{Duration: 60e9}},
-		}
-		tn.g.Expect(k8sClient.Create(tn.ctx, repo)).To(Succeed())
-	}
-	repo.Status.Artifact = artifact
-	tn.g.Expect(k8sClient.Status().Update(tn.ctx, repo)).To(Succeed())
+	tn.g.Expect(osmtenant.SetArtifact(tn.ctx, k8sClient, tn.namespace, name, artifact)).To(Succeed())
 }
 
 // deployment returns an OsmDeployment of the GitRepository source on the tenant's OsmCluster.
 func (tn *tenant) deployment(name, source string, edit ...func(*gitopsv1alpha1.OsmDeployment)) *gitopsv1alpha1.OsmDeployment {
-	d := &gitopsv1alpha1.OsmDeployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tn.namespace, Labels: tn.labels()},
-		Spec: gitopsv1alpha1.OsmDeploymentSpec{
-			SourceRef:  gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: source},
-			ClusterRef: meta.LocalObjectReference{Name: "osm"},
-			Prune:      true,
-		},
-	}
+	d := osmtenant.Deployment(tn.namespace, name, source)
+	d.Labels = tn.labels()
+	d.Spec.Prune = true
 	for _, e := range edit {
 		e(d)
 	}

@@ -28,6 +28,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
@@ -266,7 +267,7 @@ func kstatusOf(ctx context.Context, g Gomega, obj client.Object) kstatus.Status 
 // cluster returns the tenant's OsmCluster as the API server has it.
 func (tt *testTenant) cluster(ctx context.Context) (*gitopsv1alpha1.OsmCluster, error) {
 	obj := &gitopsv1alpha1.OsmCluster{}
-	return obj, stack.Client().Get(ctx, client.ObjectKey{Namespace: tt.Namespace, Name: devstack.TenantClusterName}, obj)
+	return obj, stack.Client().Get(ctx, client.ObjectKey{Namespace: tt.Namespace, Name: osmtenant.ClusterName}, obj)
 }
 
 // expectClusterReady waits until the Ready condition of the tenant's OsmCluster has status and

@@ -10,7 +10,6 @@ import (
 
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/apis/meta"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +18,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // The scenarios around the engine: NS instances removed from Git, an upgrade OSM fails, OSM
@@ -123,7 +123,7 @@ func TestOSMDownThenBack(t *testing.T) {
 	t.Parallel()
 	ctx, tenant, g := bootstrap(t)
 	operatorPid := stack.Operator().Pid()
-	patchObject(ctx, t, &gitopsv1alpha1.OsmCluster{ObjectMeta: tenant.objectMeta(devstack.TenantClusterName)},
+	patchObject(ctx, t, &gitopsv1alpha1.OsmCluster{ObjectMeta: tenant.objectMeta(osmtenant.ClusterName)},
 		func(cluster *gitopsv1alpha1.OsmCluster) {
 			cluster.Spec.Interval = &metav1.Duration{Duration: clusterHealthInterval}
 		})
@@ -231,19 +231,9 @@ func TestCrossNamespaceSourceDenied(t *testing.T) {
 	other.expectApplied(ctx, t, other.seeded)
 	g.Expect(other.sim.ResetStats(ctx)).To(Succeed())
 
-	intruder := &gitopsv1alpha1.OsmDeployment{
-		ObjectMeta: other.objectMeta("borrowed-source"),
-		Spec: gitopsv1alpha1.OsmDeploymentSpec{
-			SourceRef: gitopsv1alpha1.SourceReference{
-				APIVersion: sourcev1.GroupVersion.String(),
-				Kind:       sourcev1.GitRepositoryKind,
-				Name:       owner.Repository,
-				Namespace:  owner.Namespace,
-			},
-			ClusterRef: meta.LocalObjectReference{Name: devstack.TenantClusterName},
-			Prune:      true,
-		},
-	}
+	intruder := osmtenant.Deployment(other.Namespace, "borrowed-source", owner.Repository)
+	intruder.Spec.SourceRef.Namespace = owner.Namespace
+	intruder.Spec.Prune = true
 	g.Expect(devstack.Apply(ctx, stack.Client(), intruder)).To(Succeed())
 	t.Cleanup(func() { deleteAndWait(ctx, t, intruder) })
 	eventually(ctx, t, func(g Gomega) {

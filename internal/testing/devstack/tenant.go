@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,13 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-)
-
-// Names of a tenant's objects other than those named after its repository.
-const (
-	TenantClusterName = "osm"
-	TenantSecretName  = "osm-credentials"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // DefaultSourceInterval is how often source-controller polls a tenant's repository: short, so
@@ -31,9 +24,9 @@ const DefaultSourceInterval = 10 * time.Second
 const fieldOwner = "osmops-devstack"
 
 // Tenant is one team's setup in its own namespace, as the demo and each end-to-end test make
-// it: a credentials Secret and an OsmCluster (both named by the constants above) for an NBI, a
-// GitRepository for a repository, and an OsmDeployment applying the one to the other (both
-// named after the repository).
+// it: a credentials Secret and an OsmCluster (those of osmtenant) for an NBI, a GitRepository
+// for a repository, and an OsmDeployment applying the one to the other (both named after the
+// repository).
 type Tenant struct {
 	// Namespace holds every object of the tenant; it is created when missing.
 	Namespace string
@@ -59,46 +52,21 @@ func (t Tenant) Objects() []client.Object {
 	if interval == 0 {
 		interval = DefaultSourceInterval
 	}
-	objectMeta := func(name string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: t.Namespace}
-	}
+	deployment := osmtenant.Deployment(t.Namespace, t.Repository, t.Repository)
+	deployment.Spec.Path, deployment.Spec.Prune = t.Path, t.Prune
 	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.Namespace}},
-		&corev1.Secret{
-			ObjectMeta: objectMeta(TenantSecretName),
-			Data: map[string][]byte{
-				gitopsv1alpha1.UsernameSecretKey: []byte(t.Username),
-				gitopsv1alpha1.PasswordSecretKey: []byte(t.Password),
-			},
-		},
-		&gitopsv1alpha1.OsmCluster{
-			ObjectMeta: objectMeta(TenantClusterName),
-			Spec: gitopsv1alpha1.OsmClusterSpec{
-				URL:                  t.NBIURL,
-				CredentialsSecretRef: meta.LocalObjectReference{Name: TenantSecretName},
-			},
-		},
+		osmtenant.CredentialsSecret(t.Namespace, t.Username, t.Password),
+		osmtenant.Cluster(t.Namespace, t.NBIURL),
 		&sourcev1.GitRepository{
-			ObjectMeta: objectMeta(t.Repository),
+			ObjectMeta: metav1.ObjectMeta{Name: t.Repository, Namespace: t.Namespace},
 			Spec: sourcev1.GitRepositorySpec{
 				URL:       t.GitURL,
 				Interval:  metav1.Duration{Duration: interval},
 				Reference: &sourcev1.GitRepositoryRef{Branch: DefaultBranch},
 			},
 		},
-		&gitopsv1alpha1.OsmDeployment{
-			ObjectMeta: objectMeta(t.Repository),
-			Spec: gitopsv1alpha1.OsmDeploymentSpec{
-				SourceRef: gitopsv1alpha1.SourceReference{
-					APIVersion: sourcev1.GroupVersion.String(),
-					Kind:       sourcev1.GitRepositoryKind,
-					Name:       t.Repository,
-				},
-				ClusterRef: meta.LocalObjectReference{Name: TenantClusterName},
-				Path:       t.Path,
-				Prune:      t.Prune,
-			},
-		},
+		deployment,
 	}
 }
 

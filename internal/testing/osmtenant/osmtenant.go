@@ -1,0 +1,102 @@
+// Package osmtenant makes the objects that connect a namespace to an OSM, alike for the
+// controller tests, the bench, the demo and the end-to-end tests: the credentials Secret, the
+// OsmCluster that uses it, OsmDeployments of a GitRepository on that OsmCluster, and, where no
+// source-controller runs, the GitRepository's artifact. Each user sets the other fields its
+// own way.
+package osmtenant
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// Names of a tenant's credentials Secret and OsmCluster.
+const (
+	ClusterName = "osm"
+	SecretName  = "osm-credentials"
+)
+
+// readyPollInterval is the pause between two reads of an OsmCluster waited on.
+const readyPollInterval = 50 * time.Millisecond
+
+// CredentialsSecret is the Secret of the NBI credentials, under the keys the OsmCluster reads.
+func CredentialsSecret(namespace, username, password string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: SecretName, Namespace: namespace},
+		Data: map[string][]byte{
+			gitopsv1alpha1.UsernameSecretKey: []byte(username),
+			gitopsv1alpha1.PasswordSecretKey: []byte(password),
+		},
+	}
+}
+
+// Cluster is the OsmCluster of the NBI at nbiURL with the credentials of CredentialsSecret.
+func Cluster(namespace, nbiURL string) *gitopsv1alpha1.OsmCluster {
+	return &gitopsv1alpha1.OsmCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterName, Namespace: namespace},
+		Spec: gitopsv1alpha1.OsmClusterSpec{
+			URL:                  nbiURL,
+			CredentialsSecretRef: meta.LocalObjectReference{Name: SecretName},
+		},
+	}
+}
+
+// Deployment is the OsmDeployment name of the GitRepository gitRepository on the OsmCluster
+// of Cluster.
+func Deployment(namespace, name, gitRepository string) *gitopsv1alpha1.OsmDeployment {
+	return &gitopsv1alpha1.OsmDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{
+			SourceRef: gitopsv1alpha1.SourceReference{
+				APIVersion: sourcev1.GroupVersion.String(),
+				Kind:       sourcev1.GitRepositoryKind,
+				Name:       gitRepository,
+			},
+			ClusterRef: meta.LocalObjectReference{Name: ClusterName},
+		},
+	}
+}
+
+// WaitClusterReady reads cluster (its namespace and name set) until it is Ready, for at most
+// within; cluster holds the last copy read.
+func WaitClusterReady(ctx context.Context, c client.Reader, cluster *gitopsv1alpha1.OsmCluster, within time.Duration) error {
+	key := client.ObjectKeyFromObject(cluster)
+	err := wait.PollUntilContextTimeout(ctx, readyPollInterval, within, true, func(ctx context.Context) (bool, error) {
+		return c.Get(ctx, key, cluster) == nil && conditions.IsReady(cluster), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for OsmCluster %s to be Ready (its Ready condition: %q): %w",
+			key, conditions.GetMessage(cluster, meta.ReadyCondition), err)
+	}
+	return nil
+}
+
+// SetArtifact makes the GitRepository name point at artifact, as source-controller does for a
+// new commit, and creates the GitRepository the first time: where no source-controller runs,
+// this is how a revision is published.
+func SetArtifact(ctx context.Context, c client.Client, namespace, name string, artifact *meta.Artifact) error {
+	repo := &sourcev1.GitRepository{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, repo); err != nil {
+		repo = &sourcev1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			// Nothing polls the URL: no source-controller runs.
+			Spec: sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + name + ".git", Interval: metav1.Duration{Duration: time.Hour}},
+		}
+		if err := c.Create(ctx, repo); err != nil {
+			return err
+		}
+	}
+	repo.Status.Artifact = artifact
+	return c.Status().Update(ctx, repo)
+}
