@@ -173,7 +173,7 @@ func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measu
 	}
 	defer func() { _ = sim.Stop() }()
 	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
-		Namespace: fmt.Sprintf("bench-%d", w.N), NBI: sim.URL, Credentials: b.Credentials,
+		Namespace: fmt.Sprintf("bench-%d", w.N), NBI: sim.URL(), Credentials: b.Credentials,
 		MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
 	})
 	if err != nil {
@@ -314,7 +314,7 @@ func (b *Bench) runCLI(ctx context.Context, w Workload) (map[Scenario]Measuremen
 		return nil, err
 	}
 	cli := &CLIPattern{
-		NBI: sim.URL, Credentials: b.Credentials, PollInterval: b.Settings.CLIPollInterval,
+		NBI: sim.URL(), Credentials: b.Credentials, PollInterval: b.Settings.CLIPollInterval,
 		Parallelism: b.Settings.MaxConcurrentRequests,
 	}
 	steps := []struct {
@@ -408,7 +408,7 @@ func (b *Bench) runFleet(ctx context.Context, result *FleetResult) error {
 		return err
 	}
 	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
-		Namespace: "bench-fleet", NBI: sim.URL, Credentials: b.Credentials, MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
+		Namespace: "bench-fleet", NBI: sim.URL(), Credentials: b.Credentials, MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
 	})
 	if err != nil {
 		return err
@@ -473,7 +473,7 @@ func (b *Bench) onboardPackages(ctx context.Context, sim *Simulator) error {
 	if err != nil {
 		return err
 	}
-	nbi, err := osm.NewClient(sim.URL, b.Credentials)
+	nbi, err := osm.NewClient(sim.URL(), b.Credentials)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,23 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
+
+// The test binary doubles as the simulator that TestStartSimulator starts: with
+// fakeSimulatorEnv set it answers 200 OK on its --listen address, as cmd/osm-nbi-sim answers
+// the readiness check and the fault that sets the latency.
+const fakeSimulatorEnv = "BENCH_TEST_FAKE_SIMULATOR"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeSimulatorEnv) != "" {
+		for _, arg := range os.Args[1:] {
+			if listen, ok := strings.CutPrefix(arg, "--listen="); ok {
+				fmt.Println(http.ListenAndServe(listen, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+			}
+		}
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
 
 // fakeSimulator writes a script that stands for cmd/osm-nbi-sim: it records its arguments in
 // args, then runs body.
@@ -30,20 +49,24 @@ func TestStartSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tests := []struct {
-		name, body, wantURL, wantErr string
+		name, body, wantErr string
 	}{
-		{
-			name:    "reads the address from the banner",
-			body:    `echo 'osm-nbi-sim: serving the OSM NBI at http://127.0.0.1:40123/osm (control API at http://127.0.0.1:40123/sim/v1), user "u"'; exec tail -f /dev/null`,
-			wantURL: "http://127.0.0.1:40123",
-		},
-		{name: "an unexpected banner", body: "echo hello; exec tail -f /dev/null", wantErr: `printed "hello"`},
-		{name: "an exit at start", body: "exit 3", wantErr: "exited at start"},
+		{name: "serves", body: fakeSimulatorEnv + "=1 exec " + os.Args[0] + ` "$@"`},
+		{name: "an exit at start", body: "exit 3", wantErr: "exited before it was ready"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			binary, args := fakeSimulator(t, tt.body)
-			sim, err := StartSimulator(ctx, SimulatorOptions{Binary: binary, Credentials: testCredentials, VIMAccount: VIMAccount, OperationDelay: time.Second})
+			sim, err := StartSimulator(ctx, SimulatorOptions{Binary: binary, Credentials: testCredentials, VIMAccount: VIMAccount,
+				OperationDelay: time.Second, Latency: time.Millisecond})
+			recorded, readErr := os.ReadFile(args)
+			if readErr != nil {
+				t.Fatal(readErr)
+			}
+			if got := string(recorded); strings.Contains(got, testCredentials.Password) || !strings.Contains(got, "--password-file=") ||
+				!strings.Contains(got, "--operation-delay=1s") || !strings.Contains(got, "--vim-account=site1") {
+				t.Errorf("arguments %q: want the password in a file, the operation delay and the VIM account", got)
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("StartSimulator error = %v, want one with %q", err, tt.wantErr)
@@ -53,19 +76,11 @@ func TestStartSimulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sim.URL != tt.wantURL {
-				t.Errorf("URL = %q, want %q", sim.URL, tt.wantURL)
+			if !strings.HasPrefix(sim.URL(), "http://127.0.0.1:") {
+				t.Errorf("URL = %q, want one on loopback", sim.URL())
 			}
 			if err := sim.Stop(); err != nil {
 				t.Errorf("Stop: %v", err)
-			}
-			recorded, err := os.ReadFile(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := string(recorded); strings.Contains(got, testCredentials.Password) || !strings.Contains(got, "--password-file=") ||
-				!strings.Contains(got, "--operation-delay=1s") || !strings.Contains(got, "--vim-account=site1") {
-				t.Errorf("arguments %q: want the password in a file, the operation delay and the VIM account", got)
 			}
 			if _, err := os.Stat(sim.workDir); !os.IsNotExist(err) {
 				t.Errorf("the password file's folder is still there after Stop: %v", err)

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,10 +61,8 @@ type Options struct {
 // osmops and Flux CRDs, Flux's source-controller, a Git server, an NBI simulator and the
 // operator, each a real process or server. Stop stops them all.
 type Stack struct {
-	workDir      string
+	processHome
 	ports        Ports
-	progress     io.Writer
-	pids         pidDir
 	controlPlane *controlPlane
 	git          *GitServer
 
@@ -84,15 +80,6 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.WorkDir == "" {
 		return nil, errors.New("devstack: Options.WorkDir is empty")
 	}
-	workDir, err := filepath.Abs(o.WorkDir)
-	if err != nil {
-		return nil, err
-	}
-	o.WorkDir = workDir
-	progress := o.Log
-	if progress == nil {
-		progress = io.Discard
-	}
 	gitBackend, err := checkPrerequisites(o)
 	if err != nil {
 		return nil, err
@@ -101,17 +88,46 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range []string{logDirName, pidDirName, artifactsDirName} {
-		if err := os.MkdirAll(filepath.Join(workDir, dir), 0o755); err != nil {
-			return nil, err
-		}
+	home, err := newProcessHome(o.WorkDir, o.Log)
+	if err != nil {
+		return nil, err
 	}
-	s := &Stack{workDir: workDir, ports: ports, progress: progress, pids: pidDir(filepath.Join(workDir, pidDirName))}
+	if err := os.MkdirAll(filepath.Join(home.workDir, artifactsDirName), 0o755); err != nil {
+		return nil, err
+	}
+	o.WorkDir = home.workDir
+	s := &Stack{processHome: home, ports: ports}
 	if err := s.start(ctx, o, gitBackend); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
-	fmt.Fprintf(progress, "the stack is up; state and logs in %s\n", workDir)
+	fmt.Fprintf(s.progress, "the stack is up; state and logs in %s\n", s.workDir)
 	return s, nil
+}
+
+// processHome is where processes keep their logs and pid files (under workDir) and where they
+// report starting and stopping.
+type processHome struct {
+	workDir  string
+	pids     pidDir
+	progress io.Writer
+}
+
+// newProcessHome makes the log and pid folders under workDir; a nil progress discards the
+// reports.
+func newProcessHome(workDir string, progress io.Writer) (processHome, error) {
+	workDir, err := filepath.Abs(workDir)
+	if err != nil {
+		return processHome{}, err
+	}
+	for _, dir := range []string{logDirName, pidDirName} {
+		if err := os.MkdirAll(filepath.Join(workDir, dir), 0o755); err != nil {
+			return processHome{}, err
+		}
+	}
+	if progress == nil {
+		progress = io.Discard
+	}
+	return processHome{workDir: workDir, pids: pidDir(filepath.Join(workDir, pidDirName)), progress: progress}, nil
 }
 
 func (s *Stack) start(ctx context.Context, o Options, gitBackend string) error {
@@ -158,16 +174,16 @@ func (s *Stack) start(ctx context.Context, o Options, gitBackend string) error {
 	return s.operator.start(ctx)
 }
 
-func (s *Stack) newProcess(name, path string, args, env []string, readyURL string) *Process {
+func (h processHome) newProcess(name, path string, args, env []string, readyURL string) *Process {
 	return &Process{
 		name:     name,
 		path:     path,
 		args:     args,
 		env:      env,
 		readyURL: readyURL,
-		logPath:  logPath(s.workDir, name),
-		pids:     s.pids,
-		progress: s.progress,
+		logPath:  logPath(h.workDir, name),
+		pids:     h.pids,
+		progress: h.progress,
 	}
 }
 
@@ -190,12 +206,7 @@ func (s *Stack) startSimulator(ctx context.Context, name, binary string, port in
 			return nil, fmt.Errorf("a simulator named %s already exists", name)
 		}
 	}
-	url := "http://" + hostPort(port)
-	sim := &Simulator{
-		Process: s.newProcess(name, binary, append([]string{"--listen=" + hostPort(port)}, args...), nil, url+"/osm/version"),
-		url:     url,
-		client:  &http.Client{Timeout: 30 * time.Second},
-	}
+	sim := s.newSimulator(name, binary, port, args)
 	s.simulators = append(s.simulators, sim)
 	s.mu.Unlock()
 	return sim, sim.start(ctx)
