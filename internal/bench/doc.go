@@ -4,7 +4,7 @@
 // an injected latency, and renders the figures as the Markdown report of `make bench`
 // (docs/benchmarks.md).
 //
-// The simulator runs as a separate process so that the benchmark process's CPU time and memory
+// The simulator runs as a separate process (devstack's) so that the benchmark process's CPU time and memory
 // are the operator's (the envtest API server and etcd are child processes too). Nothing here
 // runs in `make test`: the unit tests only check the harness's pure parts and the CLI model's
 // request counts.

@@ -6,9 +6,11 @@
 //   - Flux's source-controller as a process;
 //   - a Git server (git-http-backend behind net/http/cgi) whose repositories accept pushes over
 //     HTTP, with helpers that commit, remove and revert through a working clone;
-//   - the NBI simulator as a process, with a client of its control API;
+//   - the NBI simulator as a process, with a client of its control API; StartSimulator runs one
+//     on its own, as the bench (internal/bench) does for each measurement;
 //   - the operator as a process, which a test can kill and restart;
-//   - helpers that apply a tenant's Secret, OsmCluster, GitRepository and OsmDeployment.
+//   - helpers that apply a tenant's objects: osmtenant's Secret, OsmCluster and OsmDeployment,
+//     and a GitRepository of the stack's Git server.
 //
 // Every part listens on 127.0.0.1 only; its state and log live under Options.WorkDir, and each
 // process has a pid file there so that StopLeftovers can clean up after a supervisor that died.
