@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
@@ -287,7 +286,7 @@ func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
 	var names []string
 	for _, ns := range state.NSInstances {
 		for _, op := range ns.Operations {
-			if op.Type == engine.OperationAction && op.Primitive == "upgrade" {
+			if op.Type == osm.OperationTypeAction && op.Primitive == "upgrade" {
 				names = append(names, ns.Name)
 				break
 			}

@@ -166,7 +166,7 @@ func listOperationsRequest(nsInstanceID string) request {
 }
 
 func completedActionsRequest() request {
-	query := url.Values{"lcmOperationType": {operationTypeAction}, "operationState": {OperationCompleted}}
+	query := url.Values{"lcmOperationType": {OperationTypeAction}, "operationState": {OperationCompleted}}
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
 
