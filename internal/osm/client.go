@@ -27,7 +27,7 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Defaults of the Client's options.
+// Defaults of the Client's settings.
 const (
 	DefaultTimeout          = time.Minute
 	DefaultMaxResponseBytes = 256 << 20
@@ -95,18 +95,6 @@ type settings struct {
 	cluster               string
 }
 
-// WithHTTPClient makes the Client send its requests with httpClient. The TLS
-// options, if given too, apply to a copy of its *http.Transport.
-func WithHTTPClient(httpClient *http.Client) Option {
-	return func(s *settings) error {
-		if httpClient == nil {
-			return errors.New("WithHTTPClient: nil HTTP client")
-		}
-		s.httpClient = httpClient
-		return nil
-	}
-}
-
 // WithCABundle makes the Client trust only the certificate authorities of a
 // PEM bundle, instead of the system's, when it verifies the NBI's certificate.
 func WithCABundle(pem []byte) Option {
@@ -145,36 +133,6 @@ func WithMaxConcurrentRequests(n int) Option {
 			return fmt.Errorf("WithMaxConcurrentRequests: %d is not positive", n)
 		}
 		s.maxConcurrent = n
-		return nil
-	}
-}
-
-// WithUserAgent sets the User-Agent header (default DefaultUserAgent).
-func WithUserAgent(userAgent string) Option {
-	return func(s *settings) error {
-		s.userAgent = userAgent
-		return nil
-	}
-}
-
-// WithMaxResponseBytes bounds every successful answer (default DefaultMaxResponseBytes: a
-// list of 10,000 NS records is large): a list's bytes, and the memory its records take once
-// decoded. One record has a lower bound of its own (1 or 4 MiB by kind), alone or in a list;
-// an answer small by nature (a login, the version), 64 KiB.
-func WithMaxResponseBytes(n int64) Option {
-	return func(s *settings) error {
-		if n <= 0 {
-			return fmt.Errorf("WithMaxResponseBytes: %d is not positive", n)
-		}
-		s.maxResponseBytes = n
-		return nil
-	}
-}
-
-// WithClock replaces time.Now for token expiry, for tests.
-func WithClock(now func() time.Time) Option {
-	return func(s *settings) error {
-		s.now = now
 		return nil
 	}
 }
@@ -330,15 +288,10 @@ type request struct {
 	header      http.Header
 	// anonymous requests carry no token.
 	anonymous bool
-	// secretPath marks a path that holds a secret (a token): errors show the route instead.
-	secretPath bool
 }
 
 // displayPath is the URL path of a request, for errors and logs.
 func (c *Client) displayPath(req request) string {
-	if req.secretPath {
-		return c.baseURL.Path + req.route
-	}
 	return c.baseURL.Path + req.path
 }
 
@@ -369,9 +322,9 @@ func (c *Client) doAuthenticated(ctx context.Context, req request, answer answer
 	return c.send(ctx, req, renewed.id, answer)
 }
 
-// send makes one HTTP request and reads a 2xx answer as answer says, within
-// WithMaxResponseBytes. A non-2xx answer is an *APIError; a failure to get or read an answer
-// is a *RequestError.
+// send makes one HTTP request and reads a 2xx answer as answer says, within the Client's
+// maxResponseBytes. A non-2xx answer is an *APIError; a failure to get or read an answer is a
+// *RequestError.
 func (c *Client) send(ctx context.Context, req request, bearer string, answer answerReading) error {
 	path := c.displayPath(req)
 	if err := c.acquireSlot(ctx); err != nil {
