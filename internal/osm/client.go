@@ -92,7 +92,7 @@ type settings struct {
 	userAgent             string
 	maxResponseBytes      int64
 	now                   func() time.Time
-	cluster               string
+	metrics               clientMetrics
 }
 
 // WithCABundle makes the Client trust only the certificate authorities of a
@@ -137,15 +137,6 @@ func WithMaxConcurrentRequests(n int) Option {
 	}
 }
 
-// WithMetricsLabel sets the value of the `cluster` label of the Client's
-// metrics, to tell OSM clusters apart.
-func WithMetricsLabel(cluster string) Option {
-	return func(s *settings) error {
-		s.cluster = cluster
-		return nil
-	}
-}
-
 // NewClient makes a Client of the NBI at baseURL, such as
 // "https://osm.example.com:9999". When baseURL has no path, the Client
 // prefixes "/osm" to the NBI's routes; otherwise it uses the path as given
@@ -174,7 +165,7 @@ func NewClient(baseURL string, credentials Credentials, options ...Option) (*Cli
 		timeout:          s.timeout,
 		maxResponseBytes: s.maxResponseBytes,
 		now:              s.now,
-		metrics:          clientMetrics{cluster: s.cluster},
+		metrics:          s.metrics,
 	}
 	if s.maxConcurrent > 0 {
 		client.slots = make(chan struct{}, s.maxConcurrent)
