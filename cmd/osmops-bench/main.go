@@ -1,4 +1,4 @@
-// Command osmops-bench runs the benchmark of `make bench`: the issue's scenarios through the
+// Command osmops-bench runs the benchmark of `make bench`: the scenarios A to D through the
 // real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
 // process, the 1,000-OsmDeployment run and the Go benchmarks of the hot pure functions, and
 // writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the

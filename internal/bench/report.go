@@ -46,7 +46,7 @@ func Render(w io.Writer, r *Report) error {
 	md := &markdown{}
 	md.line("# Benchmarks")
 	md.line("")
-	md.line("Written by `%s` on %s (%s); do not edit by hand, run it again. The issue's scenarios run through the real",
+	md.line("Written by `%s` on %s (%s); do not edit by hand, run it again. Scenarios A to D run through the real",
 		r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), formatDuration(r.Duration.Round(time.Second)))
 	md.line("reconcilers (controller-runtime manager on envtest) and through a model of the `osm` CLI's request pattern, each")
 	md.line("against its own NBI simulator process; see [Method](#method).")

@@ -15,7 +15,7 @@ import (
 	"github.com/osmops/osmops/internal/osm"
 )
 
-// Scenario names a step of the scenarios.
+// Scenario names one of the benchmark's scenarios, A to D: the steps of one repository's life.
 type Scenario string
 
 // The scenarios, in the order they run on one repository.
