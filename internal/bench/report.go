@@ -301,14 +301,18 @@ func renderFleet(md *markdown, r *Report) {
 }
 
 func renderGoBenchmarks(md *markdown, r *Report) {
-	md.heading("Go benchmarks of the hot pure functions")
+	md.heading("Go benchmarks of hot functions and memory bounds")
 	md.line("`go test -run '^$' -bench -benchmem`, on the same machine before the scenarios.")
 	md.line("")
 	md.row("benchmark", "what one iteration does", "iterations", "time", "allocated", "allocations", "target")
 	md.row("---", "---", "---:", "---:", "---:", "---:", "---:")
 	for _, b := range r.GoBenchmarks {
+		target := "< " + formatDuration(b.Target)
+		if b.HeapTarget > 0 {
+			target = fmt.Sprintf("heap in use grew by %s (< %s)", formatBytes(b.HeapGrowth), formatBytes(b.HeapTarget))
+		}
 		md.row(fmt.Sprintf("`%s` (`%s`)", b.Name, b.Package), b.What, fmt.Sprint(b.Iterations), formatDuration(b.PerOp),
-			formatBytes(b.BytesPerOp), formatCount(int64(b.AllocsPerOp)), "< "+formatDuration(b.Target))
+			formatBytes(b.BytesPerOp), formatCount(int64(b.AllocsPerOp)), target)
 	}
 }
 

@@ -61,12 +61,17 @@ func Evaluate(r *Report) []Verdict {
 	}
 	verdicts = append(verdicts, fleetVerdicts(r)...)
 	for _, b := range r.GoBenchmarks {
-		verdicts = append(verdicts, Verdict{
+		v := Verdict{
 			Target:   fmt.Sprintf("%s in under %s", b.What, formatDuration(b.Target)),
 			Measured: formatDuration(b.PerOp),
 			Pass:     b.PerOp < b.Target,
 			Why:      whyGoBenchmark[b.Name],
-		})
+		}
+		if b.HeapTarget > 0 {
+			v.Target = fmt.Sprintf("%s, the heap in use growing by under %s", b.What, formatBytes(b.HeapTarget))
+			v.Measured, v.Pass = formatBytes(b.HeapGrowth), b.HeapGrowth < b.HeapTarget
+		}
+		verdicts = append(verdicts, v)
 	}
 	return verdicts
 }
