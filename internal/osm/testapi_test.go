@@ -3,7 +3,7 @@ package osm
 // The calls, options and error tests below are the tests' only: the operator never makes these
 // calls, and always runs with the default HTTP client, user agent, clock and answer bound. The
 // tests use them to drive the simulator, check requests against OSM's spec, and reach limits
-// quickly.
+// quickly. OpenLDAPPackage is here so that the tests of both test packages share it.
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -195,3 +197,14 @@ func IsBadRequest(err error) bool { return statusOf(err) == http.StatusBadReques
 
 // IsUnprocessable tells whether err is the NBI's 422 (a schema error).
 func IsUnprocessable(err error) bool { return statusOf(err) == http.StatusUnprocessableEntity }
+
+// OpenLDAPPackage builds one of the openldap packages of osmpkg's testdata, for the tests of
+// both test packages.
+func OpenLDAPPackage(tb testing.TB, name string) *osmpkg.Package {
+	tb.Helper()
+	pkg, err := osmpkg.Build(filepath.Join("..", "osmpkg", "testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pkg
+}
