@@ -26,11 +26,13 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // controllerName names the operator in events, leader election and field managers.
@@ -229,6 +231,7 @@ func run(o options) error {
 		Reader:            mgr.GetAPIReader(),
 		MaxRequestTimeout: o.maxNBIRequestTimeout,
 		SecretMaxAge:      o.secretPollInterval,
+		Metrics:           osm.NewMetrics(ctrlmetrics.Registry),
 	}
 	if err := (&controller.OsmClusterReconciler{
 		Client:             mgr.GetClient(),

@@ -52,8 +52,6 @@ const (
 	OperationFailedReason = "OperationFailed"
 	// TimeoutReason: OSM did not finish the revision's operations within timeout.
 	TimeoutReason = "Timeout"
-	// PruneFailedReason: an NS instance Git no longer declares could not be deleted.
-	PruneFailedReason = "PruneFailed"
 	// DeletionFailedReason: cleaning up OSM on deletion of the OsmDeployment failed.
 	DeletionFailedReason = "DeletionFailed"
 	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS

@@ -175,7 +175,7 @@ const (
 )
 
 // NsInstanceState is what the operator knows of an owned NS instance.
-// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Missing;Orphaned
+// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Orphaned
 type NsInstanceState string
 
 // NS instance states in the inventory.
@@ -190,8 +190,6 @@ const (
 	NsInstanceFailed NsInstanceState = "Failed"
 	// NsInstanceDeleting: the instance is being terminated because Git no longer declares it.
 	NsInstanceDeleting NsInstanceState = "Deleting"
-	// NsInstanceMissing: the instance was deleted in OSM outside Git; it is recreated.
-	NsInstanceMissing NsInstanceState = "Missing"
 	// NsInstanceOrphaned: Git no longer declares the instance and prune is off, so it is left alone.
 	NsInstanceOrphaned NsInstanceState = "Orphaned"
 )

@@ -1,6 +1,6 @@
-// Command osmops-bench runs the benchmark of `make bench`: the issue's scenarios through the
+// Command osmops-bench runs the benchmark of `make bench`: the scenarios A to D through the
 // real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
-// process, the 1,000-OsmDeployment run and the Go benchmarks of the hot pure functions, and
+// process, the 1,000-OsmDeployment run and the Go benchmarks of hot functions and memory bounds, and
 // writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
 // targets are met or not; 1 when a part of the run could not be measured.
 //
@@ -65,7 +65,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.StringVar(&s.SimulatorBinary, "simulator", "bin/osm-nbi-sim", "the NBI simulator binary (go build ./cmd/osm-nbi-sim)")
 	flags.StringVar(&o.operatorLog, "operator-log", "", "file for the reconcilers' error logs (default: standard error)")
 	flags.StringVar(&o.command, "command", "make bench", "the command the report says reproduces it")
-	flags.BoolVar(&o.goBenchmarks, "go-benchmarks", true, "run the Go benchmarks of the hot pure functions")
+	flags.BoolVar(&o.goBenchmarks, "go-benchmarks", true, "run the Go benchmarks of hot functions and memory bounds")
 	flags.IntSliceVar(&s.Sizes, "sizes", []int{10, 100, 1000}, "numbers of NS instances of the single-repository scenarios")
 	flags.DurationVar(&s.Latency, "latency", 5*time.Millisecond, "latency injected into every NBI request")
 	flags.DurationVar(&s.OperationDelay, "operation-delay", 100*time.Millisecond, "how long each simulated LCM operation runs")

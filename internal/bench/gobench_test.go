@@ -16,6 +16,9 @@ PASS
 pkg: github.com/osmops/osmops/internal/engine
 BenchmarkCompute10000Instances   	      21	  50084380 ns/op	35232346 B/op	  380202 allocs/op
 PASS
+pkg: github.com/osmops/osmops/internal/osm
+BenchmarkHostileListHeap-2   	       1	13484386582 ns/op	  14729216 heap-B	1606451416 B/op	  5267345 allocs/op
+PASS
 `
 	got, err := ParseGoBenchmarks(strings.NewReader(output))
 	if err != nil {
@@ -24,6 +27,8 @@ PASS
 	want := []GoBenchmark{
 		{GoBenchmarkTarget: GoBenchmarkTargets[0], Iterations: 34, PerOp: 36568642 * time.Nanosecond, BytesPerOp: 17850937, AllocsPerOp: 188332},
 		{GoBenchmarkTarget: GoBenchmarkTargets[1], Iterations: 21, PerOp: 50084380 * time.Nanosecond, BytesPerOp: 35232346, AllocsPerOp: 380202},
+		{GoBenchmarkTarget: GoBenchmarkTargets[2], Iterations: 1, PerOp: 13484386582 * time.Nanosecond, BytesPerOp: 1606451416, AllocsPerOp: 5267345,
+			HeapGrowth: 14729216},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("benchmarks (-want +got):\n%s", diff)

@@ -39,7 +39,7 @@ type Window struct {
 	cpu     time.Duration
 }
 
-// StartMeter starts sampling memory every interval (the brief's 50 ms).
+// StartMeter starts sampling memory every interval (osmops-bench uses 50 ms).
 func StartMeter(interval time.Duration) (*Meter, error) {
 	self, err := procfs.Self()
 	if err != nil {

@@ -47,7 +47,7 @@ func Render(w io.Writer, r *Report) error {
 	md := &markdown{}
 	md.line("# Benchmarks")
 	md.line("")
-	md.line("Written by `%s` on %s (%s); do not edit by hand, run it again. The issue's scenarios run through the real",
+	md.line("Written by `%s` on %s (%s); do not edit by hand, run it again. Scenarios A to D run through the real",
 		r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), formatDuration(r.Duration.Round(time.Second)))
 	md.line("reconcilers (controller-runtime manager on envtest) and through a model of the `osm` CLI's request pattern, each")
 	md.line("against its own NBI simulator process; see [Method](#method).")
@@ -302,14 +302,18 @@ func renderFleet(md *markdown, r *Report) {
 }
 
 func renderGoBenchmarks(md *markdown, r *Report) {
-	md.heading("Go benchmarks of the hot pure functions")
+	md.heading("Go benchmarks of hot functions and memory bounds")
 	md.line("`go test -run '^$' -bench -benchmem`, on the same machine before the scenarios.")
 	md.line("")
 	md.row("benchmark", "what one iteration does", "iterations", "time", "allocated", "allocations", "target")
 	md.row("---", "---", "---:", "---:", "---:", "---:", "---:")
 	for _, b := range r.GoBenchmarks {
+		target := "< " + formatDuration(b.Target)
+		if b.HeapTarget > 0 {
+			target = fmt.Sprintf("heap in use grew by %s (< %s)", formatBytes(b.HeapGrowth), formatBytes(b.HeapTarget))
+		}
 		md.row(fmt.Sprintf("`%s` (`%s`)", b.Name, b.Package), b.What, fmt.Sprint(b.Iterations), formatDuration(b.PerOp),
-			formatBytes(b.BytesPerOp), formatCount(int64(b.AllocsPerOp)), "< "+formatDuration(b.Target))
+			formatBytes(b.BytesPerOp), formatCount(int64(b.AllocsPerOp)), target)
 	}
 }
 

@@ -55,6 +55,7 @@ func goodReport() *Report {
 		GoBenchmarks: []GoBenchmark{
 			{GoBenchmarkTarget: GoBenchmarkTargets[0], PerOp: 100 * time.Millisecond},
 			{GoBenchmarkTarget: GoBenchmarkTargets[1], PerOp: 10 * time.Millisecond},
+			{GoBenchmarkTarget: GoBenchmarkTargets[2], PerOp: 10 * time.Second, HeapGrowth: 14 << 20},
 		},
 	}
 }
@@ -120,10 +121,12 @@ func TestEvaluate(t *testing.T) {
 				r.Fleet.AllReady, r.Fleet.ReadyByTarget, r.Fleet.ReadyAtEnd = 0, 400, 900
 				r.Fleet.Usage.PeakHeap = 300 << 20
 				r.GoBenchmarks[1].PerOp = 60 * time.Millisecond
+				r.GoBenchmarks[2].HeapGrowth = 100 << 20
 			},
 			wantM: []string{
 				"1,000 OsmDeployments: all Ready within 60 s of creation", "1,000 OsmDeployments: operator peak memory under 200.0 MiB",
 				"plan 10,000 NS instances (10% changed) in under 50 ms",
+				"read each of 6 hostile 1 GiB list answers up to its first bound, the heap in use growing by under 64.0 MiB",
 			},
 		},
 		{
@@ -196,7 +199,7 @@ func TestRenderExplainsOnlyMissedTargets(t *testing.T) {
 	if err := Render(&good, goodReport()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Targets", "13 of 13 targets met.", "## Scenario A", "**N = 1,000**", "## Method", "`make bench`"} {
+	for _, want := range []string{"## Targets", "14 of 14 targets met.", "## Scenario A", "**N = 1,000**", "## Method", "`make bench`"} {
 		if !strings.Contains(good.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -10,13 +10,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
 )
 
-// Scenario names a step of the scenarios.
+// Scenario names one of the benchmark's scenarios, A to D: the steps of one repository's life.
 type Scenario string
 
 // The scenarios, in the order they run on one repository.
@@ -287,7 +286,7 @@ func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
 	var names []string
 	for _, ns := range state.NSInstances {
 		for _, op := range ns.Operations {
-			if op.Type == engine.OperationAction && op.Primitive == "upgrade" {
+			if op.Type == osm.OperationTypeAction && op.Primitive == "upgrade" {
 				names = append(names, ns.Name)
 				break
 			}

@@ -11,7 +11,7 @@ import (
 
 // Verdict is the outcome of one target.
 type Verdict struct {
-	// Target is what the issue asks, Measured what this run measured.
+	// Target is the figure to meet, Measured what this run measured.
 	Target   string
 	Measured string
 	// Pass is false when the target was missed or could not be measured.
@@ -30,7 +30,7 @@ const (
 	fleetMemory            = 200 << 20
 )
 
-// Evaluate checks every target of the issue against a report's figures.
+// Evaluate checks every target against a report's figures.
 func Evaluate(r *Report) []Verdict {
 	verdicts := []Verdict{
 		perSize(r, FirstRevision, fmt.Sprintf("A: NBI requests <= N + %d", requestAllowance),
@@ -61,12 +61,17 @@ func Evaluate(r *Report) []Verdict {
 	}
 	verdicts = append(verdicts, fleetVerdicts(r)...)
 	for _, b := range r.GoBenchmarks {
-		verdicts = append(verdicts, Verdict{
+		v := Verdict{
 			Target:   fmt.Sprintf("%s in under %s", b.What, formatDuration(b.Target)),
 			Measured: formatDuration(b.PerOp),
 			Pass:     b.PerOp < b.Target,
 			Why:      whyGoBenchmark[b.Name],
-		})
+		}
+		if b.HeapTarget > 0 {
+			v.Target = fmt.Sprintf("%s, the heap in use growing by under %s", b.What, formatBytes(b.HeapTarget))
+			v.Measured, v.Pass = formatBytes(b.HeapGrowth), b.HeapGrowth < b.HeapTarget
+		}
+		verdicts = append(verdicts, v)
 	}
 	return verdicts
 }
@@ -138,7 +143,7 @@ func onlyChangedUpgraded(r *Report) Verdict {
 	}
 	v.Measured = strings.Join(parts, "; ")
 	if !v.Pass {
-		v.Why = "The plan sent an operation to an instance whose values did not change, or missed one: see the B tables."
+		v.Why = "The plan sent an operation to an instance whose values did not change, or missed one: see the tables of scenario B."
 	}
 	return v
 }

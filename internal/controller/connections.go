@@ -69,6 +69,8 @@ type ConnectionPool struct {
 	Reader client.Reader
 	// ClientOptions are added to every NBI client (tests inject transports and clocks).
 	ClientOptions []osm.Option
+	// Metrics records the requests of every NBI client, labelled by OsmCluster (none when nil).
+	Metrics *osm.Metrics
 	// MaxRequestTimeout caps the NBI request timeout an OsmCluster asks for (none when 0).
 	MaxRequestTimeout time.Duration
 	// SecretMaxAge is how long Get uses the Secrets it read without reading them again
@@ -240,7 +242,7 @@ func (p *ConnectionPool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Cre
 		osm.WithTimeout(p.requestTimeout(obj)),
 		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
 		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
-		osm.WithMetricsLabel(obj.Namespace + "/" + obj.Name),
+		osm.WithMetrics(p.Metrics, obj.Namespace+"/"+obj.Name),
 	}
 	if ca != nil {
 		options = append(options, osm.WithCABundle(ca))

@@ -2,18 +2,22 @@ package controller
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // poolWorld is an OsmCluster, its namespace and credentials Secret in a fake API server, and a
@@ -138,4 +142,28 @@ func TestConnectionPoolErrorsNameSecretsNotTheirContent(t *testing.T) {
 	_, err := w.pool.Get(w.ctx, w.cluster)
 	w.g.Expect(err).To(MatchError("Secret tenant/osm-credentials has no username"))
 	w.g.Expect(strings.Contains(err.Error(), testPassword)).To(BeFalse())
+}
+
+func TestConnectionPoolClientsRecordTheirRequestsByOsmCluster(t *testing.T) {
+	w := newPoolWorld(t)
+	nbi := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		_, _ = rw.Write([]byte(`{"version": "15.0"}`))
+	}))
+	t.Cleanup(nbi.Close)
+	w.cluster.Spec.URL = nbi.URL
+	registry := prometheus.NewRegistry()
+	w.pool.Metrics = osm.NewMetrics(registry)
+	_, err := w.get().NBI.(healthChecker).Version(w.ctx)
+	w.g.Expect(err).NotTo(HaveOccurred())
+	families, err := registry.Gather()
+	w.g.Expect(err).NotTo(HaveOccurred())
+	var requests []map[string]string
+	for _, f := range families {
+		if f.GetName() == "osmops_nbi_requests_total" {
+			for _, m := range f.Metric {
+				requests = append(requests, labels(m))
+			}
+		}
+	}
+	w.g.Expect(requests).To(ConsistOf(HaveKeyWithValue("cluster", "tenant/osm")))
 }

@@ -33,8 +33,7 @@ func init() {
 // instanceStates are the states reported by the osmops_ns_instances gauge.
 var instanceStates = []gitopsv1alpha1.NsInstanceState{
 	gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
-	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceMissing,
-	gitopsv1alpha1.NsInstanceOrphaned,
+	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
 }
 
 // recordMetrics records a reconcile's duration and the states of the owned NS instances; a

@@ -206,7 +206,7 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 		if entries[i].Name != op.NsInstance {
 			continue
 		}
-		if op.Type == engine.OperationTerminate && state == gitopsv1alpha1.NsInstanceReady {
+		if op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady {
 			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
 		} else {
 			entries[i].State = state

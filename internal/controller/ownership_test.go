@@ -17,8 +17,9 @@ import (
 )
 
 // Ownership is recorded in OSM (engine.OwnerParam) and spans every OsmCluster, namespace and
-// operator process that drives one OSM project. These tests are the cases of issue 12's "Why"
-// that a hostile or careless tenant tried on the first version.
+// operator process that drives one OSM project. These tests are the ways a hostile or careless
+// tenant could duplicate, take or prune NS instances when ownership lived in status only: a
+// lost status, a restore, a second namespace, OsmCluster or operator process.
 
 // neighbour is another tenant, in a namespace of its own, whose OsmCluster points at the same
 // OSM (the same simulator, URL and project) as tn's.

@@ -7,14 +7,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
-)
-
-// LCM operation types, as OSM names them in lcmOperationType.
-const (
-	OperationInstantiate = "instantiate"
-	OperationAction      = "action"
-	OperationTerminate   = "terminate"
 )
 
 // StartedOperation is an OSM LCM operation the apply started.
@@ -122,14 +116,14 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 				record(StartedOperation{}, "", ActionError{Subject: action.Name, Action: ActionCreateNSInstance, Err: err})
 				return nil
 			}
-			record(StartedOperation{ID: created.OperationID, Type: OperationInstantiate, NsInstance: action.Name}, created.ID, ActionError{})
+			record(StartedOperation{ID: created.OperationID, Type: osm.OperationTypeInstantiate, NsInstance: action.Name}, created.ID, ActionError{})
 			return nil
 		})
 	}
 	for _, action := range plan.Upgrades {
 		group.Go(func() error {
 			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
-			record(StartedOperation{ID: opID, Type: OperationAction, NsInstance: action.Name}, "",
+			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil
 		})
@@ -137,7 +131,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	for _, action := range plan.Deletes {
 		group.Go(func() error {
 			opID, err := nbi.DeleteNSInstance(groupCtx, action.ID, action.Force)
-			record(StartedOperation{ID: opID, Type: OperationTerminate, NsInstance: action.Name}, "",
+			record(StartedOperation{ID: opID, Type: osm.OperationTypeTerminate, NsInstance: action.Name}, "",
 				ActionError{Subject: action.Name, Action: ActionDeleteNSInstance, Err: err})
 			return nil
 		})

@@ -138,10 +138,10 @@ func TestApplyStopsAfterAFailedPackageButNotAfterAFailedInstance(t *testing.T) {
 func TestClassifyOperations(t *testing.T) {
 	start := metav1.NewTime(time.Unix(1_700_000_000, 0))
 	pending := []gitopsv1alpha1.OperationEntry{
-		{ID: "op-done", Type: OperationInstantiate, NsInstance: "a", State: "PROCESSING", StartTime: start},
-		{ID: "op-running", Type: OperationAction, NsInstance: "b", State: "PROCESSING", StartTime: start},
-		{ID: "op-failed", Type: OperationAction, NsInstance: "c", State: "PROCESSING", StartTime: start},
-		{ID: "op-temp", Type: OperationInstantiate, NsInstance: "d", State: "PROCESSING", StartTime: start},
+		{ID: "op-done", Type: osm.OperationTypeInstantiate, NsInstance: "a", State: "PROCESSING", StartTime: start},
+		{ID: "op-running", Type: osm.OperationTypeAction, NsInstance: "b", State: "PROCESSING", StartTime: start},
+		{ID: "op-failed", Type: osm.OperationTypeAction, NsInstance: "c", State: "PROCESSING", StartTime: start},
+		{ID: "op-temp", Type: osm.OperationTypeInstantiate, NsInstance: "d", State: "PROCESSING", StartTime: start},
 	}
 	unfinished := []osm.Operation{
 		{ID: "op-running", OperationState: "PROCESSING"},

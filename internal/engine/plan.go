@@ -128,10 +128,6 @@ const (
 	reasonPackageMark    = "uploaded before: marked as this OsmDeployment's"
 	reasonPackageDrift   = "changed in OSM outside Git: restoring it"
 	reasonPackageChanged = "changed in Git"
-	stateNSBuilding      = "BUILDING"
-	stateNSBroken        = "BROKEN"
-	operationIdle        = "IDLE"
-	stateNSTerminating   = "TERMINATING"
 )
 
 // Compute plans the changes that make OSM match the revision. It is a pure function. The
@@ -383,7 +379,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	}
 	reason, differs := valuesDiffer(in.Observed, ns, last.Digest != next.Digest, next.ID)
 	switch {
-	case record.NSState == stateNSBroken,
+	case record.NSState == osm.NSStateBroken,
 		differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
 		// which clears the digest) does. One that OSM carried out after all (an operation given
@@ -402,11 +398,11 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 // busy tells whether OSM is running an operation on the instance, so that nothing is sent to
 // it now (OSM would answer 409).
 func busy(record osm.NSInstance) bool {
-	if record.NSState == stateNSBuilding || record.NSState == stateNSTerminating {
+	if record.NSState == osm.NSStateBuilding || record.NSState == osm.NSStateTerminating {
 		return true
 	}
 	op := string(record.CurrentOperation)
-	return op != "" && op != operationIdle
+	return op != "" && op != osm.CurrentOperationIdle
 }
 
 // valuesDiffer compares the declared KDU values with OSM's live ones when they were observed,
@@ -485,7 +481,7 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 		return
 	}
 	entry.State = gitopsv1alpha1.NsInstanceDeleting
-	if record.NSState != stateNSTerminating {
+	if record.NSState != osm.NSStateTerminating {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}

@@ -29,7 +29,7 @@ func FuzzParseDeploymentFile(f *testing.F) {
 			instance.VimAccountName == "" || instance.KDU.Name == "" {
 			t.Fatalf("accepted an incomplete instance %#v", instance)
 		}
-		if ok, err := EqualParams(instance.KDU.Params, instance.ParamsJSON()); err != nil || !ok {
+		if ok, err := equalParams(instance.KDU.Params, instance.ParamsJSON()); err != nil || !ok {
 			t.Fatalf("params %v do not equal their own JSON %s: %v", instance.KDU.Params, instance.ParamsJSON(), err)
 		}
 		_ = instance.Digest()

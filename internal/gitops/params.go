@@ -97,23 +97,12 @@ func mustCanonicalJSON(v any) []byte {
 	return encoded
 }
 
-// EqualParams tells whether the declared Helm values equal the live ones
-// that OSM reports as a JSON string (a KDU's additionalParams), comparing
-// values rather than text: key order and spacing do not matter, nor whether
-// a number is written 2 or 2.0, but the string "2" differs from the number 2.
-// No params, an empty map, an empty liveJSON and "null" are all equal. The
-// error is for a liveJSON that is not JSON or declared values that are not
-// encodable.
-func EqualParams(declared map[string]any, liveJSON string) (bool, error) {
-	declaredJSON, err := canonicalJSON(paramsOrEmpty(declared))
-	if err != nil {
-		return false, fmt.Errorf("the declared params: %w", err)
-	}
-	return equalsCanonical(declaredJSON, liveJSON)
-}
-
-// ParamsEqual is EqualParams of the instance's Helm values, using the
-// canonical JSON that Load computed once.
+// ParamsEqual tells whether the instance's Helm values equal the live ones that OSM reports
+// as a JSON string (a KDU's additionalParams), comparing values rather than text: key order
+// and spacing do not matter, nor whether a number is written 2 or 2.0, but the string "2"
+// differs from the number 2. No params, an empty map, an empty liveJSON and "null" are all
+// equal. The error is for a liveJSON that is not JSON. It uses the canonical JSON that Load
+// computed once.
 func (n NsInstance) ParamsEqual(liveJSON string) (bool, error) {
 	return equalsCanonical([]byte(n.ParamsJSON()), liveJSON)
 }

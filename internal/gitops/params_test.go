@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -42,12 +43,12 @@ func TestEqualParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := EqualParams(tc.declared, tc.live)
+			got, err := equalParams(tc.declared, tc.live)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("EqualParams error = %v, want an error: %v", err, tc.wantErr)
+				t.Fatalf("equalParams error = %v, want an error: %v", err, tc.wantErr)
 			}
 			if got != tc.want {
-				t.Errorf("EqualParams = %v, want %v", got, tc.want)
+				t.Errorf("equalParams = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -111,4 +112,14 @@ func TestDigest(t *testing.T) {
 	if noParams.Digest() != emptyParams.Digest() {
 		t.Error("no params and empty params have different digests")
 	}
+}
+
+// equalParams is ParamsEqual of declared values that Load did not build: it can test values
+// JSON cannot encode, which are an error.
+func equalParams(declared map[string]any, liveJSON string) (bool, error) {
+	declaredJSON, err := canonicalJSON(paramsOrEmpty(declared))
+	if err != nil {
+		return false, fmt.Errorf("the declared params: %w", err)
+	}
+	return equalsCanonical(declaredJSON, liveJSON)
 }

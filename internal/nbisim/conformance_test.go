@@ -207,3 +207,12 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusMethodNotAllowed, "PATCH", "/osm/admin/v1/tokens", nil)
 	return h
 }
+
+// Routes lists every method and URL template the simulated NBI serves.
+func Routes() []Route {
+	routes := make([]Route, len(nbiRoutes))
+	for i, spec := range nbiRoutes {
+		routes[i] = spec.Route
+	}
+	return routes
+}

@@ -93,15 +93,6 @@ var nbiRoutes = []routeSpec{
 	{Route{http.MethodGet, "/osm/nslcm/v1/vnf_instances/{vnfInstanceId}"}, false, (*Server).getVNFInstance},
 }
 
-// Routes lists every method and URL template the simulated NBI serves.
-func Routes() []Route {
-	routes := make([]Route, len(nbiRoutes))
-	for i, spec := range nbiRoutes {
-		routes[i] = spec.Route
-	}
-	return routes
-}
-
 // The router is hand-written rather than http.ServeMux because the NBI
 // answers unknown URLs and methods in its own JSON error format, with
 // messages that name the offending URL item (osm_nbi/nbi.py,

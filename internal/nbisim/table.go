@@ -63,8 +63,6 @@ func (t *table[T]) remove(id string) {
 	}
 }
 
-func (t *table[T]) len() int { return len(t.byID) }
-
 // all returns the values in insertion order.
 func (t *table[T]) all() []T {
 	values := make([]T, 0, len(t.byID))

@@ -84,7 +84,7 @@ func checkDecodingCost(what string, text []byte, maxBytes int64) error {
 // answerReading says how a 2xx answer is read.
 type answerReading struct {
 	// maxBytes bounds the body: an answer announced larger is not read, one found larger is
-	// refused. WithMaxResponseBytes may lower it.
+	// refused. The Client's maxResponseBytes caps it too.
 	maxBytes int64
 	// read decodes the body.
 	read func(status int, body *answerBody) error

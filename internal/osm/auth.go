@@ -156,16 +156,3 @@ func (c *Client) Authenticate(ctx context.Context) error {
 	_, err := c.validToken(ctx)
 	return err
 }
-
-// Logout revokes the Client's token, if it has one. The Client logs in
-// again on its next call.
-func (c *Client) Logout(ctx context.Context) error {
-	c.tokenMutex.Lock()
-	current := c.token
-	c.token = nil
-	c.tokenMutex.Unlock()
-	if current == nil {
-		return nil
-	}
-	return c.send(ctx, logoutRequest(current.id), current.id, oneObject(maxSmallAnswerBytes, nil))
-}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,38 +209,6 @@ func TestAuthenticateGetsAFreshToken(t *testing.T) {
 	tokenBody := nbi.requests[0].Body
 	nbi.mutex.Unlock()
 	checkBody(t, tokenBody, `{"username": "admin", "password": "`+testPassword+`", "project_id": "admin"}`, nil)
-}
-
-func TestLogout(t *testing.T) {
-	var logoutStatus atomic.Int32
-	logoutStatus.Store(http.StatusNoContent)
-	nbi := newFakeNBI(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete {
-			w.WriteHeader(int(logoutStatus.Load()))
-			return
-		}
-		answer(http.StatusOK, `[]`)(w, r)
-	})
-	client := nbi.client(t)
-	if err := client.Logout(t.Context()); err != nil || len(nbi.received()) != 0 {
-		t.Fatalf("Logout without a token: %v, %d requests", err, len(nbi.received()))
-	}
-	mustAuthenticate(t, client)
-	if err := client.Logout(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	logout := nbi.received()[0]
-	if logout.Method != http.MethodDelete || logout.Path != "/osm/admin/v1/tokens/token-1" || bearerOf(logout) != "token-1" {
-		t.Errorf("logout request: %+v", logout)
-	}
-	if _, err := client.ListVIMAccounts(t.Context()); err != nil || nbi.tokenCount() != 2 {
-		t.Errorf("after Logout: %v, %d token requests", err, nbi.tokenCount())
-	}
-	logoutStatus.Store(http.StatusInternalServerError)
-	err := client.Logout(t.Context())
-	if err == nil || strings.Contains(err.Error(), "token-2") || !strings.Contains(err.Error(), "/osm/admin/v1/tokens/{id}") {
-		t.Errorf("a failed logout says %v: want the route, never the token", err)
-	}
 }
 
 func TestCancelledWhileWaitingForAToken(t *testing.T) {

@@ -65,26 +65,10 @@ func (c *Client) ListNSInstancesByParam(ctx context.Context, key, value string) 
 	return list(ctx, c, req, func(ns *NSInstance) bool { return string(ns.AdditionalParamsForNs[key]) == value })
 }
 
-// GetNSInstance returns one NS instance by id.
-func (c *Client) GetNSInstance(ctx context.Context, id string) (*NSInstance, error) {
-	return fetch[NSInstance](ctx, c, getNSInstanceRequest(id))
-}
-
 // ListVNFInstances returns the VNF records of the NS instances with these
 // ids, or every VNF record when no id is given.
 func (c *Client) ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]VNFInstance, error) {
 	return listMembers(ctx, c, listVNFInstancesRequest(), "nsr-id-ref", nsInstanceIDs, func(v *VNFInstance) string { return v.NSInstanceID })
-}
-
-// GetOperation returns one LCM operation by id.
-func (c *Client) GetOperation(ctx context.Context, id string) (*Operation, error) {
-	return fetch[Operation](ctx, c, getOperationRequest(id))
-}
-
-// ListOperations returns the LCM operations of an NS instance, or every
-// operation when nsInstanceID is empty.
-func (c *Client) ListOperations(ctx context.Context, nsInstanceID string) ([]Operation, error) {
-	return list[Operation](ctx, c, listOperationsRequest(nsInstanceID), nil)
 }
 
 // CreatePackage uploads a new package and returns OSM's id of its descriptor.
@@ -115,15 +99,6 @@ func (c *Client) SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id st
 	return c.do(ctx, req)
 }
 
-// DeletePackage deletes the package of the given kind with OSM id id.
-func (c *Client) DeletePackage(ctx context.Context, kind osmpkg.Kind, id string) error {
-	req, err := deletePackageRequest(kind, id)
-	if err != nil {
-		return err
-	}
-	return c.do(ctx, req)
-}
-
 // CreateNSInstance creates and instantiates an NS instance.
 func (c *Client) CreateNSInstance(ctx context.Context, create NSInstanceCreate) (*NSInstanceCreated, error) {
 	req, err := createNSInstanceRequest(create)
@@ -136,25 +111,6 @@ func (c *Client) CreateNSInstance(ctx context.Context, create NSInstanceCreate) 
 // UpgradeKDU changes the Helm values of a KDU and returns the LCM operation id.
 func (c *Client) UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade KDUUpgrade) (string, error) {
 	req, err := upgradeKDURequest(nsInstanceID, upgrade)
-	if err != nil {
-		return "", err
-	}
-	return c.doForID(ctx, req)
-}
-
-// ScaleNSInstance scales a VNF of an NS instance and returns the LCM operation id.
-func (c *Client) ScaleNSInstance(ctx context.Context, nsInstanceID string, scale NSScale) (string, error) {
-	req, err := scaleNSInstanceRequest(nsInstanceID, scale)
-	if err != nil {
-		return "", err
-	}
-	return c.doForID(ctx, req)
-}
-
-// TerminateNSInstance terminates an NS instance and returns the LCM
-// operation id; with autoremove OSM deletes the record when done.
-func (c *Client) TerminateNSInstance(ctx context.Context, id string, autoremove bool) (string, error) {
-	req, err := terminateNSInstanceRequest(id, autoremove)
 	if err != nil {
 		return "", err
 	}

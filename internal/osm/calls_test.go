@@ -3,6 +3,7 @@ package osm
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -13,181 +14,194 @@ import (
 	"github.com/osmops/osmops/internal/osmpkg"
 )
 
-func buildTestPackage(t *testing.T, name string) *osmpkg.Package {
-	t.Helper()
-	pkg, err := osmpkg.Build("../osmpkg/testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pkg
+// sentRequest is what a call must send: method, path and query, the headers beyond those every
+// authenticated request carries, and the body, as JSON or raw bytes.
+type sentRequest struct {
+	method, path, query string
+	headers             map[string]string
+	json                string
+	raw                 []byte
 }
 
-// TestCallsSendTheRightRequests checks every call's method, path, query,
-// headers and body, and what it makes of the answer.
-func TestCallsSendTheRightRequests(t *testing.T) {
-	knf := buildTestPackage(t, "openldap_knf")
-	ns := buildTestPackage(t, "openldap_ns")
-	gzipHeaders := func(pkg *osmpkg.Package) map[string]string {
-		return map[string]string{"Content-Type": "application/gzip", "Content-Filename": pkg.Name + ".tar.gz", "Content-File-MD5": pkg.MD5}
-	}
-	jsonHeaders := map[string]string{"Content-Type": "application/json"}
-	tests := []struct {
-		name        string
-		call        func(context.Context, *Client) (any, error)
-		status      int
-		answer      string
-		wantMethod  string
-		wantPath    string
-		wantQuery   string
-		wantHeaders map[string]string
-		// wantJSON is the expected body as JSON; wantRaw the expected raw body.
-		wantJSON   string
-		wantRaw    []byte
-		wantResult any
-	}{
-		{name: "Version", call: func(ctx context.Context, c *Client) (any, error) { return c.Version(ctx) },
-			status: 200, answer: `{"version": "19.0.0+g1", "date": "2025-06-01"}`,
-			wantMethod: "GET", wantPath: "/osm/version", wantResult: &Version{Version: "19.0.0+g1", Date: "2025-06-01"}},
-		{name: "ListVIMAccounts", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVIMAccounts(ctx) },
-			status: 200, answer: `[{"_id": "v1", "name": "vim1"}]`,
-			wantMethod: "GET", wantPath: "/osm/admin/v1/vim_accounts", wantResult: []VIMAccount{{ID: "v1", Name: "vim1"}}},
-		{name: "ListNSDescriptors", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSDescriptors(ctx) },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nsd/v1/ns_descriptors", wantResult: []NSDescriptor{}},
-		{name: "ListVNFDescriptors", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFDescriptors(ctx) },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/vnfpkgm/v1/vnf_packages_content", wantResult: []VNFDescriptor{}},
-		{name: "ListNSInstances by name", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap one") },
-			status: 200, answer: `[{"_id": "n1", "name": "ldap one"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content",
-			wantQuery: "name.eq=ldap+one", wantResult: []NSInstance{{ID: "n1", Name: "ldap one"}}},
-		{name: "ListNSInstances by names", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap", "other") },
-			status: 200, answer: `[{"_id": "n1", "name": "ldap"}, {"_id": "n2", "name": "stray"}, {"_id": "n3"}]`, wantMethod: "GET",
-			wantPath: "/osm/nslcm/v1/ns_instances_content", wantQuery: "name.cont=ldap%2Cother",
-			// A record without a name is kept: the engine refuses such answers rather than missing an instance.
-			wantResult: []NSInstance{{ID: "n1", Name: "ldap"}, {ID: "n3"}}},
-		{name: "ListNSInstances all", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx) },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content", wantResult: []NSInstance{}},
-		{name: "GetNSInstance escapes the id", call: func(ctx context.Context, c *Client) (any, error) { return c.GetNSInstance(ctx, "a b/c") },
-			status: 200, answer: `{"_id": "a b/c"}`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_instances_content/a%20b%2Fc",
-			wantResult: &NSInstance{ID: "a b/c"}},
-		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/vnf_instances", wantQuery: "nsr-id-ref.eq=ns1",
-			wantResult: []VNFInstance{}},
-		{name: "ListUnfinishedOperations of some operations", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ListUnfinishedOperations(ctx, time.UnixMilli(1700000000123), "op1", "op2")
-		},
-			status: 200, answer: `[{"_id": "op1", "operationState": "FAILED"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
-			wantQuery:  "_id.cont=op1%2Cop2&operationState.neq=COMPLETED&startTime.gte=1700000000.123",
-			wantResult: []Operation{{ID: "op1", OperationState: OperationFailed}}},
-		{name: "GetOperation", call: func(ctx context.Context, c *Client) (any, error) { return c.GetOperation(ctx, "op1") },
-			status: 200, answer: `{"_id": "op1", "operationState": "COMPLETED"}`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs/op1",
-			wantResult: &Operation{ID: "op1", OperationState: OperationCompleted}},
-		{name: "ListOperations of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListOperations(ctx, "ns1") },
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs", wantQuery: "nsInstanceId=ns1",
-			wantResult: []Operation{}},
-		{name: "CreatePackage VNF", call: func(ctx context.Context, c *Client) (any, error) { return c.CreatePackage(ctx, knf) },
-			status: 201, answer: `{"id": "vnfd-1"}`, wantMethod: "POST", wantPath: "/osm/vnfpkgm/v1/vnf_packages_content",
-			wantHeaders: gzipHeaders(knf), wantRaw: knf.Tarball, wantResult: "vnfd-1"},
-		{name: "CreatePackage NS", call: func(ctx context.Context, c *Client) (any, error) { return c.CreatePackage(ctx, ns) },
-			status: 201, answer: `{"id": "nsd-1"}`, wantMethod: "POST", wantPath: "/osm/nsd/v1/ns_descriptors_content",
-			wantHeaders: gzipHeaders(ns), wantRaw: ns.Tarball, wantResult: "nsd-1"},
-		{name: "UpdatePackage VNF", call: func(ctx context.Context, c *Client) (any, error) { return nil, c.UpdatePackage(ctx, "vnfd-1", knf) },
-			status: 204, wantMethod: "PUT", wantPath: "/osm/vnfpkgm/v1/vnf_packages/vnfd-1/package_content",
-			wantHeaders: gzipHeaders(knf), wantRaw: knf.Tarball},
-		{name: "UpdatePackage NS", call: func(ctx context.Context, c *Client) (any, error) { return nil, c.UpdatePackage(ctx, "nsd-1", ns) },
-			status: 202, answer: `{}`, wantMethod: "PUT", wantPath: "/osm/nsd/v1/ns_descriptors/nsd-1/nsd_content",
-			wantHeaders: gzipHeaders(ns), wantRaw: ns.Tarball},
-		{name: "DeletePackage VNF", call: func(ctx context.Context, c *Client) (any, error) {
-			return nil, c.DeletePackage(ctx, osmpkg.KindVNF, "vnfd-1")
-		}, status: 204, wantMethod: "DELETE", wantPath: "/osm/vnfpkgm/v1/vnf_packages_content/vnfd-1"},
-		{name: "DeletePackage NS", call: func(ctx context.Context, c *Client) (any, error) {
-			return nil, c.DeletePackage(ctx, osmpkg.KindNS, "nsd-1")
-		}, status: 204, wantMethod: "DELETE", wantPath: "/osm/nsd/v1/ns_descriptors_content/nsd-1"},
-		{name: "CreateNSInstance with KDU params", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.CreateNSInstance(ctx, NSInstanceCreate{Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1", Description: "Demo",
-				AdditionalParamsForVnf: []VnfParams{{MemberVnfIndex: "openldap", AdditionalParamsForKdu: []KDUParams{
-					{KDUName: "ldap", AdditionalParams: map[string]any{"replicaCount": "2"}}}}}})
-		}, status: 201, answer: readSample(t, "ns_create.json"), wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances_content",
-			wantHeaders: jsonHeaders,
-			wantJSON: `{"nsName": "ldap", "nsdId": "nsd-1", "vimAccountId": "vim-1", "nsDescription": "Demo",
-				"additionalParamsForVnf": [{"member-vnf-index": "openldap",
-					"additionalParamsForKdu": [{"kdu_name": "ldap", "additionalParams": {"replicaCount": "2"}}]}]}`,
-			wantResult: &NSInstanceCreated{ID: "f6f4f053-913b-4a6f-9eb1-e4b71474e5c7", OperationID: "6111ff50-b2e2-426a-b39b-ecad697ca026"}},
-		{name: "CreateNSInstance without params", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.CreateNSInstance(ctx, NSInstanceCreate{Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1"})
-		}, status: 201, answer: `{"id": "ns-1", "nslcmop_id": "op-1"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances_content",
-			wantHeaders: jsonHeaders, wantJSON: `{"nsName": "ldap", "nsdId": "nsd-1", "vimAccountId": "vim-1"}`,
-			wantResult: &NSInstanceCreated{ID: "ns-1", OperationID: "op-1"}},
-		{name: "UpgradeKDU", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": 3}})
-		}, status: 202, answer: `{"id": "op-2"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/action",
-			wantHeaders: jsonHeaders,
-			wantJSON: `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
-				"primitive_params": {"replicaCount": 3, "kdu_reset_values": "true"}}`,
-			wantResult: "op-2"},
-		{name: "UpgradeKDU without params resets the values to the chart's", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap"})
-		}, status: 202, answer: `{"id": "op-3"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/action",
-			wantHeaders: jsonHeaders,
-			wantJSON:    `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {"kdu_reset_values": "true"}}`,
-			wantResult:  "op-3"},
-		{name: "ListCompletedActions of NS instances", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ListCompletedActions(ctx, "ns-1", "ns-2")
-		}, status: 200, answer: `[{"_id": "op-2", "nsInstanceId": "ns-1"}]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
-			wantQuery:  "lcmOperationType=action&nsInstanceId.cont=ns-1%2Cns-2&operationState=COMPLETED",
-			wantResult: []Operation{{ID: "op-2", NSInstanceID: "ns-1"}}},
-		{name: "ListUnfinishedOperations of one operation", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ListUnfinishedOperations(ctx, time.UnixMilli(1700000000123), "op1")
-		},
-			status: 200, answer: `[]`, wantMethod: "GET", wantPath: "/osm/nslcm/v1/ns_lcm_op_occs",
-			wantQuery:  "_id.eq=op1&operationState.neq=COMPLETED&startTime.gte=1700000000.123",
-			wantResult: []Operation{}},
-		{name: "ScaleNSInstance", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ScaleNSInstance(ctx, "ns-1", NSScale{MemberVnfIndex: "1", ScalingGroup: "web", Direction: ScaleOut})
-		}, status: 202, answer: `{"id": "op-4"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/scale",
-			wantHeaders: jsonHeaders,
-			wantJSON: `{"scaleType": "SCALE_VNF", "scaleVnfData": {"scaleVnfType": "SCALE_OUT",
-				"scaleByStepData": {"scaling-group-descriptor": "web", "member-vnf-index": "1"}}}`,
-			wantResult: "op-4"},
-		{name: "TerminateNSInstance", call: func(ctx context.Context, c *Client) (any, error) { return c.TerminateNSInstance(ctx, "ns-1", true) },
-			status: 202, answer: `{"id": "op-5"}`, wantMethod: "POST", wantPath: "/osm/nslcm/v1/ns_instances/ns-1/terminate",
-			wantHeaders: jsonHeaders, wantJSON: `{"autoremove": true}`, wantResult: "op-5"},
-		{name: "DeleteNSInstance", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", false) },
-			status: 202, answer: `{"_id": "op-6", "nsName": "ldap"}`, wantMethod: "DELETE", wantPath: "/osm/nslcm/v1/ns_instances_content/ns-1", wantResult: "op-6"},
-		{name: "DeleteNSInstance forced", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", true) },
-			status: 204, wantMethod: "DELETE", wantPath: "/osm/nslcm/v1/ns_instances_content/ns-1", wantQuery: "FORCE=True", wantResult: ""},
-	}
-	for _, test := range tests {
-		t.Run(test.name, func(t *testing.T) {
-			nbi := newFakeNBI(t, answer(test.status, test.answer))
-			result, err := test.call(t.Context(), nbi.client(t, WithUserAgent("osmops-test")))
+// callCheck is one call of the client, the fake NBI's answer to it (status 200 unless said),
+// and what the call must send and return.
+type callCheck struct {
+	name   string
+	call   func(context.Context, *Client) (any, error)
+	status int
+	answer string
+	sent   sentRequest
+	result any
+}
+
+// runCallChecks runs each check as a subtest against a fake NBI of its own.
+func runCallChecks(t *testing.T, checks []callCheck) {
+	for _, check := range checks {
+		t.Run(check.name, func(t *testing.T) {
+			status := check.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			nbi := newFakeNBI(t, answer(status, check.answer))
+			result, err := check.call(t.Context(), nbi.client(t, WithUserAgent("osmops-test")))
 			if err != nil {
 				t.Fatalf("call: %v", err)
 			}
-			if diff := cmp.Diff(test.wantResult, result, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(check.result, result, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
 			calls := nbi.received()
 			if len(calls) != 1 {
 				t.Fatalf("got %d requests, want 1: %+v", len(calls), calls)
 			}
-			got := calls[0]
-			if got.Method != test.wantMethod || got.Path != test.wantPath || got.Query != test.wantQuery {
-				t.Errorf("request %s %s?%s, want %s %s?%s", got.Method, got.Path, got.Query, test.wantMethod, test.wantPath, test.wantQuery)
+			got, want := calls[0], check.sent
+			if got.Method != want.method || got.Path != want.path || got.Query != want.query {
+				t.Errorf("request %s %s?%s, want %s %s?%s", got.Method, got.Path, got.Query, want.method, want.path, want.query)
 			}
-			wantHeaders := map[string]string{"Accept": "application/json", "User-Agent": "osmops-test", "Authorization": "Bearer token-1"}
-			if test.wantPath == "/osm/version" {
-				wantHeaders["Authorization"] = ""
+			headers := map[string]string{"Accept": "application/json", "User-Agent": "osmops-test", "Authorization": "Bearer token-1"}
+			if want.path == "/osm/version" {
+				headers["Authorization"] = ""
 			}
-			for name, value := range test.wantHeaders {
-				wantHeaders[name] = value
-			}
-			for name, value := range wantHeaders {
+			maps.Copy(headers, want.headers)
+			for name, value := range headers {
 				if got.Header.Get(name) != value {
 					t.Errorf("header %s = %q, want %q", name, got.Header.Get(name), value)
 				}
 			}
-			checkBody(t, got.Body, test.wantJSON, test.wantRaw)
+			checkBody(t, got.Body, want.json, want.raw)
 		})
 	}
+}
+
+// get is a GET the reading calls send.
+func get(path, query string) sentRequest {
+	return sentRequest{method: http.MethodGet, path: path, query: query}
+}
+
+func TestReadingCallsSendTheRightRequests(t *testing.T) {
+	since := time.UnixMilli(1700000000123)
+	runCallChecks(t, []callCheck{
+		{name: "Version", call: func(ctx context.Context, c *Client) (any, error) { return c.Version(ctx) },
+			answer: `{"version": "19.0.0+g1", "date": "2025-06-01"}`,
+			sent:   get("/osm/version", ""), result: &Version{Version: "19.0.0+g1", Date: "2025-06-01"}},
+		{name: "ListVIMAccounts", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVIMAccounts(ctx) },
+			answer: `[{"_id": "v1", "name": "vim1"}]`,
+			sent:   get("/osm/admin/v1/vim_accounts", ""), result: []VIMAccount{{ID: "v1", Name: "vim1"}}},
+		{name: "ListNSDescriptors", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSDescriptors(ctx) },
+			answer: `[]`, sent: get("/osm/nsd/v1/ns_descriptors", ""), result: []NSDescriptor{}},
+		{name: "ListVNFDescriptors", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFDescriptors(ctx) },
+			answer: `[]`, sent: get("/osm/vnfpkgm/v1/vnf_packages_content", ""), result: []VNFDescriptor{}},
+		{name: "ListNSInstances by name", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap one") },
+			answer: `[{"_id": "n1", "name": "ldap one"}]`,
+			sent:   get("/osm/nslcm/v1/ns_instances_content", "name.eq=ldap+one"), result: []NSInstance{{ID: "n1", Name: "ldap one"}}},
+		{name: "ListNSInstances by names", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx, "ldap", "other") },
+			answer: `[{"_id": "n1", "name": "ldap"}, {"_id": "n2", "name": "stray"}, {"_id": "n3"}]`,
+			sent:   get("/osm/nslcm/v1/ns_instances_content", "name.cont=ldap%2Cother"),
+			// A record without a name is kept: the engine refuses such answers rather than missing an instance.
+			result: []NSInstance{{ID: "n1", Name: "ldap"}, {ID: "n3"}}},
+		{name: "ListNSInstances all", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx) },
+			answer: `[]`, sent: get("/osm/nslcm/v1/ns_instances_content", ""), result: []NSInstance{}},
+		{name: "GetNSInstance escapes the id", call: func(ctx context.Context, c *Client) (any, error) { return c.GetNSInstance(ctx, "a b/c") },
+			answer: `{"_id": "a b/c"}`, sent: get("/osm/nslcm/v1/ns_instances_content/a%20b%2Fc", ""), result: &NSInstance{ID: "a b/c"}},
+		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
+			answer: `[]`, sent: get("/osm/nslcm/v1/vnf_instances", "nsr-id-ref.eq=ns1"), result: []VNFInstance{}},
+		{name: "ListUnfinishedOperations of some operations", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListUnfinishedOperations(ctx, since, "op1", "op2")
+		}, answer: `[{"_id": "op1", "operationState": "FAILED"}]`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.cont=op1%2Cop2&operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			result: []Operation{{ID: "op1", OperationState: OperationFailed}}},
+		{name: "ListUnfinishedOperations of one operation", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListUnfinishedOperations(ctx, since, "op1")
+		}, answer: `[]`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.eq=op1&operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			result: []Operation{}},
+		{name: "GetOperation", call: func(ctx context.Context, c *Client) (any, error) { return c.GetOperation(ctx, "op1") },
+			answer: `{"_id": "op1", "operationState": "COMPLETED"}`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs/op1", ""), result: &Operation{ID: "op1", OperationState: OperationCompleted}},
+		{name: "ListOperations of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListOperations(ctx, "ns1") },
+			answer: `[]`, sent: get("/osm/nslcm/v1/ns_lcm_op_occs", "nsInstanceId=ns1"), result: []Operation{}},
+		{name: "ListCompletedActions of NS instances", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListCompletedActions(ctx, "ns-1", "ns-2")
+		}, answer: `[{"_id": "op-2", "nsInstanceId": "ns-1"}]`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "lcmOperationType=action&nsInstanceId.cont=ns-1%2Cns-2&operationState=COMPLETED"),
+			result: []Operation{{ID: "op-2", NSInstanceID: "ns-1"}}},
+	})
+}
+
+func TestPackageCallsSendTheRightRequests(t *testing.T) {
+	knf, ns := OpenLDAPPackage(t, "openldap_knf"), OpenLDAPPackage(t, "openldap_ns")
+	// upload is the request that sends a whole package.
+	upload := func(method, path string, pkg *osmpkg.Package) sentRequest {
+		return sentRequest{method: method, path: path, raw: pkg.Tarball,
+			headers: map[string]string{"Content-Type": "application/gzip", "Content-Filename": pkg.Name + ".tar.gz", "Content-File-MD5": pkg.MD5}}
+	}
+	runCallChecks(t, []callCheck{
+		{name: "CreatePackage VNF", call: func(ctx context.Context, c *Client) (any, error) { return c.CreatePackage(ctx, knf) },
+			status: http.StatusCreated, answer: `{"id": "vnfd-1"}`,
+			sent: upload(http.MethodPost, "/osm/vnfpkgm/v1/vnf_packages_content", knf), result: "vnfd-1"},
+		{name: "CreatePackage NS", call: func(ctx context.Context, c *Client) (any, error) { return c.CreatePackage(ctx, ns) },
+			status: http.StatusCreated, answer: `{"id": "nsd-1"}`,
+			sent: upload(http.MethodPost, "/osm/nsd/v1/ns_descriptors_content", ns), result: "nsd-1"},
+		{name: "UpdatePackage VNF", call: func(ctx context.Context, c *Client) (any, error) { return nil, c.UpdatePackage(ctx, "vnfd-1", knf) },
+			status: http.StatusNoContent, sent: upload(http.MethodPut, "/osm/vnfpkgm/v1/vnf_packages/vnfd-1/package_content", knf)},
+		{name: "UpdatePackage NS", call: func(ctx context.Context, c *Client) (any, error) { return nil, c.UpdatePackage(ctx, "nsd-1", ns) },
+			status: http.StatusAccepted, answer: `{}`, sent: upload(http.MethodPut, "/osm/nsd/v1/ns_descriptors/nsd-1/nsd_content", ns)},
+		{name: "DeletePackage VNF", call: func(ctx context.Context, c *Client) (any, error) {
+			return nil, c.DeletePackage(ctx, osmpkg.KindVNF, "vnfd-1")
+		}, status: http.StatusNoContent, sent: sentRequest{method: http.MethodDelete, path: "/osm/vnfpkgm/v1/vnf_packages_content/vnfd-1"}},
+		{name: "DeletePackage NS", call: func(ctx context.Context, c *Client) (any, error) {
+			return nil, c.DeletePackage(ctx, osmpkg.KindNS, "nsd-1")
+		}, status: http.StatusNoContent, sent: sentRequest{method: http.MethodDelete, path: "/osm/nsd/v1/ns_descriptors_content/nsd-1"}},
+	})
+}
+
+func TestNSInstanceCallsSendTheRightRequests(t *testing.T) {
+	// post is a POST of a JSON body.
+	post := func(path, body string) sentRequest {
+		return sentRequest{method: http.MethodPost, path: path, json: body, headers: map[string]string{"Content-Type": "application/json"}}
+	}
+	const instances, actionOfNS1 = "/osm/nslcm/v1/ns_instances_content", "/osm/nslcm/v1/ns_instances/ns-1/action"
+	runCallChecks(t, []callCheck{
+		{name: "CreateNSInstance with KDU params", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.CreateNSInstance(ctx, NSInstanceCreate{Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1", Description: "Demo",
+				AdditionalParamsForVnf: []VnfParams{{MemberVnfIndex: "openldap", AdditionalParamsForKdu: []KDUParams{
+					{KDUName: "ldap", AdditionalParams: map[string]any{"replicaCount": "2"}}}}}})
+		}, status: http.StatusCreated, answer: readSample(t, "ns_create.json"),
+			sent: post(instances, `{"nsName": "ldap", "nsdId": "nsd-1", "vimAccountId": "vim-1", "nsDescription": "Demo",
+				"additionalParamsForVnf": [{"member-vnf-index": "openldap",
+					"additionalParamsForKdu": [{"kdu_name": "ldap", "additionalParams": {"replicaCount": "2"}}]}]}`),
+			result: &NSInstanceCreated{ID: "f6f4f053-913b-4a6f-9eb1-e4b71474e5c7", OperationID: "6111ff50-b2e2-426a-b39b-ecad697ca026"}},
+		{name: "CreateNSInstance without params", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.CreateNSInstance(ctx, NSInstanceCreate{Name: "ldap", NsdID: "nsd-1", VIMAccountID: "vim-1"})
+		}, status: http.StatusCreated, answer: `{"id": "ns-1", "nslcmop_id": "op-1"}`,
+			sent:   post(instances, `{"nsName": "ldap", "nsdId": "nsd-1", "vimAccountId": "vim-1"}`),
+			result: &NSInstanceCreated{ID: "ns-1", OperationID: "op-1"}},
+		{name: "UpgradeKDU", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": 3}})
+		}, status: http.StatusAccepted, answer: `{"id": "op-2"}`,
+			sent: post(actionOfNS1, `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
+				"primitive_params": {"replicaCount": 3, "kdu_reset_values": "true"}}`),
+			result: "op-2"},
+		{name: "UpgradeKDU without params resets the values to the chart's", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap"})
+		}, status: http.StatusAccepted, answer: `{"id": "op-3"}`,
+			sent:   post(actionOfNS1, `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {"kdu_reset_values": "true"}}`),
+			result: "op-3"},
+		{name: "ScaleNSInstance", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ScaleNSInstance(ctx, "ns-1", NSScale{MemberVnfIndex: "1", ScalingGroup: "web", Direction: ScaleOut})
+		}, status: http.StatusAccepted, answer: `{"id": "op-4"}`,
+			sent: post("/osm/nslcm/v1/ns_instances/ns-1/scale", `{"scaleType": "SCALE_VNF", "scaleVnfData": {"scaleVnfType": "SCALE_OUT",
+				"scaleByStepData": {"scaling-group-descriptor": "web", "member-vnf-index": "1"}}}`),
+			result: "op-4"},
+		{name: "TerminateNSInstance", call: func(ctx context.Context, c *Client) (any, error) { return c.TerminateNSInstance(ctx, "ns-1", true) },
+			status: http.StatusAccepted, answer: `{"id": "op-5"}`,
+			sent: post("/osm/nslcm/v1/ns_instances/ns-1/terminate", `{"autoremove": true}`), result: "op-5"},
+		{name: "DeleteNSInstance", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", false) },
+			status: http.StatusAccepted, answer: `{"_id": "op-6", "nsName": "ldap"}`,
+			sent: sentRequest{method: http.MethodDelete, path: instances + "/ns-1"}, result: "op-6"},
+		{name: "DeleteNSInstance forced", call: func(ctx context.Context, c *Client) (any, error) { return c.DeleteNSInstance(ctx, "ns-1", true) },
+			status: http.StatusNoContent, sent: sentRequest{method: http.MethodDelete, path: instances + "/ns-1", query: "FORCE=True"}, result: ""},
+	})
 }
 
 // checkBody compares a request body with the JSON or raw bytes expected.

@@ -27,7 +27,7 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Defaults of the Client's options.
+// Defaults of the Client's settings.
 const (
 	DefaultTimeout          = time.Minute
 	DefaultMaxResponseBytes = 256 << 20
@@ -92,19 +92,7 @@ type settings struct {
 	userAgent             string
 	maxResponseBytes      int64
 	now                   func() time.Time
-	cluster               string
-}
-
-// WithHTTPClient makes the Client send its requests with httpClient. The TLS
-// options, if given too, apply to a copy of its *http.Transport.
-func WithHTTPClient(httpClient *http.Client) Option {
-	return func(s *settings) error {
-		if httpClient == nil {
-			return errors.New("WithHTTPClient: nil HTTP client")
-		}
-		s.httpClient = httpClient
-		return nil
-	}
+	metrics               clientMetrics
 }
 
 // WithCABundle makes the Client trust only the certificate authorities of a
@@ -149,45 +137,6 @@ func WithMaxConcurrentRequests(n int) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent header (default DefaultUserAgent).
-func WithUserAgent(userAgent string) Option {
-	return func(s *settings) error {
-		s.userAgent = userAgent
-		return nil
-	}
-}
-
-// WithMaxResponseBytes bounds every successful answer (default DefaultMaxResponseBytes: a
-// list of 10,000 NS records is large): a list's bytes, and the memory its records take once
-// decoded. One record has a lower bound of its own (1 or 4 MiB by kind), alone or in a list;
-// an answer small by nature (a login, the version), 64 KiB.
-func WithMaxResponseBytes(n int64) Option {
-	return func(s *settings) error {
-		if n <= 0 {
-			return fmt.Errorf("WithMaxResponseBytes: %d is not positive", n)
-		}
-		s.maxResponseBytes = n
-		return nil
-	}
-}
-
-// WithClock replaces time.Now for token expiry, for tests.
-func WithClock(now func() time.Time) Option {
-	return func(s *settings) error {
-		s.now = now
-		return nil
-	}
-}
-
-// WithMetricsLabel sets the value of the `cluster` label of the Client's
-// metrics, to tell OSM clusters apart.
-func WithMetricsLabel(cluster string) Option {
-	return func(s *settings) error {
-		s.cluster = cluster
-		return nil
-	}
-}
-
 // NewClient makes a Client of the NBI at baseURL, such as
 // "https://osm.example.com:9999". When baseURL has no path, the Client
 // prefixes "/osm" to the NBI's routes; otherwise it uses the path as given
@@ -216,7 +165,7 @@ func NewClient(baseURL string, credentials Credentials, options ...Option) (*Cli
 		timeout:          s.timeout,
 		maxResponseBytes: s.maxResponseBytes,
 		now:              s.now,
-		metrics:          clientMetrics{cluster: s.cluster},
+		metrics:          s.metrics,
 	}
 	if s.maxConcurrent > 0 {
 		client.slots = make(chan struct{}, s.maxConcurrent)
@@ -330,15 +279,10 @@ type request struct {
 	header      http.Header
 	// anonymous requests carry no token.
 	anonymous bool
-	// secretPath marks a path that holds a secret (a token): errors show the route instead.
-	secretPath bool
 }
 
 // displayPath is the URL path of a request, for errors and logs.
 func (c *Client) displayPath(req request) string {
-	if req.secretPath {
-		return c.baseURL.Path + req.route
-	}
 	return c.baseURL.Path + req.path
 }
 
@@ -369,9 +313,9 @@ func (c *Client) doAuthenticated(ctx context.Context, req request, answer answer
 	return c.send(ctx, req, renewed.id, answer)
 }
 
-// send makes one HTTP request and reads a 2xx answer as answer says, within
-// WithMaxResponseBytes. A non-2xx answer is an *APIError; a failure to get or read an answer
-// is a *RequestError.
+// send makes one HTTP request and reads a 2xx answer as answer says, within the Client's
+// maxResponseBytes. A non-2xx answer is an *APIError; a failure to get or read an answer is a
+// *RequestError.
 func (c *Client) send(ctx context.Context, req request, bearer string, answer answerReading) error {
 	path := c.displayPath(req)
 	if err := c.acquireSlot(ctx); err != nil {

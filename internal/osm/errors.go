@@ -110,12 +110,6 @@ func IsNotFound(err error) bool { return statusOf(err) == http.StatusNotFound }
 // use, or an NS instance busy with another operation).
 func IsConflict(err error) bool { return statusOf(err) == http.StatusConflict }
 
-// IsBadRequest tells whether err is the NBI's 400.
-func IsBadRequest(err error) bool { return statusOf(err) == http.StatusBadRequest }
-
-// IsUnprocessable tells whether err is the NBI's 422 (a schema error).
-func IsUnprocessable(err error) bool { return statusOf(err) == http.StatusUnprocessableEntity }
-
 // IsUnauthorized tells whether err is a 401 or any failed authentication.
 func IsUnauthorized(err error) bool {
 	var authError *AuthError

@@ -36,7 +36,7 @@ type recordedRequest struct {
 // that live tokenLifetime seconds, checks them, and passes the other
 // requests to handler.
 type fakeNBI struct {
-	t       *testing.T
+	t       testing.TB
 	server  *httptest.Server
 	handler http.HandlerFunc
 
@@ -51,7 +51,7 @@ type fakeNBI struct {
 // tokenLifetime is the lifetime of the fake NBI's tokens, in seconds.
 const tokenLifetime = 3600
 
-func newFakeNBI(t *testing.T, handler http.HandlerFunc) *fakeNBI {
+func newFakeNBI(t testing.TB, handler http.HandlerFunc) *fakeNBI {
 	t.Helper()
 	nbi := &fakeNBI{t: t, handler: handler, validTokens: map[string]bool{}}
 	nbi.server = httptest.NewServer(http.HandlerFunc(nbi.serve))
@@ -137,7 +137,7 @@ func (nbi *fakeNBI) received() []recordedRequest {
 	return calls
 }
 
-func (nbi *fakeNBI) client(t *testing.T, options ...Option) *Client {
+func (nbi *fakeNBI) client(t testing.TB, options ...Option) *Client {
 	t.Helper()
 	client, err := NewClient(nbi.server.URL, testCredentials, options...)
 	if err != nil {

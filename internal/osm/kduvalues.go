@@ -19,10 +19,9 @@ const (
 	KDUResetThenReuseValues = "kdu_reset_then_reuse_values"
 )
 
-// The words of a KDU action: its operation type, primitives, and the fields of its body, which
-// the NBI keeps as the operation's operationParams.
+// The words of a KDU action: its primitives, and the fields of its body, which the NBI keeps as
+// the operation's operationParams.
 const (
-	operationTypeAction      = "action"
 	primitiveUpgrade         = "upgrade"
 	primitiveRollback        = "rollback"
 	memberVnfIndexField      = "member_vnf_index"
@@ -50,7 +49,7 @@ type KDUAction struct {
 // NsLcmOpTopic.new), an empty one as an object.
 func (o Operation) KDUAction() (KDUAction, bool, error) {
 	params := o.OperationParams
-	if o.LCMOperationType != operationTypeAction || params == nil {
+	if o.LCMOperationType != OperationTypeAction || params == nil {
 		return KDUAction{}, false, nil
 	}
 	action := KDUAction{

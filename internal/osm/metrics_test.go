@@ -1,21 +1,18 @@
 package osm
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// gatheredMetric returns the metric of the controller-runtime registry with
-// that name and labels, or nil.
-func gatheredMetric(t *testing.T, name string, labels map[string]string) *dto.Metric {
+// gatheredMetric returns the metric of the registry with that name and labels, or nil.
+func gatheredMetric(t *testing.T, registry *prometheus.Registry, name string, labels map[string]string) *dto.Metric {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
+	families, err := registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +38,9 @@ func gatheredMetric(t *testing.T, name string, labels map[string]string) *dto.Me
 func TestMetricsAreRecordedPerRoute(t *testing.T) {
 	const body = `{"_id": "ns-secret-id", "name": "ldap"}`
 	nbi := newFakeNBI(t, answer(http.StatusOK, body))
-	cluster := uniqueCluster("metrics-test")
-	client := nbi.client(t, WithMetricsLabel(cluster))
+	const cluster = "tenant/osm"
+	registry := prometheus.NewRegistry()
+	client := nbi.client(t, WithMetrics(NewMetrics(registry), cluster))
 	if _, err := client.GetNSInstance(t.Context(), "ns-secret-id"); err != nil {
 		t.Fatal(err)
 	}
@@ -51,20 +49,20 @@ func TestMetricsAreRecordedPerRoute(t *testing.T) {
 	for name, value := range get {
 		withCode[name] = value
 	}
-	if metric := gatheredMetric(t, "osmops_nbi_requests_total", withCode); metric.GetCounter().GetValue() != 1 {
+	if metric := gatheredMetric(t, registry, "osmops_nbi_requests_total", withCode); metric.GetCounter().GetValue() != 1 {
 		t.Errorf("requests: %v", metric)
 	}
-	if metric := gatheredMetric(t, "osmops_nbi_request_duration_seconds", withCode); metric.GetHistogram().GetSampleCount() != 1 {
+	if metric := gatheredMetric(t, registry, "osmops_nbi_request_duration_seconds", withCode); metric.GetHistogram().GetSampleCount() != 1 {
 		t.Errorf("durations: %v", metric)
 	}
-	if metric := gatheredMetric(t, "osmops_nbi_response_bytes_total", get); metric.GetCounter().GetValue() != float64(len(body)) {
+	if metric := gatheredMetric(t, registry, "osmops_nbi_response_bytes_total", get); metric.GetCounter().GetValue() != float64(len(body)) {
 		t.Errorf("response bytes: %v", metric)
 	}
 	token := map[string]string{"cluster": cluster, "method": "POST", "route": "/admin/v1/tokens"}
-	if metric := gatheredMetric(t, "osmops_nbi_request_bytes_total", token); metric.GetCounter().GetValue() == 0 {
+	if metric := gatheredMetric(t, registry, "osmops_nbi_request_bytes_total", token); metric.GetCounter().GetValue() == 0 {
 		t.Errorf("request bytes of the token request: %v", metric)
 	}
-	families, err := metrics.Registry.Gather()
+	families, err := registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,22 +75,15 @@ func TestMetricsAreRecordedPerRoute(t *testing.T) {
 
 func TestMetricsCountFailedRequests(t *testing.T) {
 	nbi := newFakeNBI(t, nil)
-	cluster := uniqueCluster("metrics-failure-test")
-	client := nbi.client(t, WithMetricsLabel(cluster))
+	const cluster = "tenant/osm"
+	registry := prometheus.NewRegistry()
+	client := nbi.client(t, WithMetrics(NewMetrics(registry), cluster))
 	nbi.server.Close()
 	if _, err := client.Version(t.Context()); err == nil {
 		t.Fatal("Version succeeded against a closed server")
 	}
 	labels := map[string]string{"cluster": cluster, "method": "GET", "route": "/version", "code": "error"}
-	if metric := gatheredMetric(t, "osmops_nbi_requests_total", labels); metric.GetCounter().GetValue() != 1 {
+	if metric := gatheredMetric(t, registry, "osmops_nbi_requests_total", labels); metric.GetCounter().GetValue() != 1 {
 		t.Errorf("failed requests: %v", metric)
 	}
-}
-
-// runs numbers the metric label of each run, so that `go test -count=N` does not find the
-// counters of earlier runs in the process-wide registry.
-var runs atomic.Int64
-
-func uniqueCluster(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, runs.Add(1))
 }

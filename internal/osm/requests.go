@@ -57,23 +57,6 @@ type KDUUpgrade struct {
 	Params map[string]any
 }
 
-// ScaleDirection is the direction of a VNF scaling.
-type ScaleDirection string
-
-// Scaling directions.
-const (
-	ScaleOut ScaleDirection = "SCALE_OUT"
-	ScaleIn  ScaleDirection = "SCALE_IN"
-)
-
-// NSScale scales a VNF of an NS instance by one step of a scaling group.
-type NSScale struct {
-	MemberVnfIndex string
-	// ScalingGroup is the VNFD's scaling-group-descriptor.
-	ScalingGroup string
-	Direction    ScaleDirection
-}
-
 // idAnswer is the NBI's answer to calls that create something.
 type idAnswer struct {
 	ID string `json:"id"`
@@ -93,14 +76,6 @@ func jsonRequest(method, route, path string, body any) (request, error) {
 		return request{}, fmt.Errorf("OSM NBI %s %s: cannot encode the body: %w", method, route, err)
 	}
 	return request{method: method, route: route, path: path, body: encoded, contentType: "application/json"}, nil
-}
-
-// filter is a list filter; an empty value means no filter.
-func filter(name, value string) url.Values {
-	if value == "" {
-		return nil
-	}
-	return url.Values{name: {value}}
 }
 
 // withID fills the {id} of a route.
@@ -124,13 +99,6 @@ func tokenRequest(credentials Credentials) request {
 		body: body, contentType: "application/json", anonymous: true}
 }
 
-// logoutRequest revokes a token; its path holds the token, so errors show
-// the route instead.
-func logoutRequest(tokenID string) request {
-	const route = "/admin/v1/tokens/{id}"
-	return request{method: http.MethodDelete, route: route, path: withID(route, tokenID), secretPath: true}
-}
-
 func listVIMAccountsRequest() request {
 	return getRequest("/admin/v1/vim_accounts", "/admin/v1/vim_accounts", nil)
 }
@@ -147,31 +115,17 @@ func listNSInstancesRequest() request {
 	return getRequest("/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", nil)
 }
 
-func getNSInstanceRequest(id string) request {
-	const route = "/nslcm/v1/ns_instances_content/{id}"
-	return getRequest(route, withID(route, id), nil)
-}
-
 func listVNFInstancesRequest() request {
 	return getRequest("/nslcm/v1/vnf_instances", "/nslcm/v1/vnf_instances", nil)
 }
 
-func getOperationRequest(id string) request {
-	const route = "/nslcm/v1/ns_lcm_op_occs/{id}"
-	return getRequest(route, withID(route, id), nil)
-}
-
-func listOperationsRequest(nsInstanceID string) request {
-	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", filter("nsInstanceId", nsInstanceID))
-}
-
 func completedActionsRequest() request {
-	query := url.Values{"lcmOperationType": {operationTypeAction}, "operationState": {OperationCompleted}}
+	query := url.Values{"lcmOperationType": {OperationTypeAction}, "operationState": {OperationCompleted}}
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
 
 // packageRoutesOfKind are the NBI routes of one kind of package.
-type packageRoutesOfKind struct{ create, update, edit, remove string }
+type packageRoutesOfKind struct{ create, update, edit string }
 
 // packageRoutes are the NBI routes of each kind of package.
 var packageRoutes = map[osmpkg.Kind]packageRoutesOfKind{
@@ -179,13 +133,11 @@ var packageRoutes = map[osmpkg.Kind]packageRoutesOfKind{
 		create: "/vnfpkgm/v1/vnf_packages_content",
 		update: "/vnfpkgm/v1/vnf_packages/{id}/package_content",
 		edit:   "/vnfpkgm/v1/vnf_packages/{id}",
-		remove: "/vnfpkgm/v1/vnf_packages_content/{id}",
 	},
 	osmpkg.KindNS: {
 		create: "/nsd/v1/ns_descriptors_content",
 		update: "/nsd/v1/ns_descriptors/{id}/nsd_content",
 		edit:   "/nsd/v1/ns_descriptors/{id}",
-		remove: "/nsd/v1/ns_descriptors_content/{id}",
 	},
 }
 
@@ -232,14 +184,6 @@ func packageUserDataRequest(kind osmpkg.Kind, id string, data map[string]string)
 	return jsonRequest(http.MethodPatch, routes.edit, withID(routes.edit, id), map[string]any{"userDefinedData": data})
 }
 
-func deletePackageRequest(kind osmpkg.Kind, id string) (request, error) {
-	routes, err := routesOf(kind)
-	if err != nil {
-		return request{}, err
-	}
-	return request{method: http.MethodDelete, route: routes.remove, path: withID(routes.remove, id)}, nil
-}
-
 func createNSInstanceRequest(create NSInstanceCreate) (request, error) {
 	return jsonRequest(http.MethodPost, "/nslcm/v1/ns_instances_content", "/nslcm/v1/ns_instances_content", create)
 }
@@ -259,25 +203,6 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 		primitiveField:       primitiveUpgrade,
 		primitiveParamsField: params,
 	})
-}
-
-func scaleNSInstanceRequest(nsInstanceID string, scale NSScale) (request, error) {
-	const route = "/nslcm/v1/ns_instances/{id}/scale"
-	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
-		"scaleType": "SCALE_VNF",
-		"scaleVnfData": map[string]any{
-			"scaleVnfType": scale.Direction,
-			"scaleByStepData": map[string]any{
-				"scaling-group-descriptor": scale.ScalingGroup,
-				"member-vnf-index":         scale.MemberVnfIndex,
-			},
-		},
-	})
-}
-
-func terminateNSInstanceRequest(id string, autoremove bool) (request, error) {
-	const route = "/nslcm/v1/ns_instances/{id}/terminate"
-	return jsonRequest(http.MethodPost, route, withID(route, id), map[string]any{"autoremove": autoremove})
 }
 
 func deleteNSInstanceRequest(id string, force bool) request {

@@ -118,7 +118,7 @@ type ldapFixture struct {
 // newLDAPFixture starts a simulated NBI (see newSimNBI) and onboards the packages.
 func newLDAPFixture(t *testing.T, wrap func(http.Handler) http.Handler) *ldapFixture {
 	t.Helper()
-	f := &ldapFixture{simNBI: newSimNBI(t, wrap), knfPkg: openLDAPPackage(t, "openldap_knf"), nsPkg: openLDAPPackage(t, "openldap_ns")}
+	f := &ldapFixture{simNBI: newSimNBI(t, wrap), knfPkg: osm.OpenLDAPPackage(t, "openldap_knf"), nsPkg: osm.OpenLDAPPackage(t, "openldap_ns")}
 	var err error
 	f.vnfdID, err = f.client.CreatePackage(t.Context(), f.knfPkg)
 	noError(t, err)
@@ -220,14 +220,6 @@ func (f *ldapFixture) wantRemoved(t *testing.T, nsID string) {
 	t.Helper()
 	_, err := f.client.GetNSInstance(t.Context(), nsID)
 	wantAPIError(t, err, osm.IsNotFound)
-}
-
-// openLDAPPackage builds one of the openldap packages of osmpkg's testdata.
-func openLDAPPackage(t *testing.T, name string) *osmpkg.Package {
-	t.Helper()
-	pkg, err := osmpkg.Build(filepath.Join("..", "osmpkg", "testdata", name))
-	noError(t, err)
-	return pkg
 }
 
 // scalableKNFPackage is openldap_knf with a scaling aspect in its

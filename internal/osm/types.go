@@ -79,6 +79,16 @@ const (
 	NSStateTerminating     = "TERMINATING"
 )
 
+// CurrentOperationIdle is an NS instance's currentOperation when no operation runs on it.
+const CurrentOperationIdle = "IDLE"
+
+// LCM operation types (lcmOperationType).
+const (
+	OperationTypeInstantiate = "instantiate"
+	OperationTypeAction      = "action"
+	OperationTypeTerminate   = "terminate"
+)
+
 // LCM operation states (operationState).
 const (
 	OperationProcessing         = "PROCESSING"

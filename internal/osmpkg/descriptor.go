@@ -75,18 +75,8 @@ var descriptorEnvelopes = []struct {
 	{"etsi-nfv-nsd:nsd", KindNS},
 }
 
-// ParseDescriptor reads a VNFD or NSD (YAML or JSON). Errors are *Error values
-// that name the wrong field and, when known, its line.
-func ParseDescriptor(data []byte) (*Descriptor, error) {
-	descriptor, err := parseDescriptor(data)
-	if err != nil {
-		return nil, err
-	}
-	return descriptor, nil
-}
-
-// parseDescriptor is ParseDescriptor with a concrete error type, so that
-// callers can add the package and file to the error.
+// parseDescriptor reads a VNFD or NSD (YAML or JSON). Its *Error names the wrong field and,
+// when known, its line; callers add the package and file to it.
 func parseDescriptor(data []byte) (*Descriptor, *Error) {
 	root, err := parseYAMLMapping(data)
 	if err != nil {

@@ -1,7 +1,6 @@
 package osmpkg
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -41,9 +40,9 @@ nsd:
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			got, err := ParseDescriptor([]byte(test.data))
+			got, err := parseDescriptor([]byte(test.data))
 			if err != nil {
-				t.Fatalf("ParseDescriptor: %v", err)
+				t.Fatalf("parseDescriptor: %v", err)
 			}
 			if diff := cmp.Diff(test.want, got); diff != "" {
 				t.Errorf("descriptor (-want +got):\n%s", diff)
@@ -77,10 +76,9 @@ func TestParseDescriptorErrors(t *testing.T) {
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
-			_, err := ParseDescriptor([]byte(test.data))
-			var problem *Error
-			if !errors.As(err, &problem) {
-				t.Fatalf("want an *Error, got %v", err)
+			_, problem := parseDescriptor([]byte(test.data))
+			if problem == nil {
+				t.Fatal("want an *Error, got none")
 			}
 			if problem.Line != test.wantLine || !strings.Contains(problem.Message, test.wantMessage) {
 				t.Errorf("got line %d %q, want line %d and a message containing %q", problem.Line, problem.Message, test.wantLine, test.wantMessage)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package osm
-
-const raceEnabled = false
