@@ -3,7 +3,6 @@ package artifact
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 )
 
@@ -33,32 +32,6 @@ type HTTPError struct {
 // Error names the URL and the status.
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("downloading artifact %s: HTTP %s", e.URL, e.Status)
-}
-
-// Transient tells whether asking again later may succeed: server errors,
-// throttling and timeouts, and 404, which Flux's source-controller answers
-// while it replaces a garbage-collected artifact with a new one.
-func (e *HTTPError) Transient() bool {
-	switch e.StatusCode {
-	case http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests:
-		return true
-	}
-	return e.StatusCode >= 500
-}
-
-// IsTransient tells whether retrying Fetch later may succeed: true for
-// network failures, server errors and local I/O errors; false for nil, for an
-// ErrInvalidArtifact and for an HTTP status that will not change on its own
-// (400, 401, 403, ...).
-func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, ErrInvalidArtifact) {
-		return false
-	}
-	var httpErr *HTTPError
-	if errors.As(err, &httpErr) {
-		return httpErr.Transient()
-	}
-	return true
 }
 
 // redactURL renders u without the parts that may carry credentials: user

@@ -74,8 +74,9 @@ func (l Limits) withDefaults() Limits {
 // which must exist and be empty. The download is kept in a temporary file
 // next to dir until it has been unpacked.
 //
-// Errors that blame the artifact wrap ErrInvalidArtifact; use IsTransient to
-// tell whether a retry may help. No error shows the URL's user info or query.
+// Errors that blame the artifact wrap ErrInvalidArtifact: a retry of the same
+// artifact cannot help. Any other error may pass (source-controller answers 404
+// while it replaces a garbage-collected artifact, for one). No error shows the URL's user info or query.
 // When Fetch fails, dir may hold part of the artifact: the caller should
 // remove it.
 func Fetch(ctx context.Context, httpClient *http.Client, artifactURL, expectedDigest, dir string, limits Limits) error {

@@ -258,7 +258,7 @@ func TestFetchRefusesHostileTarballs(t *testing.T) {
 			server := artifactServer(t, map[string][]byte{"/a.tar.gz": body})
 			parent, out := unpackTarget(t)
 			err := Fetch(context.Background(), server.Client(), server.URL+"/a.tar.gz", sha256Digest(body), out, tc.limits)
-			if !errors.Is(err, ErrInvalidArtifact) || IsTransient(err) {
+			if !errors.Is(err, ErrInvalidArtifact) {
 				t.Fatalf("Fetch error = %v; want an ErrInvalidArtifact", err)
 			}
 			if want := "invalid artifact: " + tc.wantErr; err.Error() != want {
@@ -316,13 +316,12 @@ func TestFetchErrors(t *testing.T) {
 	closed.Close()
 	hostPort := strings.TrimPrefix(server.URL, "http://")
 	tests := []struct {
-		name          string
-		url           string
-		digest        string
-		limits        Limits
-		wantErr       string
-		wantInvalid   bool
-		wantTransient bool
+		name        string
+		url         string
+		digest      string
+		limits      Limits
+		wantErr     string
+		wantInvalid bool
 	}{
 		{
 			name: "digest mismatch", url: server.URL + "/good.tar.gz", digest: sha256Digest([]byte("other")),
@@ -347,11 +346,11 @@ func TestFetchErrors(t *testing.T) {
 		},
 		{
 			name: "404 is transient: the source replaces the artifact", url: server.URL + "/gone.tar.gz", digest: sha256Digest(good),
-			wantErr: "downloading artifact " + server.URL + "/gone.tar.gz: HTTP 404 Not Found", wantTransient: true,
+			wantErr: "downloading artifact " + server.URL + "/gone.tar.gz: HTTP 404 Not Found",
 		},
 		{
 			name: "500 is transient", url: server.URL + "/status/500", digest: sha256Digest(good),
-			wantErr: "downloading artifact " + server.URL + "/status/500: HTTP 500 Internal Server Error", wantTransient: true,
+			wantErr: "downloading artifact " + server.URL + "/status/500: HTTP 500 Internal Server Error",
 		},
 		{
 			name: "403 is not transient", url: server.URL + "/status/403", digest: sha256Digest(good),
@@ -359,7 +358,7 @@ func TestFetchErrors(t *testing.T) {
 		},
 		{
 			name: "credentials never shown", url: "http://flux:s3cret@" + hostPort + "/status/500?token=t0ken#frag", digest: sha256Digest(good),
-			wantErr: "downloading artifact " + server.URL + "/status/500: HTTP 500 Internal Server Error", wantTransient: true,
+			wantErr: "downloading artifact " + server.URL + "/status/500: HTTP 500 Internal Server Error",
 		},
 		{
 			name: "unparsable URL never shown", url: "http://flux:s3cret@host:port/x", digest: sha256Digest(good),
@@ -367,7 +366,6 @@ func TestFetchErrors(t *testing.T) {
 		},
 		{
 			name: "connection refused is transient", url: "http://flux:s3cret@" + strings.TrimPrefix(closed.URL, "http://") + "/a.tar.gz?token=t0ken", digest: sha256Digest(good),
-			wantTransient: true,
 		},
 	}
 	for _, tc := range tests {
@@ -382,9 +380,6 @@ func TestFetchErrors(t *testing.T) {
 			}
 			if got := errors.Is(err, ErrInvalidArtifact); got != tc.wantInvalid {
 				t.Errorf("errors.Is(err, ErrInvalidArtifact) = %v, want %v (%v)", got, tc.wantInvalid, err)
-			}
-			if got := IsTransient(err); got != tc.wantTransient {
-				t.Errorf("IsTransient = %v, want %v (%v)", got, tc.wantTransient, err)
 			}
 			for _, secret := range []string{"s3cret", "t0ken", "flux"} {
 				if strings.Contains(err.Error(), secret) {
@@ -418,27 +413,5 @@ func TestFetchStopsWhenTheContextIsCancelled(t *testing.T) {
 	err := Fetch(ctx, server.Client(), server.URL+"/a.tar.gz", sha256Digest(body), out, Limits{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Fetch error = %v, want context.Canceled", err)
-	}
-}
-
-func TestIsTransient(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{nil, false},
-		{invalidf("x"), false},
-		{&HTTPError{StatusCode: 400}, false},
-		{&HTTPError{StatusCode: 401}, false},
-		{&HTTPError{StatusCode: 404}, true},
-		{&HTTPError{StatusCode: 408}, true},
-		{&HTTPError{StatusCode: 429}, true},
-		{&HTTPError{StatusCode: 503}, true},
-		{errors.New("connection reset"), true},
-	}
-	for _, tc := range tests {
-		if got := IsTransient(tc.err); got != tc.want {
-			t.Errorf("IsTransient(%v) = %v, want %v", tc.err, got, tc.want)
-		}
 	}
 }
