@@ -142,9 +142,9 @@ func TestClusterDoesNotLockTheAccount(t *testing.T) {
 
 func TestClusterUnreachableAndTLSErrors(t *testing.T) {
 	tn := newTenant(t)
-	closed := httptest.NewServer(nil)
-	closed.Close()
-	down := tn.newCluster("down", closed.URL, "osm-credentials")
+	// Port 1, where nothing listens (as retire does): the port of a closed server may be taken
+	// meanwhile by the simulator of a test that runs in parallel.
+	down := tn.newCluster("down", "http://127.0.0.1:1", "osm-credentials")
 	tn.clusterReason(down, metav1.ConditionFalse, gitopsv1alpha1.UnreachableReason)
 
 	tlsNBI := httptest.NewTLSServer(tn.sim)
