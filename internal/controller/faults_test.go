@@ -36,6 +36,15 @@ const (
 	deleteNSRoute   = http.MethodDelete + " " + nsInstancesPath + "/{nsInstanceContentId}"
 )
 
+// Reads that count the reconciles of an OsmDeployment (eventuallyReconciledSinceNow):
+// listNSDescriptorsRoute is read once by each observation of OSM and by nothing else, and
+// listOperationsRoute once by each reconcile while OSM operations run (and by observations,
+// which wait for those operations to end).
+const (
+	listNSDescriptorsRoute = http.MethodGet + " /osm/nsd/v1/ns_descriptors"
+	listOperationsRoute    = http.MethodGet + " /osm/nslcm/v1/ns_lcm_op_occs"
+)
+
 // addFault activates a fault of the tenant's simulator until the test clears it.
 func (tn *tenant) addFault(f nbisim.Fault) {
 	tn.t.Helper()
@@ -58,6 +67,19 @@ func (tn *tenant) acceptedRequests() map[string]int64 {
 func (tn *tenant) eventuallyCondition(d *gitopsv1alpha1.OsmDeployment, conditionType string, matcher OmegaMatcher) {
 	tn.t.Helper()
 	tn.g.Eventually(func() string { return tn.condition(d, conditionType) }).Should(matcher, func() string { return tn.describe(d) })
+}
+
+// eventuallyReconciledSinceNow waits until the tenant's NBI has received three more requests
+// for methodRoute, a read that each reconcile of one OsmDeployment makes once: as its
+// reconciles never overlap, the second of them began after this call, and the third once the
+// second had ended and written its status. Called after a change, it is the evidence that a
+// reconcile saw the change, before a check that the change left OSM alone; such a check could
+// otherwise pass only because no reconcile had run yet.
+func (tn *tenant) eventuallyReconciledSinceNow(methodRoute string) {
+	tn.t.Helper()
+	seen := tn.countRequests(methodRoute)
+	tn.g.Eventually(func() int64 { return tn.countRequests(methodRoute) }).Should(BeNumerically(">=", seen+3),
+		"reconciles reading %s", methodRoute)
 }
 
 // expectConverged waits until d has applied revision and checks what must then hold: each NS
@@ -225,7 +247,10 @@ func TestFaultFailedInstantiate(t *testing.T) {
 
 func TestFaultFailedTempUpgrade(t *testing.T) {
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
+	// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: 200 * time.Millisecond}
+	})
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
 	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", State: "FAILED_TEMP",
 		Message: "helm upgrade timed out", Count: 1})).To(Succeed())
@@ -234,8 +259,10 @@ func TestFaultFailedTempUpgrade(t *testing.T) {
 	revision := tn.publish("gitops", demoRepo("2", "ldap"))
 	tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+gitopsv1alpha1.OperationFailedReason+
 		": NS instance ldap: action operation FAILED_TEMP: helm upgrade timed out"))
-	// A failed intent is not sent again by itself...
-	tn.g.Consistently(func() int64 { return tn.acceptedRequests()[upgradeRoute] }, "500ms").Should(BeEquivalentTo(1))
+	// A failed intent is not sent again by itself (each drift check observes OSM, listing the NS
+	// descriptors once)...
+	tn.eventuallyReconciledSinceNow(listNSDescriptorsRoute)
+	tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(1), tn.describe(d))
 	// ... but at a person's request.
 	requestReconcile(tn, d, "retry")
 	tn.expectConverged(d, revision, map[string]string{"ldap": "2"})
