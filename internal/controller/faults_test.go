@@ -140,6 +140,7 @@ func warnings(d *gitopsv1alpha1.OsmDeployment) []string {
 }
 
 func TestFaultServerErrorBurst(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusInternalServerError})
@@ -155,6 +156,7 @@ func TestFaultServerErrorBurst(t *testing.T) {
 }
 
 func TestFaultTimeouts(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	impatient := tn.newCluster("impatient", tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
 		c.Spec.Timeout = &metav1.Duration{Duration: 300 * time.Millisecond}
@@ -180,6 +182,7 @@ func TestFaultTimeouts(t *testing.T) {
 }
 
 func TestFaultConnectionResets(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Reset: true})
@@ -193,6 +196,7 @@ func TestFaultConnectionResets(t *testing.T) {
 }
 
 func TestFaultLatencySpikes(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	// Half of the requests take 200 ms more, well within the timeout: slower, never failed.
@@ -205,6 +209,7 @@ func TestFaultLatencySpikes(t *testing.T) {
 }
 
 func TestFaultTokenRevokedMidRevision(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publishHeld(d, demoRepo("1", "ldap"))
@@ -220,6 +225,7 @@ func TestFaultTokenRevokedMidRevision(t *testing.T) {
 }
 
 func TestFaultFailedInstantiate(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
@@ -246,6 +252,7 @@ func TestFaultFailedInstantiate(t *testing.T) {
 }
 
 func TestFaultFailedTempUpgrade(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
@@ -272,6 +279,7 @@ func TestFaultFailedTempUpgrade(t *testing.T) {
 // A revision whose create OSM refused for a while, while its upgrade went through, is not
 // reported applied when the upgrade ends: the create is sent again.
 func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
@@ -294,6 +302,7 @@ func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
 // completed: the operator trusts finished operations (observing OSM again before Ready would
 // double a revision's reads) and the next drift check makes the instance again, once.
 func TestFaultInstanceDeletedWhileItsOperationRuns(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
@@ -325,6 +334,7 @@ func (tn *tenant) eventuallyRecreated(d *gitopsv1alpha1.OsmDeployment, name, del
 }
 
 func TestFaultRestartedOperatorReconnects(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
@@ -422,6 +432,7 @@ type soak struct {
 }
 
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(soakEnv) != "1" {
 		t.Skipf("set %s=1 to run the soak", soakEnv)
 	}

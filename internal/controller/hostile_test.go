@@ -79,6 +79,7 @@ var hostileArtifacts = []struct {
 }
 
 func TestHostileRevisions(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	t.Cleanup(func() {
 		// Whatever the cases did, nothing reached OSM.
@@ -100,6 +101,7 @@ func TestHostileRevisions(t *testing.T) {
 }
 
 func TestHostileArtifacts(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	t.Cleanup(func() { tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM") })
 	for _, tc := range hostileArtifacts {
@@ -169,6 +171,7 @@ var hostileNBIs = []struct {
 }
 
 func TestHostileNBIAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range hostileNBIs {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -45,6 +45,7 @@ func (tn *tenant) eventuallyConflict(d *gitopsv1alpha1.OsmDeployment, what strin
 }
 
 func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -57,6 +58,7 @@ func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
 }
 
 func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -70,6 +72,7 @@ func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T)
 }
 
 func TestAdoptionNeverTakesTheInstanceOfALiveOwner(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -91,6 +94,7 @@ func TestAdoptionNeverTakesTheInstanceOfALiveOwner(t *testing.T) {
 }
 
 func TestAnInstanceReplacedByHandIsAConflictNotASecondInstance(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -109,6 +113,7 @@ func TestAnInstanceReplacedByHandIsAConflictNotASecondInstance(t *testing.T) {
 }
 
 func TestALostStatusIsRebuiltFromOSM(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap", "ldap2"))
@@ -138,6 +143,7 @@ func TestALostStatusIsRebuiltFromOSM(t *testing.T) {
 }
 
 func TestAnOsmDeploymentRecreatedFromItsManifestKeepsItsInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -178,6 +184,7 @@ func (tn *tenant) packageRevision(descriptorID string) int {
 }
 
 func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -192,6 +199,7 @@ func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
 }
 
 func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1")))
@@ -205,6 +213,7 @@ func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
 }
 
 func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
 	revision := tn.publish("gitops", demoRepo("1"))
