@@ -35,6 +35,9 @@ func (tn *tenant) hangingNBI(hang func(*http.Request) bool) *httptest.Server {
 // hold at most their namespace's share of the workers, so another tenant's OsmCluster gets
 // Ready, and its revision applied, well within one NBI request timeout.
 func TestOneTenantCannotStarveAnother(t *testing.T) {
+	// Not parallel: its tenants hold suite workers on purpose, and the bound on the other
+	// tenant's wait assumes that no other test's reconciles compete for the rest.
+
 	// OSMs that pass the health check, then never answer a list of NS descriptors.
 	stuck := newTenant(t)
 	mute := stuck.hangingNBI(func(r *http.Request) bool { return r.URL.Path == "/osm/nsd/v1/ns_descriptors" })

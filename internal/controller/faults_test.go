@@ -36,6 +36,15 @@ const (
 	deleteNSRoute   = http.MethodDelete + " " + nsInstancesPath + "/{nsInstanceContentId}"
 )
 
+// Reads that count the reconciles of an OsmDeployment (eventuallyReconciledSinceNow):
+// listNSDescriptorsRoute is read once by each observation of OSM and by nothing else, and
+// listOperationsRoute once by each reconcile while OSM operations run (and by observations,
+// which wait for those operations to end).
+const (
+	listNSDescriptorsRoute = http.MethodGet + " /osm/nsd/v1/ns_descriptors"
+	listOperationsRoute    = http.MethodGet + " /osm/nslcm/v1/ns_lcm_op_occs"
+)
+
 // addFault activates a fault of the tenant's simulator until the test clears it.
 func (tn *tenant) addFault(f nbisim.Fault) {
 	tn.t.Helper()
@@ -58,6 +67,19 @@ func (tn *tenant) acceptedRequests() map[string]int64 {
 func (tn *tenant) eventuallyCondition(d *gitopsv1alpha1.OsmDeployment, conditionType string, matcher OmegaMatcher) {
 	tn.t.Helper()
 	tn.g.Eventually(func() string { return tn.condition(d, conditionType) }).Should(matcher, func() string { return tn.describe(d) })
+}
+
+// eventuallyReconciledSinceNow waits until the tenant's NBI has received three more requests
+// for methodRoute, a read that each reconcile of one OsmDeployment makes once: as its
+// reconciles never overlap, the second of them began after this call, and the third once the
+// second had ended and written its status. Called after a change, it is the evidence that a
+// reconcile saw the change, before a check that the change left OSM alone; such a check could
+// otherwise pass only because no reconcile had run yet.
+func (tn *tenant) eventuallyReconciledSinceNow(methodRoute string) {
+	tn.t.Helper()
+	seen := tn.countRequests(methodRoute)
+	tn.g.Eventually(func() int64 { return tn.countRequests(methodRoute) }).Should(BeNumerically(">=", seen+3),
+		"reconciles reading %s", methodRoute)
 }
 
 // expectConverged waits until d has applied revision and checks what must then hold: each NS
@@ -118,6 +140,7 @@ func warnings(d *gitopsv1alpha1.OsmDeployment) []string {
 }
 
 func TestFaultServerErrorBurst(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusInternalServerError})
@@ -133,6 +156,7 @@ func TestFaultServerErrorBurst(t *testing.T) {
 }
 
 func TestFaultTimeouts(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	impatient := tn.newCluster("impatient", tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
 		c.Spec.Timeout = &metav1.Duration{Duration: 300 * time.Millisecond}
@@ -158,6 +182,7 @@ func TestFaultTimeouts(t *testing.T) {
 }
 
 func TestFaultConnectionResets(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Reset: true})
@@ -171,6 +196,7 @@ func TestFaultConnectionResets(t *testing.T) {
 }
 
 func TestFaultLatencySpikes(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	// Half of the requests take 200 ms more, well within the timeout: slower, never failed.
@@ -183,6 +209,7 @@ func TestFaultLatencySpikes(t *testing.T) {
 }
 
 func TestFaultTokenRevokedMidRevision(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publishHeld(d, demoRepo("1", "ldap"))
@@ -198,6 +225,7 @@ func TestFaultTokenRevokedMidRevision(t *testing.T) {
 }
 
 func TestFaultFailedInstantiate(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
@@ -224,8 +252,12 @@ func TestFaultFailedInstantiate(t *testing.T) {
 }
 
 func TestFaultFailedTempUpgrade(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
+	// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: 200 * time.Millisecond}
+	})
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
 	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", State: "FAILED_TEMP",
 		Message: "helm upgrade timed out", Count: 1})).To(Succeed())
@@ -234,8 +266,10 @@ func TestFaultFailedTempUpgrade(t *testing.T) {
 	revision := tn.publish("gitops", demoRepo("2", "ldap"))
 	tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+gitopsv1alpha1.OperationFailedReason+
 		": NS instance ldap: action operation FAILED_TEMP: helm upgrade timed out"))
-	// A failed intent is not sent again by itself...
-	tn.g.Consistently(func() int64 { return tn.acceptedRequests()[upgradeRoute] }, "500ms").Should(BeEquivalentTo(1))
+	// A failed intent is not sent again by itself (each drift check observes OSM, listing the NS
+	// descriptors once)...
+	tn.eventuallyReconciledSinceNow(listNSDescriptorsRoute)
+	tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(1), tn.describe(d))
 	// ... but at a person's request.
 	requestReconcile(tn, d, "retry")
 	tn.expectConverged(d, revision, map[string]string{"ldap": "2"})
@@ -245,6 +279,7 @@ func TestFaultFailedTempUpgrade(t *testing.T) {
 // A revision whose create OSM refused for a while, while its upgrade went through, is not
 // reported applied when the upgrade ends: the create is sent again.
 func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
@@ -267,6 +302,7 @@ func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
 // completed: the operator trusts finished operations (observing OSM again before Ready would
 // double a revision's reads) and the next drift check makes the instance again, once.
 func TestFaultInstanceDeletedWhileItsOperationRuns(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
@@ -298,6 +334,7 @@ func (tn *tenant) eventuallyRecreated(d *gitopsv1alpha1.OsmDeployment, name, del
 }
 
 func TestFaultRestartedOperatorReconnects(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
@@ -395,6 +432,7 @@ type soak struct {
 }
 
 func TestSoak(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(soakEnv) != "1" {
 		t.Skipf("set %s=1 to run the soak", soakEnv)
 	}

@@ -80,6 +80,7 @@ var hostileArtifacts = []struct {
 }
 
 func TestHostileRevisions(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	t.Cleanup(func() {
 		// Whatever the cases did, nothing reached OSM.
@@ -101,6 +102,7 @@ func TestHostileRevisions(t *testing.T) {
 }
 
 func TestHostileArtifacts(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	t.Cleanup(func() { tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM") })
 	for _, tc := range hostileArtifacts {
@@ -170,6 +172,9 @@ var hostileNBIs = []struct {
 }
 
 func TestHostileNBIAnswers(t *testing.T) {
+	// Not parallel with the other tests (its cases are, with each other): under -race the
+	// client takes most of an NBI request timeout to read nbi-fills-memory's answer, and the
+	// CPU of other tests made it miss the timeout.
 	for _, tc := range hostileNBIs {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -138,6 +138,7 @@ func (tn *tenant) expectTenantGone(d *gitopsv1alpha1.OsmDeployment) {
 // comes: the OsmDeployment reconciler builds the client itself. Here the new manager has no
 // OsmCluster reconciler at all.
 func TestRestartedManagerConnectsWithoutTheClusterReconciler(t *testing.T) {
+	t.Parallel()
 	const shard = "restart-connects"
 	first := startManager(t, shard, true)
 	tn := newTenantInShard(t, shard)
@@ -151,6 +152,7 @@ func TestRestartedManagerConnectsWithoutTheClusterReconciler(t *testing.T) {
 // worst order), then the OsmCluster and the pruning OsmDeployment. The OsmDeployment terminates
 // its instances with the client built before the Secret went, and everything goes.
 func TestNamespaceDeletionTerminatesInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap", "ldap2"})
 
@@ -164,6 +166,7 @@ func TestNamespaceDeletionTerminatesInstances(t *testing.T) {
 // it built. Before the pool, the OsmDeployment waited for a client that only the OsmCluster
 // reconciler built, which it never does for a deleting OsmCluster: the deletion hung.
 func TestNamespaceDeletionAcrossARestart(t *testing.T) {
+	t.Parallel()
 	first, tn, d := appliedInShard(t, "ns-deletion-restart")
 	first.stop()
 
@@ -178,6 +181,7 @@ func TestNamespaceDeletionAcrossARestart(t *testing.T) {
 // the new one has no client and cannot make one, so the deletion ends with a Warning naming what
 // OSM may still run; OSM finishes the terminations it accepted, and everything goes.
 func TestNamespaceDeletionRestartedAfterTheSecretWent(t *testing.T) {
+	t.Parallel()
 	first, tn, d := appliedInShard(t, "ns-deletion-no-secret")
 	ids := []string{tn.instances("ldap")[0].ID, tn.instances("ldap2")[0].ID}
 
@@ -202,6 +206,7 @@ func TestNamespaceDeletionRestartedAfterTheSecretWent(t *testing.T) {
 // when the Secret is found gone, so the deletion (MirrorPrune) cannot reach OSM and ends with a
 // Warning that lists the instances left in OSM.
 func TestDeletionAfterTheSecretWentEndsWithAWarning(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap"})
 	id := tn.instances("ldap")[0].ID
@@ -219,6 +224,7 @@ func TestDeletionAfterTheSecretWentEndsWithAWarning(t *testing.T) {
 
 // WaitForTermination waits as long as OSM cannot be reached, and terminates once it can.
 func TestDeletionWaitForTerminationWaits(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyWaitForTermination
@@ -249,6 +255,7 @@ func TestDeletionWaitForTerminationWaits(t *testing.T) {
 // Past spec.timeout from the deletion, an OSM that keeps failing no longer holds the
 // OsmDeployment back (but with WaitForTermination).
 func TestDeletionEndsWhenOSMFailsPastTheTimeout(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap"})
 	id := tn.instances("ldap")[0].ID
@@ -266,6 +273,7 @@ func TestDeletionEndsWhenOSMFailsPastTheTimeout(t *testing.T) {
 }
 
 func TestDeletionPolicyOrphanLeavesInstancesDespitePrune(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Prune = true
@@ -282,6 +290,7 @@ func TestDeletionPolicyOrphanLeavesInstancesDespitePrune(t *testing.T) {
 }
 
 func TestDeletionPolicyDeleteTerminatesWithoutPrune(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.appliedDeployment([]string{"ldap", "ldap2"}, func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.Prune = false
@@ -328,6 +337,7 @@ func (tn *tenant) expectTakenOver(revision, id string) {
 // The claims of an OsmDeployment that went without its finalizer are released: another one can
 // take its NS instance name (here with adoptExisting, as the instance still runs).
 func TestClaimsOfADeploymentGoneWithoutFinalizerAreReleased(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -353,6 +363,7 @@ func (tn *tenant) anotherNBI() (*nbisim.Server, *httptest.Server) {
 // made there stays its own through the marker in OSM: here the first OSM refused the create, so
 // only the claim in memory holds the name.)
 func TestClusterRefChangeReleasesClaims(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	otherSim, otherNBI := tn.anotherNBI()
 	other := tn.newCluster("other", otherNBI.URL, "osm-credentials")

@@ -48,6 +48,7 @@ func (tn *tenant) newCluster(name, url, secret string, edit ...func(*gitopsv1alp
 }
 
 func TestClusterReportsVersionAndVIMAccounts(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	got := tn.cluster
 	tn.g.Expect(got.Status.OSMVersion).NotTo(BeEmpty())
@@ -56,6 +57,7 @@ func TestClusterReportsVersionAndVIMAccounts(t *testing.T) {
 }
 
 func TestClusterSecretProblemsAreExplained(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	missing := tn.newCluster("missing", tn.nbi.URL, "no-such-secret")
 	tn.g.Expect(tn.clusterReason(missing, metav1.ConditionFalse, gitopsv1alpha1.SecretNotFoundReason)).
@@ -71,6 +73,7 @@ func TestClusterSecretProblemsAreExplained(t *testing.T) {
 }
 
 func TestClusterBadCredentialsAndRotation(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "wrong", Namespace: tn.namespace},
@@ -90,6 +93,7 @@ func TestClusterBadCredentialsAndRotation(t *testing.T) {
 // OSM locks a user after 5 failed logins: after a refused login the OsmCluster logs in again
 // only when asked to, however often it is reconciled, even with a health check due at once.
 func TestClusterDoesNotLockTheAccount(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	// Refused logins only: another test's OsmCluster may find this simulator at the port its
 	// own had, and log in with the right password.
@@ -141,10 +145,11 @@ func TestClusterDoesNotLockTheAccount(t *testing.T) {
 }
 
 func TestClusterUnreachableAndTLSErrors(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
-	closed := httptest.NewServer(nil)
-	closed.Close()
-	down := tn.newCluster("down", closed.URL, "osm-credentials")
+	// Port 1, where nothing listens (as retire does): the port of a closed server may be taken
+	// meanwhile by the simulator of a test that runs in parallel.
+	down := tn.newCluster("down", "http://127.0.0.1:1", "osm-credentials")
 	tn.clusterReason(down, metav1.ConditionFalse, gitopsv1alpha1.UnreachableReason)
 
 	tlsNBI := httptest.NewTLSServer(tn.sim)
@@ -160,6 +165,7 @@ func TestClusterUnreachableAndTLSErrors(t *testing.T) {
 }
 
 func TestClusterCountsDeploymentsAndWaitsForThemOnDeletion(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
 	tn.g.Eventually(func() int32 {

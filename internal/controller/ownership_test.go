@@ -46,6 +46,7 @@ func (tn *tenant) eventuallyConflict(d *gitopsv1alpha1.OsmDeployment, what strin
 }
 
 func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -58,6 +59,7 @@ func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
 }
 
 func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -71,6 +73,7 @@ func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T)
 }
 
 func TestAdoptionNeverTakesTheInstanceOfALiveOwner(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -92,6 +95,7 @@ func TestAdoptionNeverTakesTheInstanceOfALiveOwner(t *testing.T) {
 }
 
 func TestAnInstanceReplacedByHandIsAConflictNotASecondInstance(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -110,6 +114,7 @@ func TestAnInstanceReplacedByHandIsAConflictNotASecondInstance(t *testing.T) {
 }
 
 func TestALostStatusIsRebuiltFromOSM(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap", "ldap2"))
@@ -139,6 +144,7 @@ func TestALostStatusIsRebuiltFromOSM(t *testing.T) {
 }
 
 func TestAnOsmDeploymentRecreatedFromItsManifestKeepsItsInstances(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -179,6 +185,7 @@ func (tn *tenant) packageRevision(descriptorID string) int {
 }
 
 func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -193,6 +200,7 @@ func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
 }
 
 func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1")))
@@ -206,6 +214,7 @@ func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
 }
 
 func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
 	revision := tn.publish("gitops", demoRepo("1"))

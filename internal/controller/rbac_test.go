@@ -251,6 +251,7 @@ func dockerfileFinalStage(t *testing.T) (from, user string) {
 }
 
 func TestClusterTrustsItsCABundle(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	tlsNBI := httptest.NewTLSServer(tn.sim)
 	t.Cleanup(tlsNBI.Close)
@@ -307,6 +308,7 @@ func anotherCA(t *testing.T) []byte {
 }
 
 func TestTenantsSeeOnlyTheirOwnObjects(t *testing.T) {
+	t.Parallel()
 	owner, other := newTenant(t), newTenant(t)
 	owner.newCluster("only-here", owner.nbi.URL, "osm-credentials")
 	owner.g.Expect(k8sClient.Create(owner.ctx, &corev1.Secret{

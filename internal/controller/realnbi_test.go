@@ -107,6 +107,7 @@ func readDemoRepo(t *testing.T) map[string]string {
 // revision, a value change, a new instance, a package change with a new software-version, a
 // prune, a broken file and its fix. Each step ends Ready, and drift checks repeat no upgrade.
 func TestRealNBIReplay(t *testing.T) {
+	t.Parallel()
 	target := os.Getenv(realNBIEnv)
 	if target == "" {
 		t.Skip(realNBIEnv + " is not set: see docs/fidelity.md")

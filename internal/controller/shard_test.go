@@ -20,6 +20,7 @@ import (
 // process holds the other's claims in memory; OSM gets one create, one OsmDeployment owns the
 // instance, the other reports the Conflict, and neither touches the other's instance.
 func TestTwoShardsNeverCreateOneInstanceTwice(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	shards := []string{"one", "two"}
 	for _, shard := range shards {

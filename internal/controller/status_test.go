@@ -29,6 +29,7 @@ func kstatusOf(tn *tenant, d *gitopsv1alpha1.OsmDeployment) status.Status {
 }
 
 func TestStatusIsKstatusCompatible(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	tn.sim.HoldOperations()
 	d := tn.deployment("ldap", "gitops")
@@ -48,6 +49,7 @@ func TestStatusIsKstatusCompatible(t *testing.T) {
 
 // TestKubectlGetShowsColumns reads the table the API server prints for `kubectl get osmd`.
 func TestKubectlGetShowsColumns(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	revision := tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap"))).Status.LastAppliedRevision
@@ -70,6 +72,7 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 }
 
 func TestPasswordNeverLeaks(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -93,6 +96,7 @@ func TestPasswordNeverLeaks(t *testing.T) {
 }
 
 func TestMetricsReportInstancesAndOperations(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
@@ -136,6 +140,7 @@ func TestBoundMessagesCutsOnARuneBoundary(t *testing.T) {
 // An OSM that fails an operation with a huge message gets a bounded condition, not one of
 // 32 KiB (the API server's limit) that every kubectl describe would show.
 func TestAHugeOSMMessageIsBounded(t *testing.T) {
+	t.Parallel()
 	tn := newTenant(t)
 	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
 		Message: strings.Repeat("helm failed; ", 10_000)})).To(Succeed())
