@@ -144,7 +144,7 @@ func main() {
 }
 
 func run(o options) error {
-	if err := o.jitter.SetGlobalJitter(nil); err != nil {
+	if err := o.jitter.SetGlobalJitter(controller.NewJitterRand()); err != nil {
 		return fmt.Errorf("interval jitter: %w", err)
 	}
 	watchSelector, err := runtimectrl.GetWatchSelector(o.watch)

@@ -93,7 +93,7 @@ func runSuite(m *testing.M) int {
 	// As the manager's --interval-jitter-percentage does: requeues spread, so that two
 	// reconciles that give way to each other (shard_test.go) meet again only by chance. Its
 	// random numbers are drawn by every reconcile worker at once (lockedrand_test.go).
-	jitter.SetGlobalIntervalJitter(0.1, newLockedRand())
+	jitter.SetGlobalIntervalJitter(0.1, NewJitterRand())
 	testOperatorConfig = operatorCfg
 	// The suite's manager is the shard without a shard label: the objects of tests that run
 	// managers of their own (restarts) are labelled, and it never sees them.

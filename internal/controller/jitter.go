@@ -6,15 +6,17 @@ import (
 	"time"
 )
 
-// lockedSource is a math/rand source that the suite's reconcile workers may share: the jitter
-// draws from one *rand.Rand, whose default source is not safe for concurrent use.
+// lockedSource is a math/rand source that reconcile workers may share. Flux's interval jitter
+// draws from one *rand.Rand, and the one it makes when given nil has a source that is not safe
+// for concurrent use: every worker computing a requeue at once is a data race.
 type lockedSource struct {
 	mu     sync.Mutex
 	source rand.Source64
 }
 
-// newLockedRand returns a *rand.Rand that reconcile workers may call at once.
-func newLockedRand() *rand.Rand {
+// NewJitterRand returns a *rand.Rand for Flux's interval jitter that reconcile workers may
+// call at once.
+func NewJitterRand() *rand.Rand {
 	return rand.New(&lockedSource{source: rand.NewSource(time.Now().UnixNano()).(rand.Source64)})
 }
 
