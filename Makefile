@@ -126,11 +126,11 @@ undeploy: ## Remove the operator from the cluster of the current kubeconfig.
 ##@ Tools
 
 .PHONY: envtest
-envtest: ## Provide kube-apiserver and etcd for envtest (download, or build once from Go modules).
+envtest: ## Provide kube-apiserver and etcd for envtest (download, or build once per user into ~/.cache/osmops).
 	@hack/envtest.sh >/dev/null
 
 .PHONY: source-controller
-source-controller: ## Provide Flux's source-controller binary (built once from its Go module).
+source-controller: ## Provide Flux's source-controller binary (built once per user into ~/.cache/osmops).
 	@hack/source-controller.sh >/dev/null
 
 .PHONY: controller-gen

@@ -3,17 +3,27 @@
 # for KUBEBUILDER_ASSETS.
 #
 # It first tries the normal way (setup-envtest, which downloads release binaries). Where that
-# download is not reachable (offline CI, air-gapped labs) it builds both binaries once from their
-# Go modules, which only needs the Go module proxy, into a git-ignored cache. Nothing that is
-# already there is rebuilt. Progress goes to stderr; stdout carries only the folder.
+# download is not reachable (offline CI, air-gapped labs) it builds both binaries from their Go
+# modules, which only needs the Go module proxy. Either way the binaries go once into a per-user
+# cache outside the clone (hack/toolcache.sh), which every later run and every other clone
+# reuses. Progress goes to stderr; stdout carries only the folder.
 set -euo pipefail
 
 K8S_VERSION="${ENVTEST_K8S_VERSION:-1.36.3}"
 ETCD_VERSION="${ENVTEST_ETCD_VERSION:-3.6.16}"
 SETUP_ENVTEST_VERSION="${SETUP_ENVTEST_VERSION:-release-0.24}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BIN_DIR="${ENVTEST_BIN_DIR:-$ROOT/bin/k8s}"
-DEST="$BIN_DIR/$K8S_VERSION"
+TOOLCACHE_LOG_PREFIX=envtest
+# shellcheck source=hack/toolcache.sh
+source "$ROOT/hack/toolcache.sh"
+export GOTOOLCHAIN=local
+
+# ENVTEST_BIN_DIR (a folder holding one subfolder per version) overrides the cache.
+if [ -n "${ENVTEST_BIN_DIR:-}" ]; then
+  DEST="$ENVTEST_BIN_DIR/$K8S_VERSION"
+else
+  DEST="$TOOLCACHE_DIR/k8s/$K8S_VERSION-$TOOLCACHE_PLATFORM"
+fi
 
 log() { echo "envtest: $*" >&2; }
 
@@ -24,60 +34,88 @@ if have_binaries "$DEST"; then
   exit 0
 fi
 
+toolcache_tmp="$(toolcache_begin "$DEST")"
+tmp="$toolcache_tmp"
+started=$SECONDS
+
+finish() {
+  toolcache_publish "$tmp" "$DEST" have_binaries
+  toolcache_tmp=""
+  have_binaries "$DEST" || { log "binaries missing in $DEST"; exit 1; }
+  echo "$DEST"
+  exit 0
+}
+
+# Clones from before the per-user cache kept the binaries in their own bin/: take those.
+legacy="$ROOT/bin/k8s/$K8S_VERSION"
+if [ -z "${ENVTEST_BIN_DIR:-}" ] && have_binaries "$legacy"; then
+  log "copying kube-apiserver and etcd from $legacy into the cache $DEST (bin/k8s may then be deleted)"
+  cp "$legacy/kube-apiserver" "$legacy/etcd" "$tmp/"
+  finish
+fi
+
 # 1. The normal download. A short timeout: offline, it would otherwise hang on DNS or TCP.
 if [ -z "${ENVTEST_SKIP_DOWNLOAD:-}" ]; then
-  log "trying setup-envtest $SETUP_ENVTEST_VERSION for Kubernetes $K8S_VERSION"
+  log "trying setup-envtest $SETUP_ENVTEST_VERSION for Kubernetes $K8S_VERSION (at most 2 minutes)"
   if dir=$(timeout 120 go run "sigs.k8s.io/controller-runtime/tools/setup-envtest@$SETUP_ENVTEST_VERSION" \
-      use "$K8S_VERSION" --bin-dir "$BIN_DIR/download" -p path 2>/dev/null) && have_binaries "$dir"; then
-    mkdir -p "$DEST"
-    cp "$dir/kube-apiserver" "$dir/etcd" "$DEST/"
-    echo "$DEST"
-    exit 0
+      use "$K8S_VERSION" --bin-dir "$tmp/download" -p path 2>/dev/null) && have_binaries "$dir"; then
+    cp "$dir/kube-apiserver" "$dir/etcd" "$tmp/"
+    chmod -R u+w "$tmp/download" && rm -rf "$tmp/download"
+    log "downloaded in $(toolcache_elapsed "$started") into $DEST"
+    finish
   fi
-  log "download not available; building from Go modules instead (once, cached in $DEST)"
+  log "that download is not reachable from here (needs the internet), so building from the Go module proxy instead"
 fi
 
-export GOFLAGS="${GOFLAGS:-} -mod=mod"
-export GOTOOLCHAIN=local
-work="$BIN_DIR/.build"
-mkdir -p "$DEST" "$work"
+# 2. Build both from their Go modules. The go.mod files below name only what is built and
+# `go build -mod=mod` resolves the rest: `go mod tidy` would also fetch the dependencies of
+# every dependency's tests, minutes of downloads on a bare machine for nothing used here.
+log "building kube-apiserver v$K8S_VERSION and etcd v$ETCD_VERSION from their Go modules:"
+log "a one-time build (about 10 minutes on 2 idle cores, longer on a busy machine) into $DEST;"
+log "later runs, and other clones of this user, reuse it"
+build_log="$tmp.log"
 
 # 2a. etcd: an ordinary Go module (about a minute).
-if [ ! -x "$DEST/etcd" ]; then
-  log "building etcd v$ETCD_VERSION"
-  mod="$work/etcd"; rm -rf "$mod"; mkdir -p "$mod"
-  (cd "$mod" && go mod init envtest-etcd >/dev/null 2>&1 &&
-    go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >&2 &&
-    go build -trimpath -ldflags=-s -o "$DEST/etcd.tmp" go.etcd.io/etcd/server/v3 >&2)
-  mv "$DEST/etcd.tmp" "$DEST/etcd"
-fi
+# shellcheck disable=SC2317 # called through toolcache_run
+build_etcd() {
+  local mod="$tmp/src-etcd"
+  mkdir -p "$mod"
+  printf 'module envtest-etcd\n\ngo %s\n\nrequire go.etcd.io/etcd/server/v3 v%s\n' \
+    "$(toolcache_goversion)" "$ETCD_VERSION" >"$mod/go.mod"
+  (cd "$mod" && go build -mod=mod -trimpath -ldflags=-s -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
+}
+step=$SECONDS
+log "building etcd v$ETCD_VERSION (about 1 minute)"
+toolcache_run "$build_log" etcd build_etcd
+log "etcd built in $(toolcache_elapsed "$step")"
 
 # 2b. kube-apiserver: k8s.io/kubernetes points its staging modules at local folders with
 # `replace`, which `go install` refuses; a module of our own that replaces each of them by the
 # published module of the matching v0.x version builds it (about 8 minutes on 2 cores).
-if [ ! -x "$DEST/kube-apiserver" ]; then
-  log "building kube-apiserver v$K8S_VERSION"
-  mod="$work/kube-apiserver"; rm -rf "$mod"; mkdir -p "$mod"
-  staging_version="v0.${K8S_VERSION#*.}"
+# shellcheck disable=SC2317 # called through toolcache_run
+build_kube_apiserver() {
+  local mod="$tmp/src-kube-apiserver" staging_version="v0.${K8S_VERSION#*.}" gomod
+  mkdir -p "$mod"
   gomod=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" |
     sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
   {
     echo "module envtest-kube-apiserver"
     echo
-    echo "go $(go env GOVERSION | sed 's/^go\([0-9]*\.[0-9]*\).*/\1/')"
+    echo "go $(toolcache_goversion)"
     echo
     echo "require k8s.io/kubernetes v$K8S_VERSION"
     echo
     echo "replace ("
     sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging_version"'#p' "$gomod"
     echo ")"
-  } > "$mod/go.mod"
-  # A blank import keeps the requirement through `go mod tidy`, which also fills in go.sum.
-  printf '//go:build tools\n\npackage tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n' > "$mod/tools.go"
-  (cd "$mod" && go mod tidy -e >&2 &&
-    go build -trimpath -ldflags=-s -o "$DEST/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2)
-  mv "$DEST/kube-apiserver.tmp" "$DEST/kube-apiserver"
-fi
+  } >"$mod/go.mod"
+  (cd "$mod" && go build -mod=mod -trimpath -ldflags=-s -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
+}
+step=$SECONDS
+log "building kube-apiserver v$K8S_VERSION (about 8 minutes)"
+toolcache_run "$build_log" kube-apiserver build_kube_apiserver
+log "kube-apiserver built in $(toolcache_elapsed "$step")"
 
-have_binaries "$DEST" || { log "binaries missing in $DEST"; exit 1; }
-echo "$DEST"
+rm -rf "$tmp/src-etcd" "$tmp/src-kube-apiserver" "$build_log"
+log "done in $(toolcache_elapsed "$started"); cached in $DEST"
+finish
