@@ -12,6 +12,9 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 # Flags for `go test`; for example GO_TEST_FLAGS=-race or GO_TEST_FLAGS='-run TestX -v'.
 GO_TEST_FLAGS ?=
+# Parallel tests per package. The envtest tests mostly wait on the API server and the simulator,
+# not on the CPU, so 8 at once finish about twice as fast as GOMAXPROCS (2) at once on 2 cores.
+TEST_PARALLEL ?= 8
 
 export GOTOOLCHAIN = local
 
@@ -48,7 +51,7 @@ vet: ## Run go vet (also on the e2e tests).
 
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run the unit and envtest suites against a real API server.
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 
 .PHONY: test-e2e
 test-e2e: envtest source-controller ## Run the end-to-end suite (real Flux source-controller, Git server, operator, NBI simulator).
