@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,10 +26,9 @@ type SimulatorOptions struct {
 	Latency time.Duration
 }
 
-// Simulator is a devstack simulator process with the bench's credentials and latency, whose
-// counters and state it reads as nbisim's types, those of the report.
+// Simulator is a devstack simulator process started with the bench's credentials and latency.
 type Simulator struct {
-	process *devstack.Simulator
+	*devstack.Simulator
 	// workDir holds the password file, the log and the pid file, all removed by Stop.
 	workDir string
 }
@@ -55,36 +53,16 @@ func StartSimulator(ctx context.Context, opts SimulatorOptions) (*Simulator, err
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	s := &Simulator{process: process, workDir: workDir}
+	s := &Simulator{Simulator: process, workDir: workDir}
 	if opts.Latency > 0 {
-		if err := process.AddFault(ctx, devstack.SimFault{Latency: opts.Latency.String()}); err != nil {
+		if err := process.AddFault(ctx, nbisim.Fault{Latency: opts.Latency}); err != nil {
 			return nil, errors.Join(err, s.Stop())
 		}
 	}
 	return s, nil
 }
 
-// URL returns the base URL; the NBI is under URL()+"/osm".
-func (s *Simulator) URL() string { return s.process.URL() }
-
-// Stats returns the NBI request counters since start or the last ResetStats.
-func (s *Simulator) Stats(ctx context.Context) (nbisim.Stats, error) {
-	var stats nbisim.Stats
-	err := s.process.Call(ctx, http.MethodGet, "/sim/v1/stats", nil, &stats)
-	return stats, err
-}
-
-// ResetStats zeroes the request counters.
-func (s *Simulator) ResetStats(ctx context.Context) error { return s.process.ResetStats(ctx) }
-
-// State returns the simulator's state dump: packages, NS instances and their operations.
-func (s *Simulator) State(ctx context.Context) (nbisim.State, error) {
-	var state nbisim.State
-	err := s.process.Call(ctx, http.MethodGet, "/sim/v1/state", nil, &state)
-	return state, err
-}
-
 // Stop ends the simulator (SIGTERM, then SIGKILL after a grace time) and removes its folder.
 func (s *Simulator) Stop() error {
-	return errors.Join(s.process.Stop(), os.RemoveAll(s.workDir))
+	return errors.Join(s.Simulator.Stop(), os.RemoveAll(s.workDir))
 }

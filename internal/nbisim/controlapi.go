@@ -1,6 +1,7 @@
 package nbisim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,24 +30,33 @@ type settingsJSON struct {
 	OperationsHeld bool   `json:"operationsHeld"`
 }
 
-func faultToJSON(f Fault) faultJSON {
+// MarshalJSON writes the fault in the control API's form, the latency as a Go duration.
+func (f Fault) MarshalJSON() ([]byte, error) {
 	out := faultJSON{Method: f.Method, PathPrefix: f.PathPrefix, Status: f.Status, Reset: f.Reset, Rate: f.Rate, Count: f.Count}
 	if f.Latency > 0 {
 		out.Latency = f.Latency.String()
 	}
-	return out
+	return json.Marshal(out)
 }
 
-func faultFromJSON(in faultJSON) (Fault, error) {
-	f := Fault{Method: in.Method, PathPrefix: in.PathPrefix, Status: in.Status, Reset: in.Reset, Rate: in.Rate, Count: in.Count}
+// UnmarshalJSON reads the control API's form of a fault, refusing unknown fields as the rest
+// of the control API does.
+func (f *Fault) UnmarshalJSON(data []byte) error {
+	var in faultJSON
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(&in); err != nil {
+		return err
+	}
+	*f = Fault{Method: in.Method, PathPrefix: in.PathPrefix, Status: in.Status, Reset: in.Reset, Rate: in.Rate, Count: in.Count}
 	if in.Latency != "" {
 		latency, err := time.ParseDuration(in.Latency)
 		if err != nil {
-			return Fault{}, fmt.Errorf("fault: latency: %w", err)
+			return fmt.Errorf("fault: latency: %w", err)
 		}
 		f.Latency = latency
 	}
-	return f, nil
+	return nil
 }
 
 func (s *Server) controlHandler() http.Handler {
@@ -77,22 +87,14 @@ func (s *Server) controlHandler() http.Handler {
 	handle("DELETE /sim/v1/state", noBody(s.Reset))
 
 	handle("GET /sim/v1/faults", ok(func() any {
-		faults := []faultJSON{}
-		for _, f := range s.Faults() {
-			faults = append(faults, faultToJSON(f))
-		}
-		return faults
+		return append([]Fault{}, s.Faults()...)
 	}))
 	handle("POST /sim/v1/faults", func(r *http.Request) (int, any, error) {
-		var in faultJSON
-		if err := decodeControlBody(r, &in); err != nil {
+		var f Fault
+		if err := decodeControlBody(r, &f); err != nil {
 			return 0, nil, err
 		}
-		f, err := faultFromJSON(in)
-		if err == nil {
-			err = s.AddFault(f)
-		}
-		return http.StatusCreated, faultToJSON(f), err
+		return http.StatusCreated, f, s.AddFault(f)
 	})
 	handle("DELETE /sim/v1/faults", noBody(s.ClearFaults))
 

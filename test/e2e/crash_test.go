@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
@@ -39,7 +40,7 @@ const (
 	crashPollInterval   = "--operation-poll-interval=200ms"
 	crashRequeue        = "--requeue-dependency=500ms"
 	crashOperationDelay = "100ms"
-	crashCreateLatency  = "30ms"
+	crashCreateLatency  = 30 * time.Millisecond
 	// The routes of the NS instance creates and deletes.
 	crashCreateRoute = "/osm/nslcm/v1/ns_instances_content"
 	crashDeleteRoute = crashCreateRoute + "/{nsInstanceContentId}"
@@ -68,7 +69,7 @@ func TestOperatorKilledWhileApplying(t *testing.T) {
 	})
 	tenant := newTenant(ctx, t, true)
 	g.Expect(setOperationDelay(ctx, tenant.sim, crashOperationDelay)).To(Succeed())
-	g.Expect(tenant.sim.AddFault(ctx, devstack.SimFault{Method: http.MethodPost, PathPrefix: crashCreateRoute, Latency: crashCreateLatency})).To(Succeed())
+	g.Expect(tenant.sim.AddFault(ctx, nbisim.Fault{Method: http.MethodPost, PathPrefix: crashCreateRoute, Latency: crashCreateLatency})).To(Succeed())
 	tenant.expectApplied(ctx, t, tenant.seeded)
 
 	killedAfter := make([]int64, 0, crashTrials)
@@ -139,7 +140,7 @@ func (tt *testTenant) expectCrashConverged(ctx context.Context, t *testing.T, sh
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, ns := range state.NSInstances {
 			g.Expect(running).NotTo(HaveKey(ns.Name), "two NS instances named %s", ns.Name)
-			g.Expect(ns.NsState).To(Equal("READY"), "NS instance %s", ns.Name)
+			g.Expect(ns.NSState).To(Equal("READY"), "NS instance %s", ns.Name)
 			running[ns.Name] = ns.ID
 		}
 		g.Expect(running).To(HaveLen(len(names)))
@@ -151,7 +152,7 @@ func (tt *testTenant) expectCrashConverged(ctx context.Context, t *testing.T, sh
 }
 
 // accepted counts the requests of one method and route that OSM accepted (a 2xx answer).
-func accepted(stats devstack.SimStats, method, route string) int64 {
+func accepted(stats nbisim.Stats, method, route string) int64 {
 	var n int64
 	for _, e := range stats.Endpoints {
 		if e.Method == method && e.Route == route && e.Status/100 == 2 {

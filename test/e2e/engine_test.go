@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // The product scenarios: Git commits applied to OSM by the OsmDeployment engine. Each test
@@ -48,7 +50,7 @@ func TestBootstrap(t *testing.T) {
 	g.Expect(packageKinds(state)).To(Equal(map[string]string{knfPackage: "vnf", nsPackage: "ns"}))
 	g.Expect(state.NSInstances).To(HaveLen(1))
 	g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
-	g.Expect(state.NSInstances[0].NsState).To(Equal("READY"))
+	g.Expect(state.NSInstances[0].NSState).To(Equal("READY"))
 	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
 
 	deployment, err := tenant.deployment(ctx)
@@ -150,14 +152,14 @@ func bootstrap(t *testing.T) (context.Context, *testTenant, *WithT) {
 }
 
 // state returns the state dump of the tenant's simulator.
-func (tt *testTenant) state(ctx context.Context, g *WithT) devstack.SimState {
+func (tt *testTenant) state(ctx context.Context, g *WithT) nbisim.State {
 	state, err := tt.sim.State(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	return state
 }
 
 // stats returns the request counters of the tenant's simulator.
-func (tt *testTenant) stats(ctx context.Context, g *WithT) devstack.SimStats {
+func (tt *testTenant) stats(ctx context.Context, g *WithT) nbisim.Stats {
 	stats, err := tt.sim.Stats(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	return stats
@@ -186,7 +188,7 @@ func (tt *testTenant) expectApplied(ctx context.Context, t *testing.T, sha strin
 }
 
 // requestsTo counts the requests of one method and route template, whatever their status.
-func requestsTo(stats devstack.SimStats, method, route string) int64 {
+func requestsTo(stats nbisim.Stats, method, route string) int64 {
 	var n int64
 	for _, endpoint := range stats.Endpoints {
 		if endpoint.Method == method && endpoint.Route == route {
@@ -197,7 +199,7 @@ func requestsTo(stats devstack.SimStats, method, route string) int64 {
 }
 
 // changes counts the requests that change OSM: the mutating ones, less logging in and out.
-func changes(stats devstack.SimStats) int64 {
+func changes(stats nbisim.Stats) int64 {
 	var n int64
 	for _, endpoint := range stats.Endpoints {
 		if endpoint.Method != http.MethodGet && !strings.HasPrefix(endpoint.Route, tokensRoute) {
@@ -208,7 +210,7 @@ func changes(stats devstack.SimStats) int64 {
 }
 
 // packageKinds maps each package's descriptor id to its kind.
-func packageKinds(state devstack.SimState) map[string]string {
+func packageKinds(state nbisim.State) map[string]string {
 	kinds := map[string]string{}
 	for _, p := range state.Packages {
 		kinds[p.DescriptorID] = p.Kind
@@ -217,7 +219,7 @@ func packageKinds(state devstack.SimState) map[string]string {
 }
 
 // packageRevisions maps each package's descriptor id to its revision.
-func packageRevisions(state devstack.SimState) map[string]int {
+func packageRevisions(state nbisim.State) map[string]int {
 	revisions := map[string]int{}
 	for _, p := range state.Packages {
 		revisions[p.DescriptorID] = p.Revision
@@ -226,11 +228,15 @@ func packageRevisions(state devstack.SimState) map[string]int {
 }
 
 // kduParams returns the values of the demo's KDU in the NS instance name, nil if there is none.
-func kduParams(state devstack.SimState, name string) map[string]any {
+func kduParams(state nbisim.State, name string) map[string]any {
 	for _, ns := range state.NSInstances {
 		for _, kdu := range ns.KDUs {
 			if ns.Name == name && kdu.Name == ldapKDU {
-				return kdu.Params
+				var params map[string]any
+				if err := json.Unmarshal(kdu.Params, &params); err != nil {
+					panic(fmt.Sprintf("the simulator's state holds values that are not a JSON object: %v", err))
+				}
+				return params
 			}
 		}
 	}
@@ -238,7 +244,7 @@ func kduParams(state devstack.SimState, name string) map[string]any {
 }
 
 // upgrades counts the completed KDU upgrades of the NS instance name.
-func upgrades(state devstack.SimState, name string) int {
+func upgrades(state nbisim.State, name string) int {
 	n := 0
 	for _, ns := range state.NSInstances {
 		for _, op := range ns.Operations {

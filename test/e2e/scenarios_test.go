@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/devstack"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
@@ -93,7 +94,7 @@ func TestRemovedInstance(t *testing.T) {
 func TestFailedUpgradeThenFixRecovers(t *testing.T) {
 	t.Parallel()
 	ctx, tenant, g := bootstrap(t)
-	failure := devstack.SimOperationFailure{
+	failure := nbisim.OperationFailure{
 		Operation: "upgrade", NSName: ldapInstanceName, Message: "helm upgrade: UPGRADE FAILED: injected by e2e", Count: 1,
 	}
 	g.Expect(tenant.sim.FailOperations(ctx, failure)).To(Succeed())
@@ -109,14 +110,14 @@ func TestFailedUpgradeThenFixRecovers(t *testing.T) {
 		g.Expect(deployment.Status.LastAppliedRevision).To(Equal(revision(tenant.seeded)))
 		g.Expect(kstatusOf(ctx, g, deployment)).To(Equal(kstatus.FailedStatus), "Flux's health check must fail, not wait")
 	})
-	failed := devstack.SimOperation{Type: "action", Primitive: "upgrade", State: "FAILED", ErrorMessage: failure.Message}
-	g.Expect(upgradeOperations(tenant.state(ctx, g), ldapInstanceName)).To(Equal([]devstack.SimOperation{failed}))
+	failed := nbisim.OperationState{Type: "action", Primitive: "upgrade", State: "FAILED", ErrorMessage: failure.Message}
+	g.Expect(upgradeOperations(tenant.state(ctx, g), ldapInstanceName)).To(Equal([]nbisim.OperationState{failed}))
 
 	tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "3")})
 	state := tenant.state(ctx, g)
 	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "3"}))
-	completed := devstack.SimOperation{Type: "action", Primitive: "upgrade", State: "COMPLETED"}
-	g.Expect(upgradeOperations(state, ldapInstanceName)).To(Equal([]devstack.SimOperation{failed, completed}))
+	completed := nbisim.OperationState{Type: "action", Primitive: "upgrade", State: "COMPLETED"}
+	g.Expect(upgradeOperations(state, ldapInstanceName)).To(Equal([]nbisim.OperationState{failed, completed}))
 }
 
 func TestOSMDownThenBack(t *testing.T) {
@@ -128,7 +129,7 @@ func TestOSMDownThenBack(t *testing.T) {
 			cluster.Spec.Interval = &metav1.Duration{Duration: clusterHealthInterval}
 		})
 
-	g.Expect(tenant.sim.AddFault(ctx, devstack.SimFault{Status: http.StatusServiceUnavailable})).To(Succeed())
+	g.Expect(tenant.sim.AddFault(ctx, nbisim.Fault{Status: http.StatusServiceUnavailable})).To(Succeed())
 	tenant.expectClusterReady(ctx, t, metav1.ConditionFalse, gitopsv1alpha1.UnreachableReason)
 	changed, err := tenant.repo.Commit(map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")}, "Scale LDAP to 2 while OSM is down")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -280,10 +281,10 @@ func (tt *testTenant) events(ctx context.Context, g Gomega) []corev1.Event {
 }
 
 // nsStates maps the NS instances in OSM to their nsState.
-func nsStates(state devstack.SimState) map[string]string {
+func nsStates(state nbisim.State) map[string]string {
 	states := map[string]string{}
 	for _, ns := range state.NSInstances {
-		states[ns.Name] = ns.NsState
+		states[ns.Name] = ns.NSState
 	}
 	return states
 }
@@ -301,8 +302,8 @@ func inventoryStates(deployment *gitopsv1alpha1.OsmDeployment) map[string]gitops
 
 // upgradeOperations returns the KDU upgrades of the NS instance name, oldest first, without
 // their ids.
-func upgradeOperations(state devstack.SimState, name string) []devstack.SimOperation {
-	var ops []devstack.SimOperation
+func upgradeOperations(state nbisim.State, name string) []nbisim.OperationState {
+	var ops []nbisim.OperationState
 	for _, ns := range state.NSInstances {
 		for _, op := range ns.Operations {
 			if ns.Name == name && op.Type == "action" && op.Primitive == "upgrade" {

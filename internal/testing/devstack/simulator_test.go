@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -23,7 +24,8 @@ func newTestSimulator(t *testing.T, handler http.Handler) *Simulator {
 // format shows up here rather than in the end-to-end tests.
 func TestSimulatorClientAgainstTheSimulator(t *testing.T) {
 	ctx := boundedContext(t)
-	sim := newTestSimulator(t, nbisim.New(nbisim.Config{VIMAccounts: []nbisim.VIMAccount{{Name: "site1"}}}))
+	server := nbisim.New(nbisim.Config{VIMAccounts: []nbisim.VIMAccount{{Name: "site1"}}})
+	sim := newTestSimulator(t, server)
 
 	version, err := sim.Version(ctx)
 	if err != nil || version == "" {
@@ -33,10 +35,10 @@ func TestSimulatorClientAgainstTheSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStats := SimStats{Requests: 1, ReadRequests: 1, Endpoints: []SimEndpointStats{
+	wantStats := nbisim.Stats{Requests: 1, ReadRequests: 1, Endpoints: []nbisim.EndpointStats{
 		{Route: "/osm/version", Method: http.MethodGet, Status: http.StatusOK, Requests: 1},
 	}}
-	if diff := cmp.Diff(wantStats, stats, cmpopts.IgnoreFields(SimStats{}, "BytesSent")); diff != "" {
+	if diff := cmp.Diff(wantStats, stats, cmpopts.IgnoreFields(nbisim.Stats{}, "BytesSent"), cmpopts.IgnoreFields(nbisim.EndpointStats{}, "BytesSent")); diff != "" {
 		t.Errorf("Stats() (-want +got):\n%s", diff)
 	}
 	requests, err := sim.RequestLog(ctx)
@@ -61,14 +63,18 @@ func TestSimulatorClientAgainstTheSimulator(t *testing.T) {
 		t.Errorf("State() = %+v, want an empty OSM", state)
 	}
 
-	if err := sim.AddFault(ctx, SimFault{PathPrefix: "/osm/version", Status: http.StatusServiceUnavailable, Count: 1}); err != nil {
+	if err := sim.AddFault(ctx, nbisim.Fault{PathPrefix: "/osm/version", Status: http.StatusServiceUnavailable, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sim.Version(ctx); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("Version() with a 503 fault: error %v, want the 503", err)
 	}
-	if err := sim.AddFault(ctx, SimFault{Status: http.StatusBadGateway}); err != nil {
+	slow := nbisim.Fault{PathPrefix: "/osm/nsd", Latency: 250 * time.Millisecond}
+	if err := sim.AddFault(ctx, slow); err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]nbisim.Fault{slow}, server.Faults()); diff != "" {
+		t.Errorf("faults after AddFault (-want +got):\n%s", diff)
 	}
 	if err := sim.ClearFaults(ctx); err != nil {
 		t.Fatal(err)
@@ -93,7 +99,7 @@ func TestSimulatorClientFailsOperations(t *testing.T) {
 	server := nbisim.New(nbisim.Config{})
 	sim := newTestSimulator(t, server)
 
-	failure := SimOperationFailure{Operation: "upgrade", NSName: "ldap", Message: "helm upgrade failed", Count: 1}
+	failure := nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Message: "helm upgrade failed", Count: 1}
 	if err := sim.FailOperations(ctx, failure); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +107,7 @@ func TestSimulatorClientFailsOperations(t *testing.T) {
 	if diff := cmp.Diff(want, server.OperationFailures()); diff != "" {
 		t.Errorf("operation failures (-want +got):\n%s", diff)
 	}
-	err := sim.FailOperations(ctx, SimOperationFailure{State: "BROKEN"})
+	err := sim.FailOperations(ctx, nbisim.OperationFailure{State: "BROKEN"})
 	if err == nil || !strings.Contains(err.Error(), "400") {
 		t.Errorf("FailOperations with a bad state: error %v, want the simulator's 400", err)
 	}
