@@ -29,30 +29,13 @@ log() { echo "envtest: $*" >&2; }
 
 have_binaries() { [ -x "$1/kube-apiserver" ] && [ -x "$1/etcd" ]; }
 
-if have_binaries "$DEST"; then
-  echo "$DEST"
-  exit 0
-fi
-
-toolcache_tmp="$(toolcache_begin "$DEST")"
+# Clones from before the per-user cache kept the binaries in their own bin/k8s.
+legacy=""
+[ -n "${ENVTEST_BIN_DIR:-}" ] || legacy="$ROOT/bin/k8s/$K8S_VERSION"
+toolcache_start "$DEST" have_binaries "$DEST" "$legacy"
 tmp="$toolcache_tmp"
 started=$SECONDS
-
-finish() {
-  toolcache_publish "$tmp" "$DEST" have_binaries
-  toolcache_tmp=""
-  have_binaries "$DEST" || { log "binaries missing in $DEST"; exit 1; }
-  echo "$DEST"
-  exit 0
-}
-
-# Clones from before the per-user cache kept the binaries in their own bin/: take those.
-legacy="$ROOT/bin/k8s/$K8S_VERSION"
-if [ -z "${ENVTEST_BIN_DIR:-}" ] && have_binaries "$legacy"; then
-  log "copying kube-apiserver and etcd from $legacy into the cache $DEST (bin/k8s may then be deleted)"
-  cp "$legacy/kube-apiserver" "$legacy/etcd" "$tmp/"
-  finish
-fi
+finish() { toolcache_finish "$DEST" have_binaries "$DEST"; }
 
 # 1. The normal download. A short timeout: offline, it would otherwise hang on DNS or TCP.
 if [ -z "${ENVTEST_SKIP_DOWNLOAD:-}" ]; then

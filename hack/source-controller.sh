@@ -22,32 +22,16 @@ DEST="${SOURCE_CONTROLLER_DIR:-$TOOLCACHE_DIR/flux/source-controller-$VERSION-$T
 
 log() { echo "source-controller: $*" >&2; }
 
+# shellcheck disable=SC2317 # called through toolcache_start and toolcache_finish
 complete() { [ -x "$1/source-controller" ] && [ -d "$1/crd" ]; }
 
-if complete "$DEST"; then
-  echo "$DEST/source-controller"
-  exit 0
-fi
-
-toolcache_tmp="$(toolcache_begin "$DEST")"
+# Clones from before the per-user cache kept it in their own bin/flux.
+legacy=""
+[ -n "${SOURCE_CONTROLLER_DIR:-}" ] || legacy="$ROOT/bin/flux/source-controller-$VERSION"
+toolcache_start "$DEST" complete "$DEST/source-controller" "$legacy"
 tmp="$toolcache_tmp"
 started=$SECONDS
-
-finish() {
-  toolcache_publish "$tmp" "$DEST" complete
-  toolcache_tmp=""
-  complete "$DEST" || { log "source-controller or its CRDs missing in $DEST"; exit 1; }
-  echo "$DEST/source-controller"
-  exit 0
-}
-
-# Clones from before the per-user cache kept it in their own bin/: take that.
-legacy="$ROOT/bin/flux/source-controller-$VERSION"
-if [ -z "${SOURCE_CONTROLLER_DIR:-}" ] && complete "$legacy"; then
-  log "copying source-controller from $legacy into the cache $DEST (bin/flux may then be deleted)"
-  cp -R "$legacy/source-controller" "$legacy/crd" "$tmp/"
-  finish
-fi
+finish() { toolcache_finish "$DEST" complete "$DEST/source-controller"; }
 
 log "building source-controller $VERSION from its Go module: a one-time build (about 7 minutes"
 log "on 2 idle cores, longer on a busy machine) into $DEST;"

@@ -58,6 +58,34 @@ toolcache_publish() {
   rm -rf "$tmp"
 }
 
+# toolcache_start DEST CHECK PRINTED [LEGACY]: when DEST passes the function CHECK, prints
+# PRINTED and ends the script. Else it sets toolcache_tmp to a new folder to build into, and
+# when LEGACY (the bin/ folder of a clone from before the per-user cache) passes CHECK, takes
+# the tool from there instead of building it again.
+toolcache_start() {
+  local dest="$1" check="$2" printed="$3" legacy="${4:-}"
+  if "$check" "$dest"; then
+    echo "$printed"
+    exit 0
+  fi
+  toolcache_tmp="$(toolcache_begin "$dest")"
+  if [ -n "$legacy" ] && "$check" "$legacy"; then
+    echo "$TOOLCACHE_LOG_PREFIX: copying $legacy into the cache $dest (the old folder may then be deleted)" >&2
+    cp -R "$legacy"/* "$toolcache_tmp/"
+    toolcache_finish "$dest" "$check" "$printed"
+  fi
+}
+
+# toolcache_finish DEST CHECK PRINTED: publishes the build of toolcache_begin as DEST, checks
+# it with the function CHECK (called with DEST), prints PRINTED and ends the script.
+toolcache_finish() {
+  toolcache_publish "$toolcache_tmp" "$1" "$2"
+  toolcache_tmp=""
+  "$2" "$1" || { echo "$TOOLCACHE_LOG_PREFIX: files missing in $1 after the build" >&2; exit 1; }
+  echo "$3"
+  exit 0
+}
+
 # toolcache_run LOG WHAT CMD...: runs CMD with its output in LOG (go's hundreds of
 # "go: downloading" lines help nobody), printing a line every TOOLCACHE_HEARTBEAT seconds so
 # that a long build is never silent. On failure it prints the end of LOG.
