@@ -22,12 +22,19 @@ var (
 	}, []string{"namespace", "name", "state"})
 	operations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "osmops_operations_total",
-		Help: "OSM LCM operations the operator waited for, by type and outcome.",
+		Help: "OSM LCM operations the operator waited for, by type and outcome (completed, failed, timeout).",
+	}, []string{"type", "outcome"})
+	// Operations of KNFs take from seconds (an upgrade of values) to the deploy timeout of a
+	// large NS (OSM's default is an hour): the buckets reach past the longest spec.timeout, 24h.
+	operationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "osmops_operation_duration_seconds",
+		Help:    "Time from sending an OSM LCM operation to seeing it end, by type and outcome.",
+		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 21600, 86400},
 	}, []string{"type", "outcome"})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, operations)
+	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, operations, operationDuration)
 }
 
 // instanceStates are the states reported by the osmops_ns_instances gauge.
@@ -50,11 +57,16 @@ func recordMetrics(obj *gitopsv1alpha1.OsmDeployment, start time.Time) {
 	}
 }
 
-// recordOperationMetric counts a finished OSM operation.
+// recordOperationMetric counts a finished OSM operation and how long it took; one given up on
+// at the timeout is a "timeout", not a "failed": OSM may still finish it.
 func recordOperationMetric(outcome engine.Outcome) {
 	result := "completed"
-	if outcome.Failed {
+	switch {
+	case outcome.TimedOut:
+		result = "timeout"
+	case outcome.Failed:
 		result = "failed"
 	}
 	operations.WithLabelValues(outcome.Operation.Type, result).Inc()
+	operationDuration.WithLabelValues(outcome.Operation.Type, result).Observe(time.Since(outcome.Operation.StartTime.Time).Seconds())
 }
