@@ -2,6 +2,8 @@
 
 # Image of the manager, for docker-build, deploy and build-installer.
 IMG ?= ghcr.io/osmops/osmops:latest
+# Where build-installer writes the install manifests.
+INSTALLER ?= dist/install.yaml
 # Kubernetes version of the envtest API server (see hack/envtest.sh).
 ENVTEST_K8S_VERSION ?= 1.36.3
 CONTROLLER_TOOLS_VERSION ?= v0.21.0
@@ -33,8 +35,11 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers.
+manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers (and copy them into the Helm chart).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./internal/controller/..." output:crd:artifacts:config=config/crd/bases
+	rm -f charts/osmops/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/osmops/crds/
+	cp config/rbac/role.yaml charts/osmops/files/manager-role.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate the DeepCopy methods of the API types.
@@ -103,10 +108,17 @@ docker-push: ## Push the manager's container image.
 	$(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: build-installer
-build-installer: manifests generate ## Render dist/install.yaml: CRDs, RBAC and the manager, for IMG.
-	mkdir -p dist
+build-installer: manifests generate ## Render INSTALLER (dist/install.yaml): CRDs, RBAC and the manager, for IMG.
+	mkdir -p $(dir $(INSTALLER))
 	cd config/manager && $(KUBECTL) kustomize . >/dev/null # fail early on a broken layer
-	$(KUBECTL) kustomize config/default | sed "s#ghcr.io/osmops/osmops:latest#$(IMG)#" > dist/install.yaml
+	$(KUBECTL) kustomize config/default | sed "s#ghcr.io/osmops/osmops:latest#$(IMG)#" > $(INSTALLER)
+
+.PHONY: release
+release: ## Write dist/VERSION/ for a release VERSION=vX.Y.Z: install.yaml and the Helm chart, both with the image tag VERSION.
+	@case "$(VERSION)" in v[0-9]*.[0-9]*.[0-9]*) ;; *) echo "usage: make release VERSION=vX.Y.Z"; exit 2 ;; esac
+	@grep -q '^## $(VERSION)' CHANGELOG.md || { echo "CHANGELOG.md has no section '## $(VERSION)': rename 'Unreleased' first"; exit 2; }
+	$(MAKE) build-installer IMG=ghcr.io/osmops/osmops:$(VERSION) INSTALLER=dist/$(VERSION)/install.yaml
+	go run ./hack/chart-package --version=$(VERSION) --out=dist/$(VERSION) charts/osmops
 
 ##@ Deployment
 
@@ -120,7 +132,7 @@ uninstall: manifests ## Remove the CRDs from the cluster of the current kubeconf
 
 .PHONY: deploy
 deploy: build-installer ## Deploy the operator (IMG) to the cluster of the current kubeconfig.
-	$(KUBECTL) apply --server-side -f dist/install.yaml
+	$(KUBECTL) apply --server-side -f $(INSTALLER)
 
 .PHONY: undeploy
 undeploy: ## Remove the operator from the cluster of the current kubeconfig.

@@ -1,43 +1,16 @@
 package main
 
 import (
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	flag "github.com/spf13/pflag"
-	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 )
 
 // managerArgs renders a config/ layer as kubectl kustomize does and returns the manager's
 // arguments.
 func managerArgs(t *testing.T, layer string) []string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "config", layer)
-	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	for _, r := range resources.Resources() {
-		if r.GetKind() != "Deployment" {
-			continue
-		}
-		data, err := r.AsYAML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var deployment appsv1.Deployment
-		if err := yaml.Unmarshal(data, &deployment); err != nil {
-			t.Fatal(err)
-		}
-		return deployment.Spec.Template.Spec.Containers[0].Args
-	}
-	t.Fatalf("%s renders no Deployment", dir)
-	return nil
+	return containerArgs(t, renderKustomize(t, layer)["Deployment/osmops-controller-manager"])
 }
 
 // The multi-tenant layer is config/default with cross-namespace references refused, and its
