@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strings"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
@@ -28,6 +29,8 @@ type Input struct {
 	Claims        map[string]string
 	Prune         bool
 	AdoptExisting bool
+	// Force replaces an instance OSM cannot change in place (spec.force).
+	Force bool
 }
 
 // PackageAction uploads a package, a create when ID is empty, else a full update of ID, and
@@ -124,6 +127,8 @@ const (
 	reasonDrift          = "KDU values changed in OSM outside Git: restoring them"
 	reasonPruned         = "no longer declared in Git"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
+	reasonReplaceDelete  = "replacing it (%s): terminating the old instance"
+	reasonReplaceCreate  = "replacing it (%s): the old instance is gone"
 	reasonPackageNew     = "new in Git"
 	reasonPackageMark    = "uploaded before: marked as this OsmDeployment's"
 	reasonPackageDrift   = "changed in OSM outside Git: restoring it"
@@ -288,6 +293,11 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 	case id != "":
 		next.ID = id
 		planExisting(in, p, ns, entry, next)
+	case entry.State == gitopsv1alpha1.NsInstanceReplacing:
+		// The old instance is gone (or its replacement's create was refused): it is created
+		// from the declaration, never deleted again.
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, entry.Reason
+		p.create(ns, next, fmt.Sprintf(reasonReplaceCreate, entry.Reason))
 	case entry.ID != "":
 		p.create(ns, next, reasonRecreated)
 	case owned:
@@ -363,12 +373,12 @@ func (o Owner) elsewhere(self Owner) string {
 // planExisting plans a declared NS instance that OSM runs as next.ID.
 func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
 	record := in.Observed.NSInstances[next.ID]
-	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
-		p.problem(ns, fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, or delete it first", ns.Name, record.NsdRef))
-		return
-	}
-	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != in.Observed.VIMAccounts[ns.VimAccountName] {
-		p.problem(ns, fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, or delete it first", ns.Name, ns.VimAccountName))
+	if change, refusal := unchangeable(in.Observed, record, ns); change != "" {
+		if !in.Force {
+			p.problem(ns, refusal)
+			return
+		}
+		planReplace(p, ns, record, last, next, change)
 		return
 	}
 	if busy(record) {
@@ -391,6 +401,49 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
+	}
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
+}
+
+// unchangeable says what OSM cannot change in place between an instance and its declaration
+// (its NSD or its VIM account: no NBI operation changes them), as the reason of a replace and
+// as the refusal without spec.force; "" when there is nothing such.
+func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
+	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
+		return boundReason(fmt.Sprintf("NSD changed from %s to %s", record.NsdRef, ns.NsdName)),
+			fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, record.NsdRef)
+	}
+	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != o.VIMAccounts[ns.VimAccountName] {
+		return boundReason(fmt.Sprintf("VIM account changed to %s", ns.VimAccountName)),
+			fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, ns.VimAccountName)
+	}
+	return "", ""
+}
+
+// maxReason bounds an inventory entry's reason: it quotes names OSM returned.
+const maxReason = 1024
+
+func boundReason(reason string) string {
+	if len(reason) <= maxReason {
+		return reason
+	}
+	return strings.ToValidUTF8(reason[:maxReason-len("…")], "") + "…"
+}
+
+// planReplace plans the first half of a replace (spec.force): the old instance is terminated
+// and deleted, once; its inventory entry says Replacing, and why, until OSM has removed it
+// (planInstance then plans the create). A terminate that failed is not sent again for the
+// same declaration: a new revision, or a reconcile request, does.
+func planReplace(p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
+	next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, change
+	switch {
+	case busy(record):
+		// Terminating (the delete was sent), or another operation runs: nothing is sent now.
+	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+		next.State = gitopsv1alpha1.NsInstanceFailed
+	default:
+		p.Deletes = append(p.Deletes, NsAction{Name: ns.Name, ID: next.ID, Reason: fmt.Sprintf(reasonReplaceDelete, change),
+			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 }
@@ -488,9 +541,12 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }
 
+// create plans the create of ns; its entry is Creating unless it says otherwise (Replacing).
 func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, reason string) {
 	entry.ID = ""
-	entry.State = gitopsv1alpha1.NsInstanceCreating
+	if entry.State == "" {
+		entry.State = gitopsv1alpha1.NsInstanceCreating
+	}
 	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }

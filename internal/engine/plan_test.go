@@ -331,7 +331,7 @@ func TestComputeNsInstances(t *testing.T) {
 				return observedWith([]osm.NSInstance{other}, nil)
 			}(),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" runs NSD "other_ns": OSM cannot change the NSD of an instance; give the instance a new name, or delete it first`},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" runs NSD "other_ns": OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it`},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
 		},
 	}
@@ -341,6 +341,131 @@ func TestComputeNsInstances(t *testing.T) {
 				Revision: &gitops.Revision{NsInstances: tt.declared}, Observed: tt.observed,
 				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Claims: tt.claims,
 				Prune: tt.prune, AdoptExisting: tt.adopt, Owner: self, LiveOwners: liveOwners,
+			})
+			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComputeReplacesWithForce(t *testing.T) {
+	ldap := declared("ldap", "2")
+	digest := ldap.Digest()
+	// onOldNSD is the instance as OSM runs it, made from NSD old_ns, in state.
+	onOldNSD := func(owner Owner, state, operation string) osm.NSInstance {
+		ns := ownedBy(owner, unmarked("ns-1", "ldap"))
+		ns.NsdRef, ns.NSState, ns.CurrentOperation = "old_ns", state, osm.LooseString(operation)
+		ns.Admin.NSState = "INSTANTIATED"
+		return ns
+	}
+	const why = "NSD changed from old_ns to openldap_ns"
+	replacing := func(id string) gitopsv1alpha1.NsInstanceEntry {
+		e := entry("ldap", id, digest, gitopsv1alpha1.NsInstanceReplacing)
+		e.Reason = why
+		return e
+	}
+	failed := replacing("ns-1")
+	failed.State = gitopsv1alpha1.NsInstanceFailed
+	tests := []struct {
+		name      string
+		observed  *Observed
+		inventory []gitopsv1alpha1.NsInstanceEntry
+		prune     bool
+		declared  []gitops.NsInstance
+		want      summary
+	}{
+		{
+			name:      "a new NSD terminates the old instance, and creates nothing yet",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "READY", "IDLE")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "the delete is not sent again while OSM terminates",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "once OSM removed the old instance, the new one is created, once",
+			observed:  observedWith(nil, map[string]string{}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+		},
+		{
+			name:      "a create OSM refused is sent again, and nothing is deleted",
+			observed:  observedWith(nil, map[string]string{}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
+			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+		},
+		{
+			name:      "the new instance, once created, is the declared one",
+			observed:  observedWith([]osm.NSInstance{running("ns-2", "ldap")}, map[string]string{"ns-2": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-2", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an instance OSM never instantiated is deleted with FORCE",
+			observed: func() *Observed {
+				ns := onOldNSD(self, "NOT_INSTANTIATED", "IDLE")
+				ns.Admin.NSState = "NOT_INSTANTIATED"
+				return observedWith([]osm.NSInstance{ns}, nil)
+			}(),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1 (forced)"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "a terminate that failed is not sent again for the same declaration",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "BROKEN", "IDLE")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{failed},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failed}},
+		},
+		{
+			name: "another VIM account replaces the instance too",
+			observed: func() *Observed {
+				ns := running("ns-1", "ldap")
+				ns.InstantiateParams.VIMAccountID = "vim-0"
+				return observedWith([]osm.NSInstance{ns}, nil)
+			}(),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
+					e := entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReplacing)
+					e.Reason = "VIM account changed to site1"
+					return e
+				}()}},
+		},
+		{
+			name:     "an instance another live owner marked is never replaced",
+			observed: observedWith([]osm.NSInstance{onOldNSD(tenant2, "READY", "IDLE")}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`}},
+		},
+		{
+			name: "an instance being replaced that Git drops is pruned as any other, and not deleted twice", prune: true, declared: []gitops.NsInstance{},
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
+				e := replacing("ns-1")
+				e.State = gitopsv1alpha1.NsInstanceDeleting
+				return e
+			}()}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			declared := tt.declared
+			if declared == nil {
+				declared = []gitops.NsInstance{ldap}
+			}
+			plan := Compute(Input{
+				Revision: &gitops.Revision{NsInstances: declared}, Observed: tt.observed,
+				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory},
+				Prune:     tt.prune, Force: true, Owner: self, LiveOwners: liveOwners,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
