@@ -97,11 +97,12 @@ func hasFailedInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 
 // hasUnsettledInstances tells, once every recorded operation has ended, whether an NS
 // instance still waits for a change no operation carried: a create, upgrade or delete that did
-// not reach OSM (a transient failure), or an instance OSM was busy with. The revision is then
-// applied again, not reported applied.
+// not reach OSM (a transient failure), an instance OSM was busy with, or one being replaced
+// (terminated, then created again by the next plan). The revision is then applied again, not
+// reported applied.
 func hasUnsettledInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 	return countInstances(obj, gitopsv1alpha1.NsInstanceCreating)+countInstances(obj, gitopsv1alpha1.NsInstanceProgressing)+
-		countInstances(obj, gitopsv1alpha1.NsInstanceDeleting) > 0
+		countInstances(obj, gitopsv1alpha1.NsInstanceDeleting)+countInstances(obj, gitopsv1alpha1.NsInstanceReplacing) > 0
 }
 
 // markFailedInstances stalls the OsmDeployment on the NS instances whose last operation
@@ -176,7 +177,9 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	}
 	kept := inventory.NsInstances[:0]
 	for _, e := range inventory.NsInstances {
-		if refused[e.Name] {
+		if refused[e.Name] && e.State != gitopsv1alpha1.NsInstanceReplacing {
+			// A replacement OSM refused stays: its old instance is gone, and the next plan
+			// creates it again rather than forget it.
 			continue
 		}
 		if id, ok := result.NsInstanceIDs[e.Name]; ok {
@@ -196,7 +199,7 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 }
 
 // setInstanceState records the outcome of a finished operation in the inventory; a completed
-// terminate removes the instance from it.
+// terminate removes the instance from it, but for a replace.
 func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.OperationEntry, state gitopsv1alpha1.NsInstanceState) {
 	if obj.Status.Inventory == nil {
 		return
@@ -206,10 +209,17 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 		if entries[i].Name != op.NsInstance {
 			continue
 		}
-		if op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady {
+		switch {
+		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady && entries[i].State == gitopsv1alpha1.NsInstanceReplacing:
+			// The old instance of a replace is gone: the next plan creates the new one.
+			entries[i].ID = ""
+		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady:
 			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
-		} else {
+		default:
 			entries[i].State = state
+			if state == gitopsv1alpha1.NsInstanceReady {
+				entries[i].Reason = ""
+			}
 		}
 		break
 	}
