@@ -123,7 +123,7 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 	markStalled(obj, reason, "%s", msg)
 }
 
-// withoutRetries forgets the digest of failed instances when a reconcile was requested, so
+// withoutRetries forgets the digest and reason (a failed package move's) of failed instances when a reconcile was requested, so
 // that the plan tries them again; otherwise a failed intent is not sent twice.
 func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitopsv1alpha1.Inventory {
 	if !retryFailed {
@@ -133,7 +133,7 @@ func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitops
 	out.NsInstances = make([]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
 	for i, e := range inventory.NsInstances {
 		if e.State == gitopsv1alpha1.NsInstanceFailed {
-			e.Digest = ""
+			e.Digest, e.Reason = "", ""
 		}
 		out.NsInstances[i] = e
 	}
@@ -228,8 +228,12 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 
 // describePlan says in a few words what a plan changes.
 func describePlan(plan *engine.Plan) string {
-	return fmt.Sprintf("%d package upload(s), %d NS instance create(s), %d upgrade(s), %d delete(s)",
+	description := fmt.Sprintf("%d package upload(s), %d NS instance create(s), %d upgrade(s), %d delete(s)",
 		len(plan.Packages), len(plan.Creates), len(plan.Upgrades), len(plan.Deletes))
+	if len(plan.PackageMoves) > 0 {
+		description += fmt.Sprintf(", %d move(s) to a VNF package revision", len(plan.PackageMoves))
+	}
+	return description
 }
 
 // eventApplied emits one Normal event for what an apply sent, naming the instances and why.
@@ -238,7 +242,7 @@ func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment
 	for _, group := range []struct {
 		verb    string
 		actions []engine.NsAction
-	}{{"create", plan.Creates}, {"upgrade", plan.Upgrades}, {"delete", plan.Deletes}} {
+	}{{"create", plan.Creates}, {"upgrade", plan.Upgrades}, {"update", plan.PackageMoves}, {"delete", plan.Deletes}} {
 		byReason := map[string][]string{}
 		for _, a := range group.actions {
 			byReason[a.Reason] = append(byReason[a.Reason], a.Name)

@@ -31,6 +31,9 @@ type Input struct {
 	AdoptExisting bool
 	// Force replaces an instance OSM cannot change in place (spec.force).
 	Force bool
+	// FollowPackages moves owned instances to the new revision of their VNF packages that the
+	// revision holds (spec.instancesFollowPackages).
+	FollowPackages bool
 }
 
 // PackageAction uploads a package, a create when ID is empty, else a full update of ID, and
@@ -59,6 +62,8 @@ type NsAction struct {
 	// NBI answers a plain DELETE of one with 204 and keeps it (nbi.py, DELETE of
 	// ns_instances_content), and there is nothing to terminate.
 	Force bool
+	// Change is the VNF a package move moves.
+	Change osm.VNFPackageChange
 }
 
 // Plan is the difference between a revision and OSM: what to send, in order.
@@ -67,7 +72,9 @@ type Plan struct {
 	Packages []PackageAction
 	Creates  []NsAction
 	Upgrades []NsAction
-	Deletes  []NsAction
+	// PackageMoves move one VNF of an instance each to its package's revision (CHANGE_VNFPKG).
+	PackageMoves []NsAction
+	Deletes      []NsAction
 	// Orphans are owned NS instances Git no longer declares, left running as prune is off.
 	Orphans []string
 	// Problems make the revision impossible to apply as it is; while there are any, nothing
@@ -116,7 +123,7 @@ func (p *Plan) Invalid() (err *gitops.ValidationError, unresolved bool) {
 
 // Mutations is the number of changing requests the plan sends to OSM.
 func (p *Plan) Mutations() int {
-	return len(p.Packages) + len(p.Creates) + len(p.Upgrades) + len(p.Deletes)
+	return len(p.Packages) + len(p.Creates) + len(p.Upgrades) + len(p.PackageMoves) + len(p.Deletes)
 }
 
 // Reasons of NS actions.
@@ -172,7 +179,7 @@ func Compute(in Input) Plan {
 	})
 	if len(p.Problems) > 0 {
 		// Nothing is applied: the inventory stays as it was.
-		p.Packages, p.Creates, p.Upgrades, p.Deletes = nil, nil, nil, nil
+		p.Packages, p.Creates, p.Upgrades, p.PackageMoves, p.Deletes = nil, nil, nil, nil, nil
 		p.Inventory = in.Inventory
 	}
 	return p
@@ -401,8 +408,52 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
+		if in.FollowPackages {
+			next = followPackages(in, p, ns, last, next)
+		}
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
+}
+
+// followPackages plans the move of the first VNF of an idle instance that runs an older
+// revision of a VNF package of the revision than OSM holds: one move per instance and plan,
+// as LCM runs the operations of an NS one at a time. A move waits for the package's upload
+// (the instance is Progressing until a later plan finds it done), and is not sent again
+// after it failed for the same package revision; a VNF record at the package's revision
+// needs none (LCM moves its revision when the update completes).
+func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) gitopsv1alpha1.NsInstanceEntry {
+	uploading := map[string]bool{}
+	for _, action := range p.Packages {
+		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
+	}
+	inGit := map[string]bool{}
+	for _, pkg := range in.Revision.Packages {
+		inGit[pkg.Descriptor.ID] = pkg.Descriptor.Kind == osmpkg.KindVNF
+	}
+	for _, vnf := range in.Observed.VNFs[next.ID] {
+		vnfd, found := in.Observed.VNFDs[vnf.VnfdRef]
+		switch {
+		case !inGit[vnf.VnfdRef] || !found || vnfd.ID != vnf.VnfdID:
+			continue // not a package Git updates, or no longer the one the VNF was made from
+		case uploading[vnf.VnfdRef]:
+			next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, boundReason("waiting for the upload of VNF package "+vnf.VnfdRef)
+			return next
+		}
+		latest := max(int(vnfd.Admin.Revision), 1)
+		if max(int(vnf.Revision), 1) >= latest {
+			continue
+		}
+		reason := boundReason(fmt.Sprintf("moving VNF %s to revision %d of package %s", vnf.MemberVnfIndex, latest, vnf.VnfdRef))
+		if last.State == gitopsv1alpha1.NsInstanceFailed && last.Reason == reason {
+			next.State, next.Reason = gitopsv1alpha1.NsInstanceFailed, reason
+			return next
+		}
+		p.PackageMoves = append(p.PackageMoves, NsAction{Name: ns.Name, ID: next.ID, Reason: reason,
+			Change: osm.VNFPackageChange{VNFInstanceID: vnf.ID, VnfdID: vnf.VnfdID}})
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reason
+		return next
+	}
+	return next
 }
 
 // unchangeable says what OSM cannot change in place between an instance and its declaration
