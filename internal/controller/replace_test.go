@@ -1,11 +1,14 @@
 package controller
 
 import (
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
@@ -60,4 +63,56 @@ func TestForceReplacesAnInstanceWhoseNSDChanged(t *testing.T) {
 	events := recorder.messagesOf(d.Namespace, d.Name)
 	tn.g.Expect(events).To(ContainSubstring("delete ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): terminating the old instance)"))
 	tn.g.Expect(events).To(ContainSubstring("create ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): the old instance is gone)"))
+}
+
+// With instancesFollowPackages, a VNF package updated in Git moves the instances that use it to
+// its new revision, each with OSM's CHANGE_VNFPKG once the upload is done, each reported; drift
+// checks send nothing more.
+func TestInstancesFollowTheirPackage(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.InstancesFollowPackages = true
+		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+
+	vnfd := "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files := demoRepo("1", "ldap", "ldap2")
+	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
+	got := tn.eventuallyApplied(d, tn.publish("gitops", files))
+
+	var ids []string
+	for _, e := range got.Status.Inventory.NsInstances {
+		tn.g.Expect(e.State).To(Equal(gitopsv1alpha1.NsInstanceReady))
+		ids = append(ids, e.ID)
+	}
+	vnfs, err := tn.nbiClient().ListVNFInstances(tn.ctx, ids...)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Expect(vnfs).To(HaveLen(2))
+	for _, vnf := range vnfs {
+		tn.g.Expect(vnf.Revision).To(BeEquivalentTo(2), "VNF record of %s", vnf.NSInstanceID)
+	}
+	updateRoute := http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update"
+	tn.g.Expect(tn.countRequests(updateRoute)).To(BeEquivalentTo(2), tn.describe(d))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring(
+		"update ldap, ldap2 (moving VNF openldap to revision 2 of package openldap_knf)"))
+
+	vnfRecordsRead := func() int64 { return tn.countRequests(http.MethodGet + " /osm/nslcm/v1/vnf_instances") }
+	seen := vnfRecordsRead()
+	tn.g.Eventually(vnfRecordsRead).Should(BeNumerically(">=", seen+3))
+	tn.g.Expect(tn.countRequests(updateRoute)).To(BeEquivalentTo(2), "updates after three drift checks")
+}
+
+// Without instancesFollowPackages a package update leaves the instances at their revision.
+func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	vnfd := "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files := demoRepo("1", "ldap")
+	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
+	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
 }
