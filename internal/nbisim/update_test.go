@@ -42,8 +42,9 @@ func TestChangeVNFPackage(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %q", refusal.name, a.status, a.body, refusal.status, refusal.detail)
 		}
 	}
-	if a := h.request("POST", updatePath, map[string]any{"updateType": "CHANGE_VNFPKG", "changeVnfPackageData": map[string]any{"vnfInstanceId": vnfID}}); a.status != 422 {
-		t.Errorf("without vnfdId: %d %s, want 422", a.status, a.body)
+	withoutVNFD := map[string]any{"updateType": "CHANGE_VNFPKG", "changeVnfPackageData": map[string]any{"vnfInstanceId": vnfID}}
+	if a, want := h.request("POST", updatePath, withoutVNFD), errorBody(422, "Format error at 'changeVnfPackageData' ''vnfdId' is a required property' "); string(a.body) != want {
+		t.Errorf("without vnfdId: %d %s, want %s", a.status, a.body, want)
 	}
 
 	// At the VNFD's revision: LCM completes and changes nothing.
