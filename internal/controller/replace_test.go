@@ -65,6 +65,14 @@ func TestForceReplacesAnInstanceWhoseNSDChanged(t *testing.T) {
 	tn.g.Expect(events).To(ContainSubstring("create ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): the old instance is gone)"))
 }
 
+// withNewKNFRevision gives the KNF package of files a new software-version, which OSM accepts
+// while NS instances use the package.
+func withNewKNFRevision(files map[string]string) map[string]string {
+	const vnfd = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
+	return files
+}
+
 // With instancesFollowPackages, a VNF package updated in Git moves the instances that use it to
 // its new revision, each with OSM's CHANGE_VNFPKG once the upload is done, each reported; drift
 // checks send nothing more.
@@ -77,10 +85,7 @@ func TestInstancesFollowTheirPackage(t *testing.T) {
 	})
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
 
-	vnfd := "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
-	files := demoRepo("1", "ldap", "ldap2")
-	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
-	got := tn.eventuallyApplied(d, tn.publish("gitops", files))
+	got := tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap", "ldap2"))))
 
 	var ids []string
 	for _, e := range got.Status.Inventory.NsInstances {
@@ -110,9 +115,6 @@ func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
-	vnfd := "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
-	files := demoRepo("1", "ldap")
-	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
-	tn.eventuallyApplied(d, tn.publish("gitops", files))
+	tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap"))))
 	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
 }
