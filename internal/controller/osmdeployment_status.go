@@ -199,7 +199,8 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 }
 
 // setInstanceState records the outcome of a finished operation in the inventory; a completed
-// terminate removes the instance from it, but for a replace.
+// terminate removes the instance from it, but for a replace; a completed package move leaves
+// it to the next plan.
 func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.OperationEntry, state gitopsv1alpha1.NsInstanceState) {
 	if obj.Status.Inventory == nil {
 		return
@@ -215,6 +216,10 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 			entries[i].ID = ""
 		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady:
 			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
+		case op.Type == osm.OperationTypeUpdate && state == gitopsv1alpha1.NsInstanceReady:
+			// A package move is one VNF: the next plan moves the instance's next one, if any,
+			// or finds it Ready.
+			entries[i].State = gitopsv1alpha1.NsInstanceProgressing
 		default:
 			entries[i].State = state
 			if state == gitopsv1alpha1.NsInstanceReady {
