@@ -150,6 +150,26 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:default=false
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
 
+	// Force replaces a declared NS instance that OSM cannot change in place (Flux's name and
+	// meaning: recreate what cannot be patched): when Git gives it another NSD or VIM account,
+	// the instance is terminated and deleted, and, once OSM has removed it, created again from
+	// the declaration. Without it such a change stalls with a Conflict naming the instance. An
+	// instance another live OsmDeployment marked is never replaced; nothing else OSM refuses
+	// (a package update, a VNF package move) makes an instance be replaced.
+	// +optional
+	// +kubebuilder:default=false
+	Force bool `json:"force,omitempty"`
+
+	// InstancesFollowPackages moves the NS instances this OsmDeployment owns to the new
+	// revision of a VNF package that Git updates, with OSM's NS update operation
+	// (CHANGE_VNFPKG), once the upload is done: one VNF of an instance at a time, each
+	// reported. OSM's LCM then moves the VNF record to the package's revision (and redeploys
+	// its VDUs when the software-version changed); it does not upgrade the Helm charts of
+	// KDUs. Off by default: instances keep the package revision they were created with.
+	// +optional
+	// +kubebuilder:default=false
+	InstancesFollowPackages bool `json:"instancesFollowPackages,omitempty"`
+
 	// DependsOn lists OsmDeployments that must be Ready before this one is applied.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
@@ -175,7 +195,7 @@ const (
 )
 
 // NsInstanceState is what the operator knows of an owned NS instance.
-// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Orphaned
+// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Orphaned;Replacing
 type NsInstanceState string
 
 // NS instance states in the inventory.
@@ -192,6 +212,9 @@ const (
 	NsInstanceDeleting NsInstanceState = "Deleting"
 	// NsInstanceOrphaned: Git no longer declares the instance and prune is off, so it is left alone.
 	NsInstanceOrphaned NsInstanceState = "Orphaned"
+	// NsInstanceReplacing: OSM cannot make the change in place and spec.force is set: the old
+	// instance is being terminated, or is gone and the new one is about to be created.
+	NsInstanceReplacing NsInstanceState = "Replacing"
 )
 
 // NsInstanceEntry is an NS instance the OsmDeployment owns.
@@ -206,6 +229,11 @@ type NsInstanceEntry struct {
 	Digest string `json:"digest,omitempty"`
 	// State of the instance.
 	State NsInstanceState `json:"state"`
+	// Reason says why the instance is Replacing or Progressing, when the operator knows more
+	// than the state: "NSD changed from a to b", "moving VNF x to revision 3 of package p".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
 }
 
 // PackageEntry is an OSM package the OsmDeployment keeps in step with Git.

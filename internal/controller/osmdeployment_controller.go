@@ -418,6 +418,12 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
 		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 	}
+	if hasUnsettledInstances(obj) {
+		// Something waits for a later plan (an instance replaced, or moved after its
+		// package's upload): it is made soon, not at the next drift check.
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: waiting for OSM before the next step", revision)
+		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+	}
 	r.markApplied(obj, revision)
 	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 }
@@ -431,7 +437,7 @@ func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDe
 		markFailedInstances(obj)
 		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
 	}
-	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing); progressing > 0 {
+	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing) + countInstances(obj, gitopsv1alpha1.NsInstanceReplacing); progressing > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for OSM to finish %d NS instance(s)", progressing)
 		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
 	}

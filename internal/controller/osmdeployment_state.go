@@ -145,6 +145,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	st.plan = engine.Compute(engine.Input{
 		Revision: rev, Observed: observed, Inventory: withoutRetries(st.previous, retryFailed), Claims: claims,
 		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages,
 	})
 	switch {
 	case len(st.plan.Problems) > 0:

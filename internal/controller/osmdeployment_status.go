@@ -97,11 +97,12 @@ func hasFailedInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 
 // hasUnsettledInstances tells, once every recorded operation has ended, whether an NS
 // instance still waits for a change no operation carried: a create, upgrade or delete that did
-// not reach OSM (a transient failure), or an instance OSM was busy with. The revision is then
-// applied again, not reported applied.
+// not reach OSM (a transient failure), an instance OSM was busy with, or one being replaced
+// (terminated, then created again by the next plan). The revision is then applied again, not
+// reported applied.
 func hasUnsettledInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 	return countInstances(obj, gitopsv1alpha1.NsInstanceCreating)+countInstances(obj, gitopsv1alpha1.NsInstanceProgressing)+
-		countInstances(obj, gitopsv1alpha1.NsInstanceDeleting) > 0
+		countInstances(obj, gitopsv1alpha1.NsInstanceDeleting)+countInstances(obj, gitopsv1alpha1.NsInstanceReplacing) > 0
 }
 
 // markFailedInstances stalls the OsmDeployment on the NS instances whose last operation
@@ -122,7 +123,7 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 	markStalled(obj, reason, "%s", msg)
 }
 
-// withoutRetries forgets the digest of failed instances when a reconcile was requested, so
+// withoutRetries forgets the digest and reason (a failed package move's) of failed instances when a reconcile was requested, so
 // that the plan tries them again; otherwise a failed intent is not sent twice.
 func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitopsv1alpha1.Inventory {
 	if !retryFailed {
@@ -132,7 +133,7 @@ func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitops
 	out.NsInstances = make([]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
 	for i, e := range inventory.NsInstances {
 		if e.State == gitopsv1alpha1.NsInstanceFailed {
-			e.Digest = ""
+			e.Digest, e.Reason = "", ""
 		}
 		out.NsInstances[i] = e
 	}
@@ -176,7 +177,9 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	}
 	kept := inventory.NsInstances[:0]
 	for _, e := range inventory.NsInstances {
-		if refused[e.Name] {
+		if refused[e.Name] && e.State != gitopsv1alpha1.NsInstanceReplacing {
+			// A replacement OSM refused stays: its old instance is gone, and the next plan
+			// creates it again rather than forget it.
 			continue
 		}
 		if id, ok := result.NsInstanceIDs[e.Name]; ok {
@@ -196,7 +199,8 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 }
 
 // setInstanceState records the outcome of a finished operation in the inventory; a completed
-// terminate removes the instance from it.
+// terminate removes the instance from it, but for a replace; a completed package move leaves
+// it to the next plan.
 func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.OperationEntry, state gitopsv1alpha1.NsInstanceState) {
 	if obj.Status.Inventory == nil {
 		return
@@ -206,10 +210,21 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 		if entries[i].Name != op.NsInstance {
 			continue
 		}
-		if op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady {
+		switch {
+		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady && entries[i].State == gitopsv1alpha1.NsInstanceReplacing:
+			// The old instance of a replace is gone: the next plan creates the new one.
+			entries[i].ID = ""
+		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady:
 			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
-		} else {
+		case op.Type == osm.OperationTypeUpdate && state == gitopsv1alpha1.NsInstanceReady:
+			// A package move is one VNF: the next plan moves the instance's next one, if any,
+			// or finds it Ready.
+			entries[i].State = gitopsv1alpha1.NsInstanceProgressing
+		default:
 			entries[i].State = state
+			if state == gitopsv1alpha1.NsInstanceReady {
+				entries[i].Reason = ""
+			}
 		}
 		break
 	}
@@ -218,8 +233,12 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.Opera
 
 // describePlan says in a few words what a plan changes.
 func describePlan(plan *engine.Plan) string {
-	return fmt.Sprintf("%d package upload(s), %d NS instance create(s), %d upgrade(s), %d delete(s)",
+	description := fmt.Sprintf("%d package upload(s), %d NS instance create(s), %d upgrade(s), %d delete(s)",
 		len(plan.Packages), len(plan.Creates), len(plan.Upgrades), len(plan.Deletes))
+	if len(plan.PackageMoves) > 0 {
+		description += fmt.Sprintf(", %d move(s) to a VNF package revision", len(plan.PackageMoves))
+	}
+	return description
 }
 
 // eventApplied emits one Normal event for what an apply sent, naming the instances and why.
@@ -228,7 +247,7 @@ func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment
 	for _, group := range []struct {
 		verb    string
 		actions []engine.NsAction
-	}{{"create", plan.Creates}, {"upgrade", plan.Upgrades}, {"delete", plan.Deletes}} {
+	}{{"create", plan.Creates}, {"upgrade", plan.Upgrades}, {"update", plan.PackageMoves}, {"delete", plan.Deletes}} {
 		byReason := map[string][]string{}
 		for _, a := range group.actions {
 			byReason[a.Reason] = append(byReason[a.Reason], a.Name)

@@ -29,6 +29,7 @@ const (
 	ActionCreateNSInstance
 	ActionUpgradeNSInstance
 	ActionDeleteNSInstance
+	ActionMoveVNFPackage
 )
 
 var actionWords = [...]string{
@@ -125,6 +126,14 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
 			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
+			return nil
+		})
+	}
+	for _, action := range plan.PackageMoves {
+		group.Go(func() error {
+			opID, err := nbi.ChangeVNFPackage(groupCtx, action.ID, action.Change)
+			record(StartedOperation{ID: opID, Type: osm.OperationTypeUpdate, NsInstance: action.Name}, "",
+				ActionError{Subject: action.Name, Action: ActionMoveVNFPackage, Err: err})
 			return nil
 		})
 	}

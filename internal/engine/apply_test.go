@@ -69,6 +69,10 @@ func (f *fakeOSM) UpgradeKDU(_ context.Context, id string, _ osm.KDUUpgrade) (st
 	return "op-up-" + id, f.enter("upgrade " + id)
 }
 
+func (f *fakeOSM) ChangeVNFPackage(_ context.Context, id string, change osm.VNFPackageChange) (string, error) {
+	return "op-move-" + id, f.enter("move " + id + " vnf=" + change.VNFInstanceID + " vnfd=" + change.VnfdID)
+}
+
 func (f *fakeOSM) DeleteNSInstance(_ context.Context, id string, _ bool) (string, error) {
 	return "op-del-" + id, f.enter("delete " + id)
 }

@@ -29,6 +29,7 @@ type OSM interface {
 	SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id string, data map[string]string) error
 	CreateNSInstance(ctx context.Context, create osm.NSInstanceCreate) (*osm.NSInstanceCreated, error)
 	UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade osm.KDUUpgrade) (string, error)
+	ChangeVNFPackage(ctx context.Context, nsInstanceID string, change osm.VNFPackageChange) (string, error)
 	DeleteNSInstance(ctx context.Context, id string, force bool) (string, error)
 }
 
@@ -48,6 +49,9 @@ type Observed struct {
 	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
 	// and the completed upgrades since (osm.HelmValues). Nil when not observed.
 	KDUValues map[string]map[string]map[string]string
+	// VNFs are the VNF records of the NS instances, by NS instance _id, in OSM's order; nil
+	// when not observed (with KDUValues).
+	VNFs map[string][]osm.VNFInstance
 }
 
 // Scope is what an observation reads of the NS instances.
@@ -115,8 +119,13 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	if scope.WithValues {
-		if o.KDUValues, err = observeKDUValues(ctx, nbi, instances); err != nil {
+		var vnfs []osm.VNFInstance
+		if o.KDUValues, vnfs, err = observeKDUValues(ctx, nbi, instances); err != nil {
 			return nil, err
+		}
+		o.VNFs = map[string][]osm.VNFInstance{}
+		for _, vnf := range vnfs {
+			o.VNFs[vnf.NSInstanceID] = append(o.VNFs[vnf.NSInstanceID], vnf)
 		}
 	}
 	return o, nil
@@ -133,10 +142,11 @@ func unfound(names []string, found []osm.NSInstance) []string {
 
 // observeKDUValues reads the values the KDUs of the instances run with: two requests, the VNF
 // records (instantiation values) and the completed actions (upgrades since).
-func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) (map[string]map[string]map[string]string, error) {
+// The VNF records are returned too.
+func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) (map[string]map[string]map[string]string, []osm.VNFInstance, error) {
 	values := map[string]map[string]map[string]string{}
 	if len(instances) == 0 {
-		return values, nil
+		return values, nil, nil
 	}
 	ids := make([]string, len(instances))
 	for i, ns := range instances {
@@ -144,13 +154,14 @@ func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) 
 	}
 	vnfs, err := nbi.ListVNFInstances(ctx, ids...)
 	if err != nil {
-		return nil, fmt.Errorf("listing VNF instances: %w", err)
+		return nil, nil, fmt.Errorf("listing VNF instances: %w", err)
 	}
 	actions, err := nbi.ListCompletedActions(ctx, ids...)
 	if err != nil {
-		return nil, fmt.Errorf("listing the completed actions of NS instances: %w", err)
+		return nil, nil, fmt.Errorf("listing the completed actions of NS instances: %w", err)
 	}
-	return kduValues(vnfs, actions)
+	values, err = kduValues(vnfs, actions)
+	return values, vnfs, err
 }
 
 // kduKey names one KDU of one NS instance.

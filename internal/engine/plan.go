@@ -5,6 +5,7 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strings"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
@@ -28,6 +29,11 @@ type Input struct {
 	Claims        map[string]string
 	Prune         bool
 	AdoptExisting bool
+	// Force replaces an instance OSM cannot change in place (spec.force).
+	Force bool
+	// FollowPackages moves owned instances to the new revision of their VNF packages that the
+	// revision holds (spec.instancesFollowPackages).
+	FollowPackages bool
 }
 
 // PackageAction uploads a package, a create when ID is empty, else a full update of ID, and
@@ -56,6 +62,8 @@ type NsAction struct {
 	// NBI answers a plain DELETE of one with 204 and keeps it (nbi.py, DELETE of
 	// ns_instances_content), and there is nothing to terminate.
 	Force bool
+	// Change is the VNF a package move moves.
+	Change osm.VNFPackageChange
 }
 
 // Plan is the difference between a revision and OSM: what to send, in order.
@@ -64,7 +72,9 @@ type Plan struct {
 	Packages []PackageAction
 	Creates  []NsAction
 	Upgrades []NsAction
-	Deletes  []NsAction
+	// PackageMoves move one VNF of an instance each to its package's revision (CHANGE_VNFPKG).
+	PackageMoves []NsAction
+	Deletes      []NsAction
 	// Orphans are owned NS instances Git no longer declares, left running as prune is off.
 	Orphans []string
 	// Problems make the revision impossible to apply as it is; while there are any, nothing
@@ -113,7 +123,7 @@ func (p *Plan) Invalid() (err *gitops.ValidationError, unresolved bool) {
 
 // Mutations is the number of changing requests the plan sends to OSM.
 func (p *Plan) Mutations() int {
-	return len(p.Packages) + len(p.Creates) + len(p.Upgrades) + len(p.Deletes)
+	return len(p.Packages) + len(p.Creates) + len(p.Upgrades) + len(p.PackageMoves) + len(p.Deletes)
 }
 
 // Reasons of NS actions.
@@ -124,6 +134,8 @@ const (
 	reasonDrift          = "KDU values changed in OSM outside Git: restoring them"
 	reasonPruned         = "no longer declared in Git"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
+	reasonReplaceDelete  = "replacing it (%s): terminating the old instance"
+	reasonReplaceCreate  = "replacing it (%s): the old instance is gone"
 	reasonPackageNew     = "new in Git"
 	reasonPackageMark    = "uploaded before: marked as this OsmDeployment's"
 	reasonPackageDrift   = "changed in OSM outside Git: restoring it"
@@ -167,7 +179,7 @@ func Compute(in Input) Plan {
 	})
 	if len(p.Problems) > 0 {
 		// Nothing is applied: the inventory stays as it was.
-		p.Packages, p.Creates, p.Upgrades, p.Deletes = nil, nil, nil, nil
+		p.Packages, p.Creates, p.Upgrades, p.PackageMoves, p.Deletes = nil, nil, nil, nil, nil
 		p.Inventory = in.Inventory
 	}
 	return p
@@ -288,6 +300,11 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 	case id != "":
 		next.ID = id
 		planExisting(in, p, ns, entry, next)
+	case entry.State == gitopsv1alpha1.NsInstanceReplacing:
+		// The old instance is gone (or its replacement's create was refused): it is created
+		// from the declaration, never deleted again.
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, entry.Reason
+		p.create(ns, next, fmt.Sprintf(reasonReplaceCreate, entry.Reason))
 	case entry.ID != "":
 		p.create(ns, next, reasonRecreated)
 	case owned:
@@ -363,12 +380,12 @@ func (o Owner) elsewhere(self Owner) string {
 // planExisting plans a declared NS instance that OSM runs as next.ID.
 func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
 	record := in.Observed.NSInstances[next.ID]
-	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
-		p.problem(ns, fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, or delete it first", ns.Name, record.NsdRef))
-		return
-	}
-	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != in.Observed.VIMAccounts[ns.VimAccountName] {
-		p.problem(ns, fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, or delete it first", ns.Name, ns.VimAccountName))
+	if change, refusal := unchangeable(in.Observed, record, ns); change != "" {
+		if !in.Force {
+			p.problem(ns, refusal)
+			return
+		}
+		planReplace(p, ns, record, last, next, change)
 		return
 	}
 	if busy(record) {
@@ -391,6 +408,93 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
+		if in.FollowPackages {
+			next = followPackages(in, p, ns, last, next)
+		}
+	}
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
+}
+
+// followPackages plans the move of the first VNF of an idle instance that runs an older
+// revision of a VNF package of the revision than OSM holds: one move per instance and plan,
+// as LCM runs the operations of an NS one at a time. A move waits for the package's upload
+// (the instance is Progressing until a later plan finds it done), and is not sent again
+// after it failed for the same package revision; a VNF record at the package's revision
+// needs none (LCM moves its revision when the update completes).
+func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) gitopsv1alpha1.NsInstanceEntry {
+	uploading := map[string]bool{}
+	for _, action := range p.Packages {
+		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
+	}
+	inGit := map[string]bool{}
+	for _, pkg := range in.Revision.Packages {
+		inGit[pkg.Descriptor.ID] = pkg.Descriptor.Kind == osmpkg.KindVNF
+	}
+	for _, vnf := range in.Observed.VNFs[next.ID] {
+		vnfd, found := in.Observed.VNFDs[vnf.VnfdRef]
+		switch {
+		case !inGit[vnf.VnfdRef] || !found || vnfd.ID != vnf.VnfdID:
+			continue // not a package Git updates, or no longer the one the VNF was made from
+		case uploading[vnf.VnfdRef]:
+			next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, boundReason("waiting for the upload of VNF package "+vnf.VnfdRef)
+			return next
+		}
+		latest := max(int(vnfd.Admin.Revision), 1)
+		if max(int(vnf.Revision), 1) >= latest {
+			continue
+		}
+		reason := boundReason(fmt.Sprintf("moving VNF %s to revision %d of package %s", vnf.MemberVnfIndex, latest, vnf.VnfdRef))
+		if last.State == gitopsv1alpha1.NsInstanceFailed && last.Reason == reason {
+			next.State, next.Reason = gitopsv1alpha1.NsInstanceFailed, reason
+			return next
+		}
+		p.PackageMoves = append(p.PackageMoves, NsAction{Name: ns.Name, ID: next.ID, Reason: reason,
+			Change: osm.VNFPackageChange{VNFInstanceID: vnf.ID, VnfdID: vnf.VnfdID}})
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reason
+		return next
+	}
+	return next
+}
+
+// unchangeable says what OSM cannot change in place between an instance and its declaration
+// (its NSD or its VIM account: no NBI operation changes them), as the reason of a replace and
+// as the refusal without spec.force; "" when there is nothing such.
+func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
+	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
+		return boundReason(fmt.Sprintf("NSD changed from %s to %s", record.NsdRef, ns.NsdName)),
+			fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, record.NsdRef)
+	}
+	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != o.VIMAccounts[ns.VimAccountName] {
+		return boundReason(fmt.Sprintf("VIM account changed to %s", ns.VimAccountName)),
+			fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, ns.VimAccountName)
+	}
+	return "", ""
+}
+
+// maxReason bounds an inventory entry's reason: it quotes names OSM returned.
+const maxReason = 1024
+
+func boundReason(reason string) string {
+	if len(reason) <= maxReason {
+		return reason
+	}
+	return strings.ToValidUTF8(reason[:maxReason-len("…")], "") + "…"
+}
+
+// planReplace plans the first half of a replace (spec.force): the old instance is terminated
+// and deleted, once; its inventory entry says Replacing, and why, until OSM has removed it
+// (planInstance then plans the create). A terminate that failed is not sent again for the
+// same declaration: a new revision, or a reconcile request, does.
+func planReplace(p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
+	next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, change
+	switch {
+	case busy(record):
+		// Terminating (the delete was sent), or another operation runs: nothing is sent now.
+	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+		next.State = gitopsv1alpha1.NsInstanceFailed
+	default:
+		p.Deletes = append(p.Deletes, NsAction{Name: ns.Name, ID: next.ID, Reason: fmt.Sprintf(reasonReplaceDelete, change),
+			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 }
@@ -488,9 +592,12 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }
 
+// create plans the create of ns; its entry is Creating unless it says otherwise (Replacing).
 func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, reason string) {
 	entry.ID = ""
-	entry.State = gitopsv1alpha1.NsInstanceCreating
+	if entry.State == "" {
+		entry.State = gitopsv1alpha1.NsInstanceCreating
+	}
 	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }

@@ -331,7 +331,7 @@ func TestComputeNsInstances(t *testing.T) {
 				return observedWith([]osm.NSInstance{other}, nil)
 			}(),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" runs NSD "other_ns": OSM cannot change the NSD of an instance; give the instance a new name, or delete it first`},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" runs NSD "other_ns": OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it`},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
 		},
 	}
@@ -341,6 +341,131 @@ func TestComputeNsInstances(t *testing.T) {
 				Revision: &gitops.Revision{NsInstances: tt.declared}, Observed: tt.observed,
 				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Claims: tt.claims,
 				Prune: tt.prune, AdoptExisting: tt.adopt, Owner: self, LiveOwners: liveOwners,
+			})
+			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComputeReplacesWithForce(t *testing.T) {
+	ldap := declared("ldap", "2")
+	digest := ldap.Digest()
+	// onOldNSD is the instance as OSM runs it, made from NSD old_ns, in state.
+	onOldNSD := func(owner Owner, state, operation string) osm.NSInstance {
+		ns := ownedBy(owner, unmarked("ns-1", "ldap"))
+		ns.NsdRef, ns.NSState, ns.CurrentOperation = "old_ns", state, osm.LooseString(operation)
+		ns.Admin.NSState = "INSTANTIATED"
+		return ns
+	}
+	const why = "NSD changed from old_ns to openldap_ns"
+	replacing := func(id string) gitopsv1alpha1.NsInstanceEntry {
+		e := entry("ldap", id, digest, gitopsv1alpha1.NsInstanceReplacing)
+		e.Reason = why
+		return e
+	}
+	failed := replacing("ns-1")
+	failed.State = gitopsv1alpha1.NsInstanceFailed
+	tests := []struct {
+		name      string
+		observed  *Observed
+		inventory []gitopsv1alpha1.NsInstanceEntry
+		prune     bool
+		declared  []gitops.NsInstance
+		want      summary
+	}{
+		{
+			name:      "a new NSD terminates the old instance, and creates nothing yet",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "READY", "IDLE")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "the delete is not sent again while OSM terminates",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "once OSM removed the old instance, the new one is created, once",
+			observed:  observedWith(nil, map[string]string{}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+		},
+		{
+			name:      "a create OSM refused is sent again, and nothing is deleted",
+			observed:  observedWith(nil, map[string]string{}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
+			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+		},
+		{
+			name:      "the new instance, once created, is the declared one",
+			observed:  observedWith([]osm.NSInstance{running("ns-2", "ldap")}, map[string]string{"ns-2": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-2", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an instance OSM never instantiated is deleted with FORCE",
+			observed: func() *Observed {
+				ns := onOldNSD(self, "NOT_INSTANTIATED", "IDLE")
+				ns.Admin.NSState = "NOT_INSTANTIATED"
+				return observedWith([]osm.NSInstance{ns}, nil)
+			}(),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1 (forced)"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+		},
+		{
+			name:      "a terminate that failed is not sent again for the same declaration",
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "BROKEN", "IDLE")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{failed},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failed}},
+		},
+		{
+			name: "another VIM account replaces the instance too",
+			observed: func() *Observed {
+				ns := running("ns-1", "ldap")
+				ns.InstantiateParams.VIMAccountID = "vim-0"
+				return observedWith([]osm.NSInstance{ns}, nil)
+			}(),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Deletes: []string{"ldap@ns-1"},
+				Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
+					e := entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReplacing)
+					e.Reason = "VIM account changed to site1"
+					return e
+				}()}},
+		},
+		{
+			name:     "an instance another live owner marked is never replaced",
+			observed: observedWith([]osm.NSInstance{onOldNSD(tenant2, "READY", "IDLE")}, nil),
+			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`}},
+		},
+		{
+			name: "an instance being replaced that Git drops is pruned as any other, and not deleted twice", prune: true, declared: []gitops.NsInstance{},
+			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
+				e := replacing("ns-1")
+				e.State = gitopsv1alpha1.NsInstanceDeleting
+				return e
+			}()}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			declared := tt.declared
+			if declared == nil {
+				declared = []gitops.NsInstance{ldap}
+			}
+			plan := Compute(Input{
+				Revision: &gitops.Revision{NsInstances: declared}, Observed: tt.observed,
+				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory},
+				Prune:     tt.prune, Force: true, Owner: self, LiveOwners: liveOwners,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
@@ -474,6 +599,101 @@ func TestComputeWarnsOfUpdatesOSMMayRefuse(t *testing.T) {
 			}
 			if diff := cmp.Diff(test.want, got); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
+	ldap, ldap2 := declared("ldap", "2"), declared("ldap2", "2")
+	knf := gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{DescriptorPath: "openldap_vnfd.yaml",
+		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", IDLine: 2, KDUs: []osmpkg.KDU{{Name: "ldap"}}}, Digest: "sha256:knf"}}
+	// at is the observation of the instances, with the KNF package at revision packageRevision
+	// (uploaded by self with digest), each instance's VNF record at its revision.
+	at := func(packageRevision int, digest string, instances []osm.NSInstance, vnfRevisions ...int) *Observed {
+		o := observedWith(instances, nil)
+		vnfd := o.VNFDs["openldap_knf"]
+		vnfd.Admin = osm.DescriptorAdmin{Revision: osm.Number(packageRevision), UserDefinedData: map[string]osm.LooseString{}}
+		for k, v := range PackageUserData(self, digest, packageRevision) {
+			vnfd.Admin.UserDefinedData[k] = osm.LooseString(v)
+		}
+		o.VNFDs["openldap_knf"] = vnfd
+		o.VNFs = map[string][]osm.VNFInstance{}
+		for i, ns := range instances {
+			o.VNFs[ns.ID] = []osm.VNFInstance{{ID: "vnf-" + ns.ID, NSInstanceID: ns.ID, MemberVnfIndex: "openldap",
+				VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: osm.Number(vnfRevisions[i])}}
+		}
+		return o
+	}
+	both := []osm.NSInstance{running("ns-1", "ldap"), running("ns-2", "ldap2")}
+	ready := func(name, id string) gitopsv1alpha1.NsInstanceEntry {
+		return entry(name, id, declared(name, "2").Digest(), gitopsv1alpha1.NsInstanceReady)
+	}
+	with := func(e gitopsv1alpha1.NsInstanceEntry, state gitopsv1alpha1.NsInstanceState, reason string) gitopsv1alpha1.NsInstanceEntry {
+		e.State, e.Reason = state, reason
+		return e
+	}
+	const moving = "moving VNF openldap to revision 3 of package openldap_knf"
+	inventory := []gitopsv1alpha1.NsInstanceEntry{ready("ldap", "ns-1"), ready("ldap2", "ns-2")}
+	tests := []struct {
+		name      string
+		observed  *Observed
+		declared  []gitops.NsInstance
+		inventory []gitopsv1alpha1.NsInstanceEntry
+		off       bool
+		want      []string
+		entries   []gitopsv1alpha1.NsInstanceEntry
+	}{
+		{name: "instances behind the package's revision are moved, each once", observed: at(3, "sha256:knf", both, 1, 3), inventory: inventory,
+			want:    []string{"ldap@ns-1 vnf-ns-1 vnfd-1: " + moving},
+			entries: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, moving), ready("ldap2", "ns-2")}},
+		{name: "a record without a revision is at revision 1", observed: at(2, "sha256:knf", both[:1], 0), inventory: inventory[:1],
+			declared: []gitops.NsInstance{ldap},
+			want:     []string{"ldap@ns-1 vnf-ns-1 vnfd-1: moving VNF openldap to revision 2 of package openldap_knf"},
+			entries:  []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "moving VNF openldap to revision 2 of package openldap_knf")}},
+		{name: "instances at the package's revision are not moved again", observed: at(3, "sha256:knf", both, 3, 3), inventory: inventory,
+			entries: inventory},
+		{name: "nothing is moved before the package's upload is done", observed: at(3, "sha256:old", both, 1, 3), inventory: inventory,
+			entries: []gitopsv1alpha1.NsInstanceEntry{
+				with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "waiting for the upload of VNF package openldap_knf"),
+				with(ready("ldap2", "ns-2"), gitopsv1alpha1.NsInstanceProgressing, "waiting for the upload of VNF package openldap_knf")}},
+		{name: "a move that failed is not sent again for the same package revision", observed: at(3, "sha256:knf", both, 1, 3),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")},
+			entries:   []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")}},
+		{name: "a move that failed is tried again for a newer package revision", observed: at(4, "sha256:knf", both, 1, 4),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")},
+			want:      []string{"ldap@ns-1 vnf-ns-1 vnfd-1: moving VNF openldap to revision 4 of package openldap_knf"},
+			entries: []gitopsv1alpha1.NsInstanceEntry{
+				with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "moving VNF openldap to revision 4 of package openldap_knf"), ready("ldap2", "ns-2")}},
+		{name: "only instances this OsmDeployment owns are moved", declared: []gitops.NsInstance{ldap},
+			observed:  at(3, "sha256:knf", []osm.NSInstance{running("ns-1", "ldap"), ownedBy(tenant2, unmarked("ns-2", "ldap2"))}, 3, 1),
+			inventory: inventory[:1], entries: inventory[:1]},
+		{name: "without instancesFollowPackages nothing is moved", observed: at(3, "sha256:knf", both, 1, 1), inventory: inventory, off: true,
+			entries: inventory},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := tt.declared
+			if ns == nil {
+				ns = []gitops.NsInstance{ldap, ldap2}
+			}
+			plan := Compute(Input{
+				Revision: &gitops.Revision{NsInstances: ns, Packages: []gitops.Package{knf}}, Observed: tt.observed,
+				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Owner: self, LiveOwners: liveOwners,
+				FollowPackages: !tt.off,
+			})
+			var moves []string
+			for _, m := range plan.PackageMoves {
+				moves = append(moves, fmt.Sprintf("%s@%s %s %s: %s", m.Name, m.ID, m.Change.VNFInstanceID, m.Change.VnfdID, m.Reason))
+			}
+			if diff := cmp.Diff(tt.want, moves); diff != "" {
+				t.Errorf("package moves (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.entries, plan.Inventory.NsInstances); diff != "" {
+				t.Errorf("inventory (-want +got):\n%s", diff)
+			}
+			if len(plan.Upgrades)+len(plan.Creates)+len(plan.Deletes) != 0 || len(plan.Problems) != 0 {
+				t.Errorf("unexpected actions or problems: %+v", summarise(plan))
 			}
 		})
 	}

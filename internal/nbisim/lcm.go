@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,6 +185,17 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 		}
 		detailedStatus = outcome.detailedStatus
 	}
+	if op.failure == nil && op.kind == opUpdate && op.fields.OperationParams.str("updateType") == "CHANGE_VNFPKG" {
+		failure, written := s.changeVNFPackage(op)
+		if failure != "" {
+			op.failure = &plannedFailure{state: stateFailed, message: failure}
+		}
+		if written != "" {
+			detailedStatus = written
+		} else {
+			detailedStatus = op.fields.LCMDetailedStatus
+		}
+	}
 	if op.failure != nil {
 		op.fields.OperationState = op.failure.state
 		op.fields.ErrorMessage = stringPointer(op.failure.message)
@@ -192,9 +204,9 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	} else {
 		op.fields.OperationState = stateCompleted
 		op.fields.LCMDetailedStatus = detailedStatus
-		if op.kind == opAction {
-			// action() writes error_description_nslcmop, "" when it
-			// completes.
+		if op.kind == opAction || op.kind == opUpdate {
+			// action() and update() write error_description_nslcmop, "" when
+			// they complete.
 			op.fields.ErrorMessage = stringPointer("")
 		}
 		if s.succeed(op, now) {
@@ -355,7 +367,7 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 			return response{}, err
 		}
 	case opUpdate:
-		if err := checkUpdate(ns, params); err != nil {
+		if err := s.checkUpdate(ns, params); err != nil {
 			return response{}, err
 		}
 	case opInstantiate:
@@ -506,14 +518,35 @@ func (s *Server) checkScale(ns *nsRecord, params *object) *nbiError {
 	return nil
 }
 
-// checkUpdate is the part of the NBI's _check_update_ns_operation that
-// needs no VDU.
-func checkUpdate(ns *nsRecord, params *object) *nbiError {
+// checkUpdate is the NBI's _check_update_ns_operation for CHANGE_VNFPKG and
+// REMOVE_VNF, then what NsLcmOpTopic.new adds to a CHANGE_VNFPKG: when the
+// VNF record is behind its VNFD's revision and the software-version of that
+// revision differs, the VNF's new VDU records (operationParams.newVdur; none
+// for a KNF, whose VNFD has no vdu).
+func (s *Server) checkUpdate(ns *nsRecord, params *object) *nbiError {
 	switch params.str("updateType") {
 	case "CHANGE_VNFPKG":
 		data := params.obj("changeVnfPackageData")
-		if vnf := data.str("vnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
-			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnf %s does not belong to NS %s", vnf, ns.id)
+		vnfID, vnfdID := data.str("vnfInstanceId"), data.str("vnfdId")
+		if !containsString(ns.fields.ConstituentVnfrRef, vnfID) {
+			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnf %s does not belong to NS %s", vnfID, ns.id)
+		}
+		vnf := findVNF(ns, vnfID)
+		if vnf != nil && vnfdID != vnf.fields.VnfdID {
+			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnfd-id %s does not match with the vnfd-id: %s of VNF instance: %s",
+				vnfdID, vnf.fields.VnfdID, vnfID)
+		}
+		if timeout, given := params.get("timeout_ns_update"); given {
+			if seconds, err := strconv.ParseInt(fmt.Sprint(timeout), 10, 64); err == nil && seconds < 300 {
+				return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: %d second is not enough to upgrade the VNF instance: %s", seconds, vnfID)
+			}
+		}
+		vnfd, found := s.db.vnfPackages.records.get(vnfdID)
+		if !found {
+			return errorf(http.StatusNotFound, "database exception Not found any vnfd with filter='%s'", pythonRepr(newObject("_id", vnfdID)))
+		}
+		if vnf != nil && vnf.fields.Revision != vnfd.revision && vnfd.softwareVersions[vnf.fields.Revision] != vnfd.softwareVersions[vnfd.revision] {
+			params.set("newVdur", []any{})
 		}
 	case "REMOVE_VNF":
 		if vnf := params.str("removeVnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
@@ -521,6 +554,44 @@ func checkUpdate(ns *nsRecord, params *object) *nbiError {
 		}
 	}
 	return nil
+}
+
+// findVNF returns the VNF record id of ns, or nil.
+func findVNF(ns *nsRecord, id string) *vnfRecord {
+	for _, vnf := range ns.vnfs {
+		if vnf.id == id {
+			return vnf
+		}
+	}
+	return nil
+}
+
+// changeVNFPackage carries out a CHANGE_VNFPKG update as LCM's ns.py update
+// does for a VNF without charms: nothing when the VNF record has its VNFD's
+// revision; else, with the same software-version, the record's revision
+// moves ("Updating policies"); with another, LCM refuses an NS with SFC
+// (vnffgd in its NSD) and otherwise redeploys the VNF's VDUs (none for a
+// KNF: its connection points are made again from the VNFD) and moves the
+// revision. LCM touches no KDU: their Helm releases keep their charts. It
+// returns LCM's failure text, "" when the update completes, and the
+// detailed-status LCM writes ("" when it writes none).
+func (s *Server) changeVNFPackage(op *operationRecord) (failure, detailedStatus string) {
+	data := op.fields.OperationParams.obj("changeVnfPackageData")
+	vnf := findVNF(op.ns, data.str("vnfInstanceId"))
+	vnfd, found := s.db.vnfPackages.records.get(data.str("vnfdId"))
+	if vnf == nil || !found || vnf.fields.Revision == vnfd.revision {
+		return "", ""
+	}
+	if vnfd.softwareVersions[vnf.fields.Revision] != vnfd.softwareVersions[vnfd.revision] {
+		if len(op.ns.nsd.descriptor.list("vnffgd")) > 0 {
+			return "FAILED Checking whether the descriptor has SFC: Ns update is not allowed for NS with SFC", ""
+		}
+		vnf.fields.ConnectionPoint = connectionPoints(vnfd.descriptor)
+		vnf.fields.Vdur = []any{}
+		vnf.fields.IPAddress = ""
+	}
+	vnf.fields.Revision = vnfd.revision
+	return "", "Done"
 }
 
 // placement is where the VNFs of an NS go: the K8s cluster of each VNF

@@ -70,15 +70,19 @@ type packageRecord struct {
 	kind *packageKind
 	id   string
 	// descriptor holds the descriptor's fields, out of their envelope.
-	descriptor     *object
-	descriptorID   string
-	revision       int
-	created        time.Time
-	modified       time.Time
-	tarball        []byte
-	filename       string
-	pkgDir         string
-	descriptorPath string
+	descriptor   *object
+	descriptorID string
+	revision     int
+	// softwareVersions are the software-version (its Python repr, "'1.0'"
+	// when absent) of each revision, as the NBI keeps every revision in
+	// vnfds_revisions and CHANGE_VNFPKG compares the VNF's with the latest.
+	softwareVersions map[int]string
+	created          time.Time
+	modified         time.Time
+	tarball          []byte
+	filename         string
+	pkgDir           string
+	descriptorPath   string
 	// topEntries counts the files and folders directly in the package folder.
 	topEntries int
 	// users counts what uses the descriptor: NS instances for an NSD, VNF
@@ -437,6 +441,14 @@ func (s *Server) storeUpload(p *packageRecord, u *upload, now time.Time) {
 	p.descriptor = u.descriptor
 	p.descriptorID = u.contents.Descriptor.ID
 	p.revision++
+	if p.softwareVersions == nil {
+		p.softwareVersions = map[int]string{}
+	}
+	version, given := u.descriptor.get("software-version")
+	if !given {
+		version = "1.0"
+	}
+	p.softwareVersions[p.revision] = pythonRepr(version)
 	p.modified = now
 	p.tarball = u.tarball
 	p.filename = u.filename

@@ -187,7 +187,10 @@ var nsUpdateSchema = &schema{
 		{"updateType", &schema{enum: []string{"CHANGE_VNFPKG", "REMOVE_VNF", "MODIFY_VNF_INFORMATION", "OPERATE_VNF", "VERTICAL_SCALE"}}},
 		{"modifyVnfInfoData", objectSchema},
 		{"removeVnfInstanceId", idSchema},
-		{"changeVnfPackageData", objectSchema},
+		{"changeVnfPackageData", &schema{types: []string{"object"}, properties: []property{
+			{"vnfInstanceId", idSchema},
+			{"vnfdId", idSchema},
+		}, required: []string{"vnfInstanceId", "vnfdId"}}},
 		{"operateVnfData", objectSchema},
 		{"verticalScaleVnf", objectSchema},
 	},

@@ -117,6 +117,16 @@ func (c *Client) UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade KD
 	return c.doForID(ctx, req)
 }
 
+// ChangeVNFPackage moves a VNF of an NS instance to its package's current revision (OSM's NS
+// update CHANGE_VNFPKG) and returns the LCM operation id.
+func (c *Client) ChangeVNFPackage(ctx context.Context, nsInstanceID string, change VNFPackageChange) (string, error) {
+	req, err := changeVNFPackageRequest(nsInstanceID, change)
+	if err != nil {
+		return "", err
+	}
+	return c.doForID(ctx, req)
+}
+
 // DeleteNSInstance terminates and removes an NS instance and returns the
 // LCM operation id. With force OSM deletes the record at once, with no
 // operation: the id is then "".

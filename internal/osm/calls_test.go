@@ -187,6 +187,11 @@ func TestNSInstanceCallsSendTheRightRequests(t *testing.T) {
 		}, status: http.StatusAccepted, answer: `{"id": "op-3"}`,
 			sent:   post(actionOfNS1, `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": {"kdu_reset_values": "true"}}`),
 			result: "op-3"},
+		{name: "ChangeVNFPackage", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ChangeVNFPackage(ctx, "ns-1", VNFPackageChange{VNFInstanceID: "vnf-1", VnfdID: "vnfd-1"})
+		}, status: http.StatusAccepted, answer: `{"id": "op-7", "nsName": "ldap"}`,
+			sent:   post("/osm/nslcm/v1/ns_instances/ns-1/update", `{"updateType": "CHANGE_VNFPKG", "changeVnfPackageData": {"vnfInstanceId": "vnf-1", "vnfdId": "vnfd-1"}}`),
+			result: "op-7"},
 		{name: "ScaleNSInstance", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.ScaleNSInstance(ctx, "ns-1", NSScale{MemberVnfIndex: "1", ScalingGroup: "web", Direction: ScaleOut})
 		}, status: http.StatusAccepted, answer: `{"id": "op-4"}`,

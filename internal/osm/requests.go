@@ -57,6 +57,19 @@ type KDUUpgrade struct {
 	Params map[string]any
 }
 
+// VNFPackageChange moves a VNF of an NS instance to the current revision of its VNF package:
+// OSM's NS update of type CHANGE_VNFPKG.
+type VNFPackageChange struct {
+	// VNFInstanceID is the VNF record's _id.
+	VNFInstanceID string
+	// VnfdID is the _id of the VNF package: the one the VNF record names (vnfd-id), as the NBI
+	// refuses any other.
+	VnfdID string
+}
+
+// updateTypeChangeVNFPackage is the NS update that moves a VNF to its package's revision.
+const updateTypeChangeVNFPackage = "CHANGE_VNFPKG"
+
 // idAnswer is the NBI's answer to calls that create something.
 type idAnswer struct {
 	ID string `json:"id"`
@@ -202,6 +215,19 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 		kduNameField:         upgrade.KDUName,
 		primitiveField:       primitiveUpgrade,
 		primitiveParamsField: params,
+	})
+}
+
+// changeVNFPackageRequest sends no timeout_ns_update: LCM's own (its ns_update timeout) applies,
+// and the NBI refuses one under 300 seconds.
+func changeVNFPackageRequest(nsInstanceID string, change VNFPackageChange) (request, error) {
+	const route = "/nslcm/v1/ns_instances/{id}/update"
+	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
+		"updateType": updateTypeChangeVNFPackage,
+		"changeVnfPackageData": map[string]string{
+			"vnfInstanceId": change.VNFInstanceID,
+			"vnfdId":        change.VnfdID,
+		},
 	})
 }
 

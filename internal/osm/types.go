@@ -87,6 +87,7 @@ const (
 	OperationTypeInstantiate = "instantiate"
 	OperationTypeAction      = "action"
 	OperationTypeTerminate   = "terminate"
+	OperationTypeUpdate      = "update"
 )
 
 // LCM operation states (operationState).
@@ -252,6 +253,10 @@ type VNFInstance struct {
 	VnfdID         string      `json:"vnfd-id"`
 	VIMAccountID   string      `json:"vim-account-id"`
 	KDURecords     []KDURecord `json:"kdur"`
+	// Revision is the revision of the VNF package the VNF runs: the package's _admin.revision
+	// when the VNF was made, moved by a completed CHANGE_VNFPKG update (LCM's ns.py, update).
+	// The NBI and LCM read a record without one as revision 1.
+	Revision Number `json:"revision"`
 }
 
 // KDURecord is an entry of a VNF record's kdur list.

@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// withSecondNSD adds the NS package openldap2_ns (the example's NSD under another id) to files,
+// and declares the instance name on it.
+func withSecondNSD(files map[string]string, name string) map[string]string {
+	nsd := files["osm-pkgs/openldap_ns/openldap_nsd.yaml"]
+	files["osm-pkgs/openldap2_ns/openldap_nsd.yaml"] = strings.ReplaceAll(nsd, "openldap_ns", "openldap2_ns")
+	files["deploy/"+name+".osmops.yaml"] = strings.Replace(files["deploy/"+name+".osmops.yaml"],
+		"nsdName: openldap_ns", "nsdName: openldap2_ns", 1)
+	return files
+}
+
+// Without spec.force an NSD change stalls with the precise Conflict, naming the way out.
+func TestNSDChangeWithoutForceStalls(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.sim.ResetStats()
+
+	tn.publish("gitops", withSecondNSD(demoRepo("1", "ldap"), "ldap"))
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.ConflictReason),
+		ContainSubstring(`NS instance "ldap" runs NSD "openldap_ns": OSM cannot change the NSD of an instance`),
+		ContainSubstring("set spec.force to replace it")))
+	tn.g.Expect(tn.countRequests(deleteNSRoute)).To(BeZero())
+	tn.g.Expect(tn.countRequests(createNSRoute)).To(BeZero())
+}
+
+// With spec.force an NSD changed in Git replaces the instance: the old one is terminated once,
+// and once OSM has removed it the new one is created once, with the same name and the new NSD.
+func TestForceReplacesAnInstanceWhoseNSDChanged(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Force = true })
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+	old := tn.instances("ldap")[0].ID
+	tn.sim.ResetStats()
+
+	got := tn.eventuallyApplied(d, tn.publish("gitops", withSecondNSD(demoRepo("1", "ldap", "ldap2"), "ldap")))
+	instances := tn.instances("ldap")
+	tn.g.Expect(instances).To(HaveLen(1))
+	tn.g.Expect(instances[0].ID).NotTo(Equal(old))
+	tn.g.Expect(instances[0].NsdID).To(Equal("openldap2_ns"))
+	tn.g.Expect(instances[0].NSState).To(Equal("READY"))
+	tn.g.Expect(tn.instances("ldap2")[0].NsdID).To(Equal("openldap_ns"), "the other instance is left alone")
+	tn.g.Expect(tn.countRequests(deleteNSRoute)).To(BeEquivalentTo(1), tn.describe(d))
+	tn.g.Expect(tn.countRequests(createNSRoute)).To(BeEquivalentTo(1), tn.describe(d))
+	tn.g.Expect(got.Status.Inventory.NsInstances).To(ContainElement(gitopsv1alpha1.NsInstanceEntry{
+		Name: "ldap", ID: instances[0].ID, Digest: got.Status.Inventory.NsInstances[0].Digest, State: gitopsv1alpha1.NsInstanceReady}))
+	events := recorder.messagesOf(d.Namespace, d.Name)
+	tn.g.Expect(events).To(ContainSubstring("delete ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): terminating the old instance)"))
+	tn.g.Expect(events).To(ContainSubstring("create ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): the old instance is gone)"))
+}
+
+// withNewKNFRevision gives the KNF package of files a new software-version, which OSM accepts
+// while NS instances use the package.
+func withNewKNFRevision(files map[string]string) map[string]string {
+	const vnfd = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
+	return files
+}
+
+// With instancesFollowPackages, a VNF package updated in Git moves the instances that use it to
+// its new revision, each with OSM's CHANGE_VNFPKG once the upload is done, each reported; drift
+// checks send nothing more.
+func TestInstancesFollowTheirPackage(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.InstancesFollowPackages = true
+		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")))
+
+	got := tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap", "ldap2"))))
+
+	var ids []string
+	for _, e := range got.Status.Inventory.NsInstances {
+		tn.g.Expect(e.State).To(Equal(gitopsv1alpha1.NsInstanceReady))
+		ids = append(ids, e.ID)
+	}
+	vnfs, err := tn.nbiClient().ListVNFInstances(tn.ctx, ids...)
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Expect(vnfs).To(HaveLen(2))
+	for _, vnf := range vnfs {
+		tn.g.Expect(vnf.Revision).To(BeEquivalentTo(2), "VNF record of %s", vnf.NSInstanceID)
+	}
+	updateRoute := http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update"
+	tn.g.Expect(tn.countRequests(updateRoute)).To(BeEquivalentTo(2), tn.describe(d))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring(
+		"update ldap, ldap2 (moving VNF openldap to revision 2 of package openldap_knf)"))
+
+	vnfRecordsRead := func() int64 { return tn.countRequests(http.MethodGet + " /osm/nslcm/v1/vnf_instances") }
+	seen := vnfRecordsRead()
+	tn.g.Eventually(vnfRecordsRead).Should(BeNumerically(">=", seen+3))
+	tn.g.Expect(tn.countRequests(updateRoute)).To(BeEquivalentTo(2), "updates after three drift checks")
+}
+
+// Without instancesFollowPackages a package update leaves the instances at their revision.
+func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap"))))
+	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
+}
