@@ -41,6 +41,7 @@ func init() {
 var instanceStates = []gitopsv1alpha1.NsInstanceState{
 	gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
 	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
+	gitopsv1alpha1.NsInstanceReplacing,
 }
 
 // recordMetrics records a reconcile's duration and the states of the owned NS instances; a
