@@ -179,7 +179,9 @@ func TestDigestOfValuesFromASecretIsKeyedByItsVersion(t *testing.T) {
 		t.Error("the digest of the same values and Secret version changed")
 	}
 	valuesObjects["Secret/db"] = ValuesObject{Version: "uid-2/8", Data: valuesObjects["Secret/db"].Data}
-	defer func() { valuesObjects["Secret/db"] = ValuesObject{Version: "uid-2/7", Data: valuesObjects["Secret/db"].Data} }()
+	defer func() {
+		valuesObjects["Secret/db"] = ValuesObject{Version: "uid-2/7", Data: valuesObjects["Secret/db"].Data}
+	}()
 	changed, _ := loadAndResolve(t, file)
 	if changed.NsInstances[0].Digest() == instance.Digest() {
 		t.Error("a new version of the Secret left the digest as it was")
