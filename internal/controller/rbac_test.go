@@ -475,6 +475,9 @@ func checkSuiteKeptSecrets(ctx context.Context) error {
 		if strings.Contains(text, testPassword) {
 			problems = append(problems, name+" shows the password")
 		}
+		if strings.Contains(text, testValuesSecret) {
+			problems = append(problems, name+" shows a value from a Secret")
+		}
 	}
 	if panics > 0 {
 		problems = append(problems, fmt.Sprintf("%v reconcile(s) panicked", panics))
