@@ -49,7 +49,7 @@ func TestBootstrap(t *testing.T) {
 	g.Expect(state.NSInstances).To(HaveLen(1))
 	g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
 	g.Expect(state.NSInstances[0].NsState).To(Equal("READY"))
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
 
 	deployment, err := tenant.deployment(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
