@@ -173,7 +173,7 @@ type ValuesProblems struct {
 }
 
 func (e *ValuesProblems) Error() string {
-	return (&ValidationError{Problems: e.Problems}).Error()
+	return fmt.Sprintf("%d unresolved values reference(s): %s", len(e.Problems), listProblems(e.Problems))
 }
 
 // ResolveValues returns a copy of the revision whose every KDU's Params are its valuesFrom
