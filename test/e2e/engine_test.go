@@ -79,7 +79,7 @@ func TestRevertRestoresValues(t *testing.T) {
 	tenant.expectApplied(ctx, t, reverted)
 
 	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
 }
 
 func TestPackageChange(t *testing.T) {
