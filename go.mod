@@ -6,6 +6,7 @@ require (
 	github.com/felixge/httpsnoop v1.0.4
 	github.com/fluxcd/cli-utils v1.2.3
 	github.com/fluxcd/pkg/apis/meta v1.30.2
+	github.com/fluxcd/pkg/envsubst v1.8.0
 	github.com/fluxcd/pkg/runtime v0.110.3
 	github.com/fluxcd/source-controller/api v1.9.6
 	github.com/go-logr/logr v1.4.3

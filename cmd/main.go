@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/acl"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
@@ -19,6 +20,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	flag "github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -102,7 +104,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
 		"How often the OSM operations of an OsmDeployment are checked while they run.")
 	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
-		"How often the OsmClusters' Secrets are read again (the operator may only get Secrets, not watch them).")
+		"How often the OsmClusters' Secrets are read again (they are not watched).")
 	o.client.BindFlags(fs)
 	// Applying a revision writes an OsmDeployment four times (finalizer, pending creates,
 	// operations, Ready): at Flux's default of 50 queries per second, 1,000 OsmDeployments would
@@ -112,12 +114,13 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.acl.BindFlags(fs)
-	// Flux's WatchOptions.BindFlags would also add a Secret/ConfigMap watch selector that the
-	// operator has no use for (it only gets Secrets), so its two other flags are bound here.
+	// Flux's WatchOptions flags, bound here to say what they select for the operator.
 	fs.BoolVar(&o.watch.AllNamespaces, "watch-all-namespaces", true,
 		"Watch OsmClusters and OsmDeployments in all namespaces; false: only the runtime namespace.")
 	fs.StringVar(&o.watch.LabelSelector, "watch-label-selector", "",
 		"Reconcile only OsmClusters and OsmDeployments with matching labels (sharding), e.g. 'sharding.fluxcd.io/key=shard1'.")
+	fs.StringVar(&o.watch.ConfigsLabelSelector, "watch-configs-label-selector", meta.LabelKeyWatch+"="+meta.LabelValueWatchEnabled,
+		"Watch the ConfigMaps and Secrets with matching labels that valuesFrom and substituteFrom read: a change reconciles the OsmDeployments that read them at once (others are read again at the drift interval).")
 	o.rateLimiter.BindFlags(fs)
 	o.jitter.BindFlags(fs)
 }
@@ -166,11 +169,19 @@ func run(o options) error {
 	}
 
 	// The operator's own objects are sharded by label (as Flux does: several replicas, each
-	// with --watch-label-selector). Secrets are never cached: the operator may only `get` them.
+	// with --watch-label-selector). The data of Secrets and ConfigMaps is never cached: they are
+	// read with `get`; the cache holds the metadata of the labelled ones only, for the watch
+	// that reconciles the OsmDeployments reading them (internal/controller/values.go).
+	configsSelector, err := labels.Parse(o.watch.ConfigsLabelSelector)
+	if err != nil {
+		return fmt.Errorf("--watch-configs-label-selector: %w", err)
+	}
 	cacheOptions := ctrlcache.Options{
 		ByObject: map[ctrlclient.Object]ctrlcache.ByObject{
 			&gitopsv1alpha1.OsmCluster{}:    {Label: watchSelector},
 			&gitopsv1alpha1.OsmDeployment{}: {Label: watchSelector},
+			&corev1.Secret{}:                {Label: configsSelector},
+			&corev1.ConfigMap{}:             {Label: configsSelector},
 		},
 	}
 	if !o.watch.AllNamespaces {
@@ -194,7 +205,7 @@ func run(o options) error {
 		LeaderElectionID:              controllerName + "-leader-election",
 		Cache:                         cacheOptions,
 		Client: ctrlclient.Options{
-			Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}},
+			Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
 		},
 	})
 	if err != nil {
@@ -254,6 +265,7 @@ func run(o options) error {
 		Share:                 controller.NewNamespaceShare(perNamespace),
 		OwnerIdentity:         ownerIdentity,
 		Sharded:               o.watch.LabelSelector != "",
+		WatchConfigsSelector:  configsSelector,
 		AnswerMemory:          o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)

@@ -54,6 +54,11 @@ const (
 	TimeoutReason = "Timeout"
 	// DeletionFailedReason: cleaning up OSM on deletion of the OsmDeployment failed.
 	DeletionFailedReason = "DeletionFailed"
+	// ValuesUnresolvedReason: a ConfigMap or Secret that a KDU's valuesFrom or
+	// spec.postBuild.substituteFrom names is missing, lacks the key, or holds values that are
+	// not YAML. Create or mend it: it is read again at retryInterval, and at once when it has
+	// the label reconcile.fluxcd.io/watch: Enabled.
+	ValuesUnresolvedReason = "ValuesUnresolved"
 	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS
 	// instances use its descriptor, is about to be sent.
 	PackageMayBeRefusedReason = "PackageMayBeRefused"

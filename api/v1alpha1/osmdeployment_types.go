@@ -174,6 +174,55 @@ type OsmDeploymentSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	DependsOn []meta.NamespacedObjectReference `json:"dependsOn,omitempty"`
+
+	// PostBuild substitutes variables in the deployment files, as Flux's Kustomization does,
+	// so that one repository serves several OsmDeployments (staging, production).
+	// +optional
+	PostBuild *PostBuild `json:"postBuild,omitempty"`
+}
+
+// PostBuild holds the variables substituted in the deployment files (not in the package
+// sources, which the OsmDeployments of one OSM share) before they are parsed: ${var},
+// ${var:=default} and the other bash forms of Flux's envsubst. A file whose metadata has the
+// annotation or label kustomize.toolkit.fluxcd.io/substitute: disabled is left as it is.
+// +kubebuilder:validation:XValidation:rule="!has(self.substitute) || self.substitute.all(k, k.matches('^[_a-zA-Z][_a-zA-Z0-9]*$'))",message="variable names must match ^[_a-zA-Z][_a-zA-Z0-9]*$"
+type PostBuild struct {
+	// Substitute holds variables by name; they win over those of substituteFrom.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=256
+	Substitute map[string]string `json:"substitute,omitempty"`
+
+	// SubstituteFrom are ConfigMaps and Secrets of the OsmDeployment's namespace whose keys
+	// are variables, read in order (a later one wins). Values from a Secret are kept as
+	// secret as the Secret.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	SubstituteFrom []SubstituteReference `json:"substituteFrom,omitempty"`
+
+	// Strict makes a variable without value and without default an error that names its
+	// file and line, as Flux's StrictPostBuildSubstitutions feature gate does; without it, it
+	// becomes empty.
+	// +optional
+	Strict bool `json:"strict,omitempty"`
+}
+
+// SubstituteReference names a ConfigMap or Secret of the OsmDeployment's namespace.
+type SubstituteReference struct {
+	// Kind of the object.
+	// +required
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
+	Kind string `json:"kind"`
+
+	// Name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+	Name string `json:"name"`
+
+	// Optional: a missing object is skipped instead of holding the OsmDeployment back.
+	// +optional
+	Optional bool `json:"optional,omitempty"`
 }
 
 // DeletionPolicy is what the deletion of an OsmDeployment does to its NS instances in OSM.

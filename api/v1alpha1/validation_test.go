@@ -238,6 +238,20 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.deletionPolicy", `Unsupported value: "Retain"`, "MirrorPrune", "WaitForTermination"},
 		},
 		{
+			name: "deployment with a variable envsubst cannot read", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["postBuild"] = map[string]any{"substitute": map[string]any{"1env": "x"}}
+			},
+			want: []string{"spec.postBuild", "variable names must match"},
+		},
+		{
+			name: "deployment substituting from a Secret of another namespace", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["postBuild"] = map[string]any{"substituteFrom": []any{map[string]any{"kind": "Secret", "name": "other/vars"}}}
+			},
+			want: []string{"spec.postBuild.substituteFrom[0].name", "should match"},
+		},
+		{
 			name: "cluster with a request timeout of an hour", manifest: validCluster,
 			edit: func(o map[string]any) { spec(o)["timeout"] = "1h" },
 			want: []string{"spec.timeout", "timeout must be at most 5m"},

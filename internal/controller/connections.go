@@ -56,8 +56,8 @@ func (e *ConnectionError) Error() string { return e.Message }
 // reconciler no longer connects). A client is rebuilt when the OsmCluster's settings or its
 // Secrets change.
 //
-// The operator may only `get` Secrets, so it cannot watch them: Get reads them again when it last
-// read them longer than SecretMaxAge ago, and Refresh always does.
+// The credentials Secrets are not watched (the operator caches no Secret's data): Get reads them
+// again when it last read them longer than SecretMaxAge ago, and Refresh always does.
 //
 // While an OsmCluster or its namespace is being deleted, a Secret that is gone does not take its
 // client away: deleting a namespace deletes its Secrets at once, and the OsmDeployments still
@@ -65,7 +65,7 @@ func (e *ConnectionError) Error() string { return e.Message }
 // took the credentials away.
 type ConnectionPool struct {
 	// Reader reads the Secrets, and the OsmCluster when a Secret is gone, past any cache: the
-	// operator may not cache Secrets, and a cached OsmCluster may not show its deletion yet.
+	// operator caches no Secret's data, and a cached OsmCluster may not show its deletion yet.
 	Reader client.Reader
 	// ClientOptions are added to every NBI client (tests inject transports and clocks).
 	ClientOptions []osm.Option

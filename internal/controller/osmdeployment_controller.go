@@ -17,6 +17,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
@@ -51,6 +52,10 @@ const (
 	DefaultOperationPollInterval = 5 * time.Second
 )
 
+// WatchConfigsSelector is Flux's default --watch-configs-label-selector:
+// reconcile.fluxcd.io/watch=Enabled.
+var WatchConfigsSelector = klabels.SelectorFromSet(klabels.Set{meta.LabelKeyWatch: meta.LabelValueWatchEnabled})
+
 // OsmDeploymentReconciler makes OSM match the revision of a Git source.
 type OsmDeploymentReconciler struct {
 	client.Client
@@ -79,6 +84,11 @@ type OsmDeploymentReconciler struct {
 	// (--watch-label-selector): their claims are not in this process's memory, so pending
 	// creates are checked against every OsmDeployment's status on the API server.
 	Sharded bool
+
+	// WatchConfigsSelector selects the ConfigMaps and Secrets whose changes trigger a
+	// reconcile of the OsmDeployments that read them (Flux's --watch-configs-label-selector);
+	// WatchConfigsSelector when nil. The manager's cache must hold only those (metadata only).
+	WatchConfigsSelector klabels.Selector
 
 	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
@@ -136,6 +146,10 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	if r.WatchConfigsSelector == nil {
+		r.WatchConfigsSelector = WatchConfigsSelector
+	}
+	watchedConfigs := predicate.NewPredicateFuncs(labelledConfigs(r.WatchConfigsSelector))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
@@ -143,6 +157,10 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 			builder.WithPredicates(artifactChanged{})).
 		Watches(&gitopsv1alpha1.OsmCluster{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfCluster),
 			builder.WithPredicates(readinessChanged{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsReading(gitops.ValuesKindSecret)),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}, watchedConfigs)).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsReading(gitops.ValuesKindConfigMap)),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}, watchedConfigs)).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -298,8 +316,18 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
 // digest and settings), and rejects the whole revision if any file is invalid.
 func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, ctrl.Result, error) {
+	subst, unresolved, err := r.substitution(ctx, obj)
+	switch {
+	case err != nil:
+		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "%s", err)
+		return nil, ctrl.Result{}, err
+	case unresolved != "":
+		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "revision %s waits for its variables: %s", a.Revision, unresolved)
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+	}
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
-	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts)}
+	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts), substitution: substitutionKey(subst)}
+	opts.Substitution = subst
 	if rev, ok := r.revisions.get(client.ObjectKeyFromObject(obj), cacheKey); ok {
 		return rev, ctrl.Result{}, nil
 	}
@@ -835,7 +863,7 @@ type revisionCache struct {
 	entries map[types.NamespacedName]revisionEntry
 }
 
-type revisionKey struct{ digest, options string }
+type revisionKey struct{ digest, options, substitution string }
 
 type revisionEntry struct {
 	key      revisionKey
@@ -856,6 +884,14 @@ func (c *revisionCache) put(obj types.NamespacedName, key revisionKey, rev *gito
 		c.entries = map[types.NamespacedName]revisionEntry{}
 	}
 	c.entries[obj] = revisionEntry{key: key, revision: rev}
+}
+
+// last returns the revision last cached for the OsmDeployment, whatever its key.
+func (c *revisionCache) last(obj types.NamespacedName) (*gitops.Revision, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[obj]
+	return e.revision, ok
 }
 
 func (c *revisionCache) forget(obj types.NamespacedName) {

@@ -112,6 +112,9 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 	if requested != "" {
 		obj.Status.SetLastHandledReconcileRequest(requested)
 	}
+	if rev, res, err = r.resolveValues(ctx, obj, rev, artifactRef.Revision); rev == nil {
+		return stopped(statusBlocked, res, err)
+	}
 	return r.observeAndPlan(ctx, obj, conn, rev, artifactRef.Revision, requested != "")
 }
 

@@ -103,12 +103,14 @@ func TestManagerRoleIsTheLeastThatWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What the reconcilers call, and nothing else: they change their objects and statuses by
-	// patches only; they read Secrets one by one (never list or watch them, so that no Secret
-	// is cached), and a namespace only to tell whether it is being deleted (and kube-system's UID,
-	// the default owner identity); they delete nothing.
+	// patches only; they read Secrets and ConfigMaps one by one, and list and watch only the
+	// metadata of the labelled ones (values.go says why RBAC cannot say so); a namespace only
+	// to tell whether it is being deleted (and kube-system's UID, the default owner identity);
+	// they delete nothing.
 	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"namespaces", "secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get"}},
 		{APIGroups: []string{gitopsv1alpha1.GroupVersion.Group}, Resources: []string{"osmclusters", "osmdeployments"},
 			Verbs: []string{"get", "list", "patch", "watch"}},
 		{APIGroups: []string{gitopsv1alpha1.GroupVersion.Group}, Resources: []string{"osmclusters/status", "osmdeployments/status"},
@@ -472,6 +474,9 @@ func checkSuiteKeptSecrets(ctx context.Context) error {
 	for name, text := range sources {
 		if strings.Contains(text, testPassword) {
 			problems = append(problems, name+" shows the password")
+		}
+		if strings.Contains(text, testValuesSecret) {
+			problems = append(problems, name+" shows a value from a Secret")
 		}
 	}
 	if panics > 0 {

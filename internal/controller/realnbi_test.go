@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // realNBIEnv names a running NBI of OSM's own code (see docs/fidelity.md), with admin/admin
@@ -128,6 +129,8 @@ func TestRealNBIReplay(t *testing.T) {
 		d.Spec.Interval = &metav1.Duration{Duration: driftInterval}
 	})
 	files := readDemoRepo(t)
+	tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "ldap-admin", // the Secret of hack/demo-repo
+		map[string]string{"password": testValuesSecret}))).To(Succeed())
 	const ldap, ldap2, vnfd = "deploy/ldap.osmops.yaml", "deploy/ldap2.osmops.yaml", "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
 	step := func(name string, edit func()) {
 		t.Logf("step: %s", name)

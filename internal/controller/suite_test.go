@@ -127,7 +127,8 @@ func runSuite(m *testing.M) int {
 }
 
 // managerOptions are the options of a manager of the suite: its objects are those whose labels
-// match shard (as --watch-label-selector selects them), and Secrets are never cached.
+// match shard (as --watch-label-selector selects them), and the data of Secrets and ConfigMaps
+// is never cached (only the metadata of the labelled ones, as the manager's).
 func managerOptions(shard string) ctrl.Options {
 	selector, err := klabels.Parse(shard)
 	if err != nil {
@@ -140,9 +141,11 @@ func managerOptions(shard string) ctrl.Options {
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&gitopsv1alpha1.OsmCluster{}:    {Label: selector},
 			&gitopsv1alpha1.OsmDeployment{}: {Label: selector},
+			&corev1.Secret{}:                {Label: WatchConfigsSelector},
+			&corev1.ConfigMap{}:             {Label: WatchConfigsSelector},
 		}},
 		Client: client.Options{
-			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}},
+			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
 		},
 	}
 }

@@ -61,7 +61,12 @@ func Load(root string, opts Options) (*Revision, error) {
 		return revision, newValidationError([]Problem{*problem})
 	}
 
-	instances, problems, err := loadNsInstances(fsys, settings)
+	if opts.Substitution != nil {
+		if problems := opts.Substitution.checkVariableNames(); len(problems) > 0 {
+			return revision, newValidationError(problems)
+		}
+	}
+	instances, problems, err := loadNsInstances(fsys, settings, opts.Substitution)
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +107,10 @@ func checkScanFolder(fsys fs.FS, settings Settings, opts Options, config repoCon
 }
 
 // loadNsInstances parses every deployment file below the scanned folder
-// (in path order, leaving out the packages folder and the settings file) and
-// refuses a name declared twice. It returns the instances sorted by name.
-func loadNsInstances(fsys fs.FS, settings Settings) ([]NsInstance, []Problem, error) {
+// (in path order, leaving out the packages folder and the settings file),
+// after substituting its variables when subst is not nil, and refuses a name
+// declared twice. It returns the instances sorted by name.
+func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsInstance, []Problem, error) {
 	files, problems, err := deploymentFiles(fsys, settings)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +126,16 @@ func loadNsInstances(fsys fs.FS, settings Settings) ([]NsInstance, []Problem, er
 			problems = append(problems, *tooBig)
 			continue
 		}
+		data, readSecret, substProblem := subst.substitute(file, data)
+		if substProblem != nil {
+			problems = append(problems, *substProblem)
+			continue
+		}
 		instance, fileProblems := parseDeploymentFile(file, data)
+		if readSecret {
+			fileProblems = subst.redact(fileProblems)
+			instance = instance.withDigestKey(string(subst.DigestKey))
+		}
 		if len(fileProblems) > 0 {
 			problems = append(problems, fileProblems...)
 			continue

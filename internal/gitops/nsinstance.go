@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -42,6 +43,10 @@ type NsInstance struct {
 	// Source says where the instance is declared.
 	Source SourceRef
 
+	// digestKey, when the instance's definition holds what Secrets hold (values from a Secret,
+	// variables substituted from one), keys its Digest: see Digest.
+	digestKey []byte
+
 	// sealed holds ParamsJSON and Digest computed once (see Sealed): a plan compares every
 	// instance of a revision, and encoding them each time was most of its cost.
 	sealed *sealedForms
@@ -63,7 +68,11 @@ type KDU struct {
 	Name string
 	// Params are the Helm values, nil when the file has none. They hold only
 	// JSON types: map[string]any, []any, string, int64, float64, bool, nil.
+	// ResolveValues merges the values of ValuesFrom under them.
 	Params map[string]any
+	// ValuesFrom are the ConfigMaps and Secrets whose values are merged, in
+	// order, under Params (HelmRelease's valuesFrom).
+	ValuesFrom []ValuesReference
 }
 
 // SourceRef locates a declaration in the revision.
@@ -100,6 +109,15 @@ func (n NsInstance) ParamsJSON() string {
 // the instance: NSD, VNF, VIM account, KDU name, params and description
 // (not the name, which identifies it, nor where it is declared), so that the
 // operator can tell whether a declaration changed since it was applied.
+//
+// The digest is kept in status, which more people may read than the Secrets
+// an instance's values come from. A plain hash of values that hold a short
+// password could be reversed by trying every password, so the digest of such
+// an instance is "hmac-sha256:<hex>", keyed by a hash of the UIDs and
+// resourceVersions of the Secrets read: random, in no status, event or log,
+// and known only to who may read the Secrets. It changes when they change
+// (even a key the instance does not read), which only makes the next plan
+// compare the live values with the declared ones, as every drift check does.
 func (n NsInstance) Digest() string {
 	if n.sealed != nil {
 		return n.sealed.digest
@@ -112,14 +130,20 @@ func (n NsInstance) Digest() string {
 		Params         map[string]any `json:"params"`
 		Description    string         `json:"description"`
 	}{n.NsdName, n.VnfName, n.VimAccountName, n.KDU.Name, paramsOrEmpty(n.KDU.Params), n.Description}
+	if n.digestKey != nil {
+		mac := hmac.New(sha256.New, n.digestKey)
+		mac.Write(mustCanonicalJSON(definition))
+		return "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
+	}
 	sum := sha256.Sum256(mustCanonicalJSON(definition))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // The fields of a deployment file and of its kdu map.
 var (
-	deploymentFields = []string{"kind", "name", "description", "nsdName", "vnfName", "vimAccountName", "kdu"}
-	kduFields        = []string{"name", "params"}
+	deploymentFields = []string{"kind", "metadata", "name", "description", "nsdName", "vnfName", "vimAccountName", "kdu"}
+	metadataFields   = []string{"annotations", "labels"}
+	kduFields        = []string{"name", "params", "valuesFrom"}
 )
 
 // parseDeploymentFile reads one deployment file (file is its slash path
@@ -151,6 +175,7 @@ func parseDeploymentFile(file string, data []byte) (NsInstance, []Problem) {
 		VimAccountName: d.requiredString(values, "", "vimAccountName", top.Line),
 		KDU:            d.kdu(values, top.Line),
 	}
+	d.metadata(values)
 	if message := invalidNSName(instance.Name); message != "" {
 		d.problems = append(d.problems, problemf(file, values["name"].line, "%s", message))
 	}
@@ -230,8 +255,35 @@ func (d *deploymentReader) kdu(values map[string]mappingField, mapLine int) KDU 
 	}
 	kduValues := d.fields("kdu.", field.value, kduFields)
 	return KDU{
-		Name:   d.requiredString(kduValues, "kdu.", "name", field.line),
-		Params: d.params(kduValues),
+		Name:       d.requiredString(kduValues, "kdu.", "name", field.line),
+		Params:     d.params(kduValues),
+		ValuesFrom: d.valuesFrom(kduValues, "kdu."),
+	}
+}
+
+// metadata checks the optional metadata map, which only annotations and labels (maps of
+// strings) may hold: they say whether variables are substituted in the file (substitute.go).
+func (d *deploymentReader) metadata(values map[string]mappingField) {
+	field, ok := values["metadata"]
+	if !ok {
+		return
+	}
+	if field.value.Kind != yaml.MappingNode {
+		d.problems = append(d.problems, problemf(d.file, field.line, "field %q must be a map with annotations or labels, not %s", "metadata", describeNode(field.value)))
+		return
+	}
+	for key, sub := range d.fields("metadata.", field.value, metadataFields) {
+		if sub.value.Kind != yaml.MappingNode {
+			d.problems = append(d.problems, problemf(d.file, sub.line, "field %q must be a map of strings, not %s", "metadata."+key, describeNode(sub.value)))
+			continue
+		}
+		entries, problems := mappingFields(d.file, "metadata."+key+".", sub.value)
+		d.problems = append(d.problems, problems...)
+		for _, entry := range entries {
+			if _, problem := scalarString(d.file, "metadata."+key+"."+entry.key, entry); problem != nil {
+				d.problems = append(d.problems, *problem)
+			}
+		}
 	}
 }
 

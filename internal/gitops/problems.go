@@ -60,19 +60,24 @@ type ValidationError struct {
 // Error lists the first 20 problems, separated by "; ", and says how many
 // more there are.
 func (e *ValidationError) Error() string {
-	shown := e.Problems[:min(len(e.Problems), maxProblemsInError)]
-	lines := make([]string, 0, len(shown)+1)
-	for _, problem := range shown {
-		lines = append(lines, problem.String())
-	}
-	if hidden := len(e.Problems) - len(shown); hidden > 0 {
-		lines = append(lines, fmt.Sprintf("and %d more", hidden))
-	}
 	noun := "problems"
 	if len(e.Problems) == 1 {
 		noun = "problem"
 	}
-	return fmt.Sprintf("invalid revision, %d %s: %s", len(e.Problems), noun, strings.Join(lines, "; "))
+	return fmt.Sprintf("invalid revision, %d %s: %s", len(e.Problems), noun, listProblems(e.Problems))
+}
+
+// listProblems joins the first 20 problems with "; " and says how many more there are.
+func listProblems(problems []Problem) string {
+	shown := problems[:min(len(problems), maxProblemsInError)]
+	lines := make([]string, 0, len(shown)+1)
+	for _, problem := range shown {
+		lines = append(lines, problem.String())
+	}
+	if hidden := len(problems) - len(shown); hidden > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more", hidden))
+	}
+	return strings.Join(lines, "; ")
 }
 
 // sortProblems orders problems by file, line, then message, so that the

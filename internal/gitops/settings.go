@@ -35,6 +35,9 @@ type Options struct {
 	FileExtensions []string
 	// PackagesPath is the folder of package sources, relative to Path.
 	PackagesPath string
+	// Substitution, when not nil, substitutes variables in the deployment files (not in
+	// package sources, which OsmDeployments of one OSM share).
+	Substitution *Substitution
 }
 
 // Settings are the resolved settings a revision was read with, for status

@@ -19,6 +19,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // The product scenarios: Git commits applied to OSM by the OsmDeployment engine. Each test
@@ -51,7 +52,7 @@ func TestBootstrap(t *testing.T) {
 	g.Expect(state.NSInstances).To(HaveLen(1))
 	g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
 	g.Expect(state.NSInstances[0].NSState).To(Equal("READY"))
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
 
 	deployment, err := tenant.deployment(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -81,7 +82,7 @@ func TestRevertRestoresValues(t *testing.T) {
 	tenant.expectApplied(ctx, t, reverted)
 
 	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
 }
 
 func TestPackageChange(t *testing.T) {

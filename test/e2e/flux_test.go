@@ -32,6 +32,7 @@ import (
 var fluxTenantObjects = []string{
 	"Namespace /telco",
 	"Secret telco/osm-credentials",
+	"Secret telco/ldap-admin",
 	"OsmCluster telco/osm",
 	"GitRepository telco/osm-gitops",
 	"OsmDeployment telco/ldap",
@@ -48,7 +49,9 @@ func TestFluxTenantInstall(t *testing.T) {
 	byKind := map[string]*unstructured.Unstructured{}
 	toApply := make([]client.Object, 0, len(objects))
 	for _, obj := range objects {
-		byKind[obj.GetKind()] = obj
+		if obj.GetKind() != "Secret" || obj.GetName() == "osm-credentials" { // not the values Secret
+			byKind[obj.GetKind()] = obj
+		}
 		toApply = append(toApply, obj)
 	}
 	secret, cluster, source, deployment := byKind["Secret"], byKind[gitopsv1alpha1.OsmClusterKind],

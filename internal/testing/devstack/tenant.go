@@ -23,6 +23,14 @@ const DefaultSourceInterval = 10 * time.Second
 // fieldOwner is the server-side apply field manager of the objects the stack applies.
 const fieldOwner = "osmops-devstack"
 
+// The Secret of Helm values that hack/demo-repo's NS instance reads (valuesFrom), which every
+// tenant seeded from it needs: the demo's and the end-to-end tests'.
+const (
+	DemoValuesSecret  = "ldap-admin"
+	DemoValuesKey     = "password"
+	DemoAdminPassword = "demo-admin-password"
+)
+
 // Tenant is one team's setup in its own namespace, as the demo and each end-to-end test make
 // it: a credentials Secret and an OsmCluster (those of osmtenant) for an NBI, a GitRepository
 // for a repository, and an OsmDeployment applying the one to the other (both named after the
@@ -46,7 +54,8 @@ type Tenant struct {
 	SourceInterval time.Duration
 }
 
-// Objects returns the tenant's objects, the namespace first, ready to apply.
+// Objects returns the tenant's objects, the namespace first, ready to apply, and the Secret of
+// DemoValuesSecret last.
 func (t Tenant) Objects() []client.Object {
 	interval := t.SourceInterval
 	if interval == 0 {
@@ -67,6 +76,7 @@ func (t Tenant) Objects() []client.Object {
 			},
 		},
 		deployment,
+		osmtenant.ValuesSecret(t.Namespace, DemoValuesSecret, map[string]string{DemoValuesKey: DemoAdminPassword}),
 	}
 }
 

@@ -59,6 +59,10 @@ func TestTenantObjects(t *testing.T) {
 				Prune:      true,
 			},
 		},
+		&corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "ldap-admin", Namespace: "telco", Labels: map[string]string{"reconcile.fluxcd.io/watch": "Enabled"}},
+			StringData: map[string]string{"password": "demo-admin-password"},
+		},
 	}
 	if diff := cmp.Diff(want, tenant.Objects()); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)

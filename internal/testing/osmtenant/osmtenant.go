@@ -41,6 +41,17 @@ func CredentialsSecret(namespace, username, password string) *corev1.Secret {
 	}
 }
 
+// ValuesSecret is a Secret of Helm values that a KDU's valuesFrom (or an OsmDeployment's
+// substituteFrom) reads, labelled reconcile.fluxcd.io/watch: Enabled so that a change of it
+// reaches the OsmDeployments that read it at once.
+func ValuesSecret(namespace, name string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+			Labels: map[string]string{meta.LabelKeyWatch: meta.LabelValueWatchEnabled}},
+		StringData: data,
+	}
+}
+
 // Cluster is the OsmCluster of the NBI at nbiURL with the credentials of CredentialsSecret.
 func Cluster(namespace, nbiURL string) *gitopsv1alpha1.OsmCluster {
 	return &gitopsv1alpha1.OsmCluster{
