@@ -97,14 +97,14 @@ func mustCanonicalJSON(v any) []byte {
 	return encoded
 }
 
-// ParamsEqual tells whether the instance's Helm values equal the live ones that OSM reports
+// ParamsEqual tells whether the Helm values of kdu, a KDU of VNF member, equal the live ones that OSM reports
 // as a JSON string (a KDU's additionalParams), comparing values rather than text: key order
 // and spacing do not matter, nor whether a number is written 2 or 2.0, but the string "2"
 // differs from the number 2. No params, an empty map, an empty liveJSON and "null" are all
 // equal. The error is for a liveJSON that is not JSON. It uses the canonical JSON that Load
 // computed once.
-func (n NsInstance) ParamsEqual(liveJSON string) (bool, error) {
-	return equalsCanonical([]byte(n.ParamsJSON()), liveJSON)
+func (n NsInstance) ParamsEqual(member string, kdu KDU, liveJSON string) (bool, error) {
+	return equalsCanonical([]byte(n.ParamsJSON(member, kdu)), liveJSON)
 }
 
 // equalsCanonical compares the canonical JSON of declared values with live ones.

@@ -64,7 +64,7 @@ func TestParamsJSON(t *testing.T) {
 		{map[string]any{"b": int64(2), "a": []any{"x<y", nil, 1.5, true}}, `{"a":["x<y",null,1.5,true],"b":2}`},
 	}
 	for _, tc := range tests {
-		if got := (NsInstance{KDU: KDU{Params: tc.params}}).ParamsJSON(); got != tc.want {
+		if got := (NsInstance{}).ParamsJSON("openldap", KDU{Params: tc.params}); got != tc.want {
 			t.Errorf("ParamsJSON(%v) = %s, want %s", tc.params, got, tc.want)
 		}
 	}
