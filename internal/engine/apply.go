@@ -122,7 +122,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	}
 	for _, action := range plan.Upgrades {
 		group.Go(func() error {
-			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
+			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Member, action.KDU))
 			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil

@@ -219,12 +219,17 @@ type NSInstantiateParams struct {
 	VIMAccountID           string      `json:"vimAccountId"`
 	NSDescription          LooseString `json:"nsDescription"`
 	AdditionalParamsForVnf []VnfParams `json:"additionalParamsForVnf"`
+	K8sNamespace           string      `json:"k8s-namespace"`
+	TimeoutNsDeploy        Number      `json:"timeout_ns_deploy"`
 }
 
 // NSInstanceAdmin is the _admin part of an NS instance record.
 type NSInstanceAdmin struct {
 	NSState  string             `json:"nsState"`
 	Deployed NSInstanceDeployed `json:"deployed"`
+	// ProjectsRead are the projects that see the instance; the first is the one that created
+	// it, whose id is the KDUs' namespace when the request named none.
+	ProjectsRead []string `json:"projects_read"`
 }
 
 // NSInstanceDeployed is what OSM deployed for an NS instance.
@@ -251,7 +256,10 @@ type VNFInstance struct {
 	VnfdRef        string      `json:"vnfd-ref"`
 	VnfdID         string      `json:"vnfd-id"`
 	VIMAccountID   string      `json:"vim-account-id"`
-	KDURecords     []KDURecord `json:"kdur"`
+	// AdditionalParamsForVnf are the VNF-level parameters of the create request, as the NBI
+	// keeps them (see NSInstance.AdditionalParamsForNs).
+	AdditionalParamsForVnf map[string]LooseString `json:"additionalParamsForVnf"`
+	KDURecords             []KDURecord            `json:"kdur"`
 }
 
 // KDURecord is an entry of a VNF record's kdur list.

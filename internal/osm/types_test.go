@@ -50,7 +50,7 @@ func TestDecodeSamples(t *testing.T) {
 					VIMAccountID: "045f0536-9ce1-4736-b4e8-ef9dff5db237", NSDescription: "Demo LDAP"},
 				VNFInstanceIDs: []string{"24087ffb-869b-467d-a747-1f493a1882d9"},
 				CreateTime:     1795346053.1475112,
-				Admin:          NSInstanceAdmin{NSState: NSStateNotInstantiated}}},
+				Admin:          NSInstanceAdmin{NSState: NSStateNotInstantiated, ProjectsRead: []string{"e04b57da-db53-4a19-8850-7f0d29ff3439"}}}},
 		{"vnf_instances_knf.json", func(t *testing.T) any { return decodeSample[[]VNFInstance](t, "vnf_instances_knf.json") },
 			[]VNFInstance{{ID: "24087ffb-869b-467d-a747-1f493a1882d9", NSInstanceID: "a3388065-f2be-4160-994c-b1488d644163",
 				MemberVnfIndex: "openldap", VnfdRef: "openldap_knf", VnfdID: "4f6a88c3-043a-4d65-93d7-3c3bdd682f1b",
