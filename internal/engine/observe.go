@@ -148,10 +148,8 @@ type kduTable = map[string]map[string]map[string]string
 // and charts their KDUs run with: two requests, the VNF records (instantiation values and
 // chart) and the completed actions (upgrades since).
 func observeVNFRecords(ctx context.Context, nbi OSM, instances []osm.NSInstance, o *Observed) error {
-	o.KDUValues, o.KDUModels, o.KDUNamespaces = kduTable{}, kduTable{}, kduTable{}
-	o.VNFParams = map[string]map[string]map[string]osm.LooseString{}
 	if len(instances) == 0 {
-		return nil
+		return o.setVNFRecords(nil, nil)
 	}
 	ids := make([]string, len(instances))
 	for i, ns := range instances {
@@ -165,9 +163,16 @@ func observeVNFRecords(ctx context.Context, nbi OSM, instances []osm.NSInstance,
 	if err != nil {
 		return fmt.Errorf("listing the completed actions of NS instances: %w", err)
 	}
+	return o.setVNFRecords(vnfs, actions)
+}
+
+// setVNFRecords indexes the VNF records and completed actions of the observed instances.
+func (o *Observed) setVNFRecords(vnfs []osm.VNFInstance, actions []osm.Operation) error {
+	var err error
 	if o.KDUValues, o.KDUModels, err = kduReleases(vnfs, actions); err != nil {
 		return err
 	}
+	o.KDUNamespaces, o.VNFParams = kduTable{}, map[string]map[string]map[string]osm.LooseString{}
 	for _, vnf := range vnfs {
 		if o.VNFParams[vnf.NSInstanceID] == nil {
 			o.VNFParams[vnf.NSInstanceID] = map[string]map[string]osm.LooseString{}

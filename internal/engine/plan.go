@@ -55,6 +55,9 @@ type NsAction struct {
 	// Member and KDU are the KDU an upgrade changes, and its VNF's member-vnf-index.
 	Member string
 	KDU    gitops.KDU
+	// MoreUpgrades says that other KDUs of the instance differ too: they are upgraded once this
+	// upgrade completed, as OSM runs one operation per instance at a time.
+	MoreUpgrades bool
 	// Reason says why, for events and logs.
 	Reason string
 	// Force deletes an instance OSM never instantiated (or terminated without removing): the
@@ -389,7 +392,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	// After an upgrade of one KDU of several, the next ones differ still: they were changed in
 	// Git with it, not in OSM.
 	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing
-	upgrade, differs := differingKDU(in.Observed, ns, changedInGit, next.ID)
+	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken,
 		differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
@@ -420,25 +423,33 @@ func busy(record osm.NSInstance) bool {
 	return op != "" && op != osm.CurrentOperationIdle
 }
 
-// differingKDU finds the first declared KDU, in the file's order, whose Helm release differs
-// from its declaration: its values, or its chart when it names one. Without an observation of
-// a KDU, it differs when the declaration changed in Git since it was last applied.
-func differingKDU(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (NsAction, bool) {
+// nextUpgrade is the upgrade of the first declared KDU, in the file's order, whose Helm
+// release differs from its declaration: its values, or its chart when it names one. Without an
+// observation of a KDU, it differs when the declaration changed in Git since it was last
+// applied.
+func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (NsAction, bool) {
+	var upgrade NsAction
+	found := false
 	for _, vnf := range ns.Members() {
 		for _, kdu := range vnf.KDUs {
 			what := kduChanges(o, ns, id, vnf.MemberVnfIndex, kdu, changedInGit)
-			if what == "" {
-				continue
+			switch {
+			case what == "":
+			case found:
+				upgrade.MoreUpgrades = true
+				return upgrade, true
+			default:
+				reason := reasonDrift
+				if changedInGit {
+					reason = reasonChangedInGit
+				}
+				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu,
+					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
+				found = true
 			}
-			reason := reasonDrift
-			if changedInGit {
-				reason = reasonChangedInGit
-			}
-			return NsAction{Member: vnf.MemberVnfIndex, KDU: kdu,
-				Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}, true
 		}
 	}
-	return NsAction{}, false
+	return upgrade, found
 }
 
 // kduChanges says what differs between a declared KDU and its Helm release ("values",
@@ -482,7 +493,9 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 	if o.VNFParams == nil {
 		return problems // VNF records not observed
 	}
-	defaultNamespace := ns.K8sNamespace
+	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
+	// above, once.
+	defaultNamespace := record.InstantiateParams.K8sNamespace
 	if defaultNamespace == "" && len(record.Admin.ProjectsRead) > 0 {
 		defaultNamespace = record.Admin.ProjectsRead[0]
 	}

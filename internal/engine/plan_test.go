@@ -54,8 +54,7 @@ func observedWith(instances []osm.NSInstance, values map[string]string) *Observe
 		[]osm.VIMAccount{{ID: "vim-1", Name: "site1"}},
 		instances)
 	if values != nil {
-		var err error
-		if o.KDUValues, o.KDUModels, err = kduReleases(vnfs, nil); err != nil {
+		if err := o.setVNFRecords(vnfs, nil); err != nil {
 			panic(err)
 		}
 	}

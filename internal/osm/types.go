@@ -250,12 +250,12 @@ type DeployedKDU struct {
 
 // VNFInstance is a VNF record: where OSM keeps a KNF's live KDU values.
 type VNFInstance struct {
-	ID             string      `json:"_id"`
-	NSInstanceID   string      `json:"nsr-id-ref"`
-	MemberVnfIndex string      `json:"member-vnf-index-ref"`
-	VnfdRef        string      `json:"vnfd-ref"`
-	VnfdID         string      `json:"vnfd-id"`
-	VIMAccountID   string      `json:"vim-account-id"`
+	ID             string `json:"_id"`
+	NSInstanceID   string `json:"nsr-id-ref"`
+	MemberVnfIndex string `json:"member-vnf-index-ref"`
+	VnfdRef        string `json:"vnfd-ref"`
+	VnfdID         string `json:"vnfd-id"`
+	VIMAccountID   string `json:"vim-account-id"`
 	// AdditionalParamsForVnf are the VNF-level parameters of the create request, as the NBI
 	// keeps them (see NSInstance.AdditionalParamsForNs).
 	AdditionalParamsForVnf map[string]LooseString `json:"additionalParamsForVnf"`
