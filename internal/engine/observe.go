@@ -215,10 +215,6 @@ func kduReleases(vnfs []osm.VNFInstance, operations []osm.Operation) (values, mo
 		kduValues, kduModels := map[string]string{}, map[string]string{}
 		for _, kdu := range vnf.KDURecords {
 			key := kduKey{vnf.NSInstanceID, vnf.MemberVnfIndex, kdu.KDUName}
-			if len(actions[key]) == 0 {
-				kduValues[kdu.KDUName], kduModels[kdu.KDUName] = string(kdu.AdditionalParams), kdu.HelmChart
-				continue
-			}
 			instantiated, err := kdu.Params()
 			if err != nil {
 				return nil, nil, err

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // LooseString is a JSON field that OSM fills loosely: a string, null, a
@@ -279,7 +281,13 @@ type KDURecordTarget struct {
 	ID string `json:"id"`
 }
 
-// Params decodes AdditionalParams; no values give a nil map.
+// yamlValuePrefix marks a value that the NBI turned from a map or a list into YAML text
+// (instance_topics.py, _format_additional_params); LCM reads it back before Helm gets it
+// (data_utils/dict_utils.py, parse_yaml_strings).
+const yamlValuePrefix = "!!yaml "
+
+// Params decodes AdditionalParams as LCM gives them to Helm: a "!!yaml" value is the map or
+// list its YAML text holds. No values give a nil map.
 func (k KDURecord) Params() (map[string]any, error) {
 	if strings.TrimSpace(string(k.AdditionalParams)) == "" {
 		return nil, nil
@@ -287,6 +295,17 @@ func (k KDURecord) Params() (map[string]any, error) {
 	var params map[string]any
 	if err := json.Unmarshal([]byte(k.AdditionalParams), &params); err != nil {
 		return nil, fmt.Errorf("additionalParams of KDU %q are not a JSON object: %w", k.KDUName, err)
+	}
+	for key, value := range params {
+		text, isString := value.(string)
+		if !isString || !strings.HasPrefix(text, yamlValuePrefix) {
+			continue
+		}
+		var decoded any
+		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(text, yamlValuePrefix)), &decoded); err != nil {
+			return nil, fmt.Errorf("additionalParams of KDU %q: value %q is not YAML: %w", k.KDUName, key, err)
+		}
+		params[key] = decoded
 	}
 	return params, nil
 }

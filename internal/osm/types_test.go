@@ -2,6 +2,7 @@ package osm
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,5 +200,21 @@ func TestKDURecordParamsFromAnObject(t *testing.T) {
 	params, err := record.Params()
 	if err != nil || params["replicaCount"] != "3" {
 		t.Errorf("Params() = %v, %v", params, err)
+	}
+}
+
+// A nested value the NBI kept as "!!yaml <text>" is read as LCM gives it to Helm.
+func TestKDURecordParamsReadsYAMLValues(t *testing.T) {
+	record := KDURecord{KDUName: "admin", AdditionalParams: `{"service": "!!yaml type: ClusterIP\nports: [80, 443]\n", "replicaCount": "1"}`}
+	got, err := record.Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"service": map[string]any{"type": "ClusterIP", "ports": []any{float64(80), float64(443)}}, "replicaCount": "1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+	if _, err := (KDURecord{KDUName: "admin", AdditionalParams: `{"a": "!!yaml [1"}`}).Params(); err == nil || !strings.Contains(err.Error(), `value "a" is not YAML`) {
+		t.Errorf("error = %v", err)
 	}
 }
