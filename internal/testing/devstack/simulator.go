@@ -126,9 +126,11 @@ type SimOperation struct {
 
 // SimKDU is a KDU of an NS instance in the state dump, with the Helm values it runs with.
 type SimKDU struct {
-	MemberVnfIndex string         `json:"memberVnfIndex"`
-	Name           string         `json:"name"`
-	Params         map[string]any `json:"params"`
+	MemberVnfIndex string `json:"memberVnfIndex"`
+	Name           string `json:"name"`
+	// Model is the chart the KDU's Helm release runs.
+	Model  string         `json:"model"`
+	Params map[string]any `json:"params"`
 }
 
 // SimPackage is a VNF or NS package in the state dump.
