@@ -90,6 +90,10 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 		op.OperationParams["member_vnf_index"] = member
 		return op
 	}
+	// amfRan is the completed upgrade of KDU amf with primitive_params.
+	amfRan := func(params string) []osm.Operation {
+		return []osm.Operation{completedUpgrade("amf", "amf", 10, params)}
+	}
 	tests := []struct {
 		name      string
 		declared  gitops.NsInstance
@@ -151,30 +155,27 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			state:    gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
-			name:     "after that upgrade completed, the VNF record still names the old chart: nothing is sent again",
-			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }),
-			completed: []osm.Operation{completedUpgrade("amf", "amf", 10,
-				`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:1.1.0"}`)},
-			last:  entry("core", "ns-1", core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }).Digest(), gitopsv1alpha1.NsInstanceReady),
-			state: gitopsv1alpha1.NsInstanceReady,
+			name:      "after that upgrade completed, the VNF record still names the old chart: nothing is sent again",
+			declared:  core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }),
+			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:1.1.0"}`),
+			last:      entry("core", "ns-1", core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }).Digest(), gitopsv1alpha1.NsInstanceReady),
+			state:     gitopsv1alpha1.NsInstanceReady,
 		},
 		{
-			name:     "a chart changed in OSM outside Git is restored",
-			declared: core(nil),
-			completed: []osm.Operation{completedUpgrade("amf", "amf", 10,
-				`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:2.0.0"}`)},
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			upgrades: []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring them`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			name:      "a chart changed in OSM outside Git is restored",
+			declared:  core(nil),
+			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:2.0.0"}`),
+			last:      entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			upgrades:  []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring what Git declares`},
+			state:     gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
-			name:     "an upgrade outside Git without kdu_model drops the chart's version: restored",
-			declared: core(nil),
-			completed: []osm.Operation{completedUpgrade("amf", "amf", 10,
-				`{"replicaCount": "1", "kdu_reset_values": "true"}`)},
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			upgrades: []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring them`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			name:      "an upgrade outside Git without kdu_model drops the chart's version: restored",
+			declared:  core(nil),
+			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true"}`),
+			last:      entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			upgrades:  []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring what Git declares`},
+			state:     gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
 			name:     "a KDU that names no chart never compares charts",

@@ -129,7 +129,7 @@ const (
 	reasonDeclared       = "declared in Git"
 	reasonRecreated      = "deleted in OSM outside Git: recreating it"
 	reasonChangedInGit   = "changed in Git"
-	reasonDrift          = "changed in OSM outside Git: restoring them"
+	reasonDrift          = "changed in OSM outside Git: restoring what Git declares"
 	reasonPruned         = "no longer declared in Git"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
 	reasonPackageNew     = "new in Git"

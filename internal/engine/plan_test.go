@@ -139,7 +139,7 @@ func TestComputeNsInstances(t *testing.T) {
 			name: "values changed in OSM are restored", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "5"}`}),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in OSM outside Git: restoring them"},
+			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in OSM outside Git: restoring what Git declares"},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}},
 		},
 		{

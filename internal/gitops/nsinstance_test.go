@@ -202,14 +202,7 @@ func TestParseProblemsOfTheNewFields(t *testing.T) {
 }
 
 func TestDigestOfTheNewFields(t *testing.T) {
-	parse := func(text string) NsInstance {
-		t.Helper()
-		instance, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
-		if problems != nil {
-			t.Fatalf("problems: %v", problems)
-		}
-		return instance
-	}
+	parse := func(text string) NsInstance { return mustParse(t, text) }
 	base := parse(fullForm)
 	change := func(old, new string) NsInstance {
 		t.Helper()

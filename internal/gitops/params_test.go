@@ -71,14 +71,7 @@ func TestParamsJSON(t *testing.T) {
 }
 
 func TestDigest(t *testing.T) {
-	parse := func(text string) NsInstance {
-		t.Helper()
-		instance, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
-		if problems != nil {
-			t.Fatalf("problems: %v", problems)
-		}
-		return instance
-	}
+	parse := func(text string) NsInstance { return mustParse(t, text) }
 	base := parse(deployment("ldap") + "  params:\n    replicaCount: 2\n    image: {tag: \"1\", repository: r}\n")
 	// sha256 of {"nsdName":"openldap_ns","vnfName":"openldap","vimAccountName":"mylocation1",
 	// "kduName":"ldap","params":{"image":{"repository":"r","tag":"1"},"replicaCount":2},"description":""}
