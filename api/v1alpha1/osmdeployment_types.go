@@ -326,6 +326,11 @@ type OperationEntry struct {
 	State string `json:"state"`
 	// StartTime is when the operator started the operation.
 	StartTime metav1.Time `json:"startTime"`
+	// MoreUpgrades says that other KDUs of the NS instance differ from Git and wait for this
+	// upgrade (OSM runs one operation per instance at a time): once it completed, the revision
+	// is applied again.
+	// +optional
+	MoreUpgrades bool `json:"moreUpgrades,omitempty"`
 }
 
 // OsmDeploymentStatus is the observed state of an OsmDeployment.

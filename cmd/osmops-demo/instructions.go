@@ -25,11 +25,16 @@ Things to try, in a clone of the demo repository:
      sed -i 's/replicaCount: "1"/replicaCount: "2"/' deploy/ldap.osmops.yaml
      git commit -am 'Scale LDAP to 2 replicas' && git push
 
-2. Add a second NS instance: the operator creates ldap2.
+2. Move one KDU of the NS of two KNFs, ldap-stack, to another chart version: the operator
+   upgrades that KDU alone.
+     sed -i 's|stable/openldap:1.2.7|stable/openldap:1.2.8|' deploy/ldap-stack.osmops.yaml
+     git commit -am 'LDAP chart 1.2.8' && git push
+
+3. Add a second NS instance: the operator creates ldap2.
      sed 's/^name: ldap$/name: ldap2/' deploy/ldap.osmops.yaml > deploy/ldap2.osmops.yaml
      git add deploy/ldap2.osmops.yaml && git commit -m 'Add the NS instance ldap2' && git push
 
-3. Push a broken file: the OsmDeployment stalls, names the file and line, and leaves OSM alone.
+4. Push a broken file: the OsmDeployment stalls, names the file and line, and leaves OSM alone.
      printf 'kind: NsInstance\nname: broken\n' > deploy/broken.osmops.yaml
      git add deploy/broken.osmops.yaml && git commit -m 'Add a broken file' && git push
    Then fix it, and the OsmDeployment is Ready again:

@@ -20,6 +20,7 @@ func TestInstructionsGiveEveryCommand(t *testing.T) {
 		"git clone http://127.0.0.1:18080/osm-gitops.git && cd osm-gitops",
 		"NBI simulator:   http://127.0.0.1:9999",
 		`sed -i 's/replicaCount: "1"/replicaCount: "2"/' deploy/ldap.osmops.yaml`,
+		`sed -i 's|stable/openldap:1.2.7|stable/openldap:1.2.8|' deploy/ldap-stack.osmops.yaml`,
 		"deploy/ldap2.osmops.yaml",
 		"deploy/broken.osmops.yaml",
 		"make demo-stop",

@@ -47,7 +47,7 @@ func TestRepositoryFilesAreAValidRevision(t *testing.T) {
 	revision := parsedRevision(t, Workload{N: 3, Prefix: "ldap"}.WithChangedValues())
 	var got []string
 	for _, ns := range revision.NsInstances {
-		got = append(got, ns.Name+" "+ns.ParamsJSON())
+		got = append(got, ns.Name+" "+ns.ParamsJSON(ns.VnfName, ns.KDU))
 	}
 	want := []string{`ldap-0000 {"replicaCount":"2"}`, `ldap-0001 {"replicaCount":"1"}`, `ldap-0002 {"replicaCount":"1"}`}
 	if diff := cmp.Diff(want, got); diff != "" {

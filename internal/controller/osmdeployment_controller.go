@@ -381,6 +381,9 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 	for _, outcome := range finished {
 		recordOperationMetric(outcome)
 		state := gitopsv1alpha1.NsInstanceReady
+		if outcome.Operation.MoreUpgrades {
+			state = gitopsv1alpha1.NsInstanceProgressing // the next KDU's upgrade follows
+		}
 		if outcome.Failed {
 			state = gitopsv1alpha1.NsInstanceFailed
 			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",

@@ -192,7 +192,7 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	for _, op := range result.Operations {
 		obj.Status.Operations = append(obj.Status.Operations, gitopsv1alpha1.OperationEntry{
 			ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationProcessing,
-			StartTime: metav1.NewTime(now),
+			StartTime: metav1.NewTime(now), MoreUpgrades: op.MoreUpgrades,
 		})
 	}
 	setSummary(obj, int(obj.Status.NsInstancesTotal))

@@ -175,9 +175,11 @@ func (r *OsmDeploymentReconciler) reads(d *gitopsv1alpha1.OsmDeployment, kind, n
 		return true
 	}
 	for _, instance := range rev.NsInstances {
-		for _, kdu := range instance.KDUs() {
-			if slices.ContainsFunc(kdu.ValuesFrom, func(ref gitops.ValuesReference) bool { return ref.Kind == kind && ref.Name == name }) {
-				return true
+		for _, vnf := range instance.Members() {
+			for _, kdu := range vnf.KDUs {
+				if slices.ContainsFunc(kdu.ValuesFrom, func(ref gitops.ValuesReference) bool { return ref.Kind == kind && ref.Name == name }) {
+					return true
+				}
 			}
 		}
 	}

@@ -16,6 +16,8 @@ type StartedOperation struct {
 	ID         string
 	Type       string
 	NsInstance string
+	// MoreUpgrades: other KDUs of the instance wait for this upgrade (NsAction.MoreUpgrades).
+	MoreUpgrades bool
 }
 
 // Action is a kind of change the engine asks of OSM.
@@ -123,8 +125,8 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	}
 	for _, action := range plan.Upgrades {
 		group.Go(func() error {
-			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Instance))
-			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name}, "",
+			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Member, action.KDU))
+			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name, MoreUpgrades: action.MoreUpgrades}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil
 		})

@@ -184,7 +184,7 @@ func TestRequestsCarryTheKDUValues(t *testing.T) {
 	if diff := cmp.Diff(want, create); diff != "" {
 		t.Errorf("create request (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "3"}}, UpgradeRequest(ns)); diff != "" {
+	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "3"}}, UpgradeRequest(ns.VnfName, ns.KDU)); diff != "" {
 		t.Errorf("upgrade request (-want +got):\n%s", diff)
 	}
 }

@@ -47,11 +47,21 @@ type Observed struct {
 	owners map[string]Owner
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
 	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
-	// and the completed upgrades since (osm.HelmValues). Nil when not observed.
+	// and the completed upgrades since (osm.ReplayHelmRelease). Nil when not observed.
 	KDUValues map[string]map[string]map[string]string
 	// VNFs are the VNF records of the NS instances, by NS instance _id, in OSM's order; nil
 	// when not observed (with KDUValues).
 	VNFs map[string][]osm.VNFInstance
+	// KDUModels holds the chart each KDU's Helm release runs, keyed as KDUValues: the VNF
+	// record's helm-chart, which OSM never rewrites after an upgrade, then the kdu_model of the
+	// completed upgrades since. Nil when not observed.
+	KDUModels map[string]map[string]map[string]string
+	// KDUNamespaces holds each KDU's Kubernetes namespace, keyed as KDUValues. Nil when not
+	// observed.
+	KDUNamespaces map[string]map[string]map[string]string
+	// VNFParams holds the VNF-level parameters each VNF was created with, by NS instance _id
+	// and member-vnf-index. Nil when not observed.
+	VNFParams map[string]map[string]map[string]osm.LooseString
 }
 
 // Scope is what an observation reads of the NS instances.
@@ -119,13 +129,8 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	if scope.WithValues {
-		var vnfs []osm.VNFInstance
-		if o.KDUValues, vnfs, err = observeKDUValues(ctx, nbi, instances); err != nil {
+		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
 			return nil, err
-		}
-		o.VNFs = map[string][]osm.VNFInstance{}
-		for _, vnf := range vnfs {
-			o.VNFs[vnf.NSInstanceID] = append(o.VNFs[vnf.NSInstanceID], vnf)
 		}
 	}
 	return o, nil
@@ -140,13 +145,15 @@ func unfound(names []string, found []osm.NSInstance) []string {
 	return slices.DeleteFunc(slices.Clone(names), func(name string) bool { return has[name] })
 }
 
-// observeKDUValues reads the values the KDUs of the instances run with: two requests, the VNF
-// records (instantiation values) and the completed actions (upgrades since).
-// The VNF records are returned too.
-func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) (map[string]map[string]map[string]string, []osm.VNFInstance, error) {
-	values := map[string]map[string]map[string]string{}
+// kduTable holds a string per KDU of the NS instances: by _id, member-vnf-index, KDU name.
+type kduTable = map[string]map[string]map[string]string
+
+// observeVNFRecords reads into o what the VNF records of the instances hold, and the values
+// and charts their KDUs run with: two requests, the VNF records (instantiation values and
+// chart) and the completed actions (upgrades since).
+func observeVNFRecords(ctx context.Context, nbi OSM, instances []osm.NSInstance, o *Observed) error {
 	if len(instances) == 0 {
-		return values, nil, nil
+		return o.setVNFRecords(nil, nil)
 	}
 	ids := make([]string, len(instances))
 	for i, ns := range instances {
@@ -154,60 +161,81 @@ func observeKDUValues(ctx context.Context, nbi OSM, instances []osm.NSInstance) 
 	}
 	vnfs, err := nbi.ListVNFInstances(ctx, ids...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing VNF instances: %w", err)
+		return fmt.Errorf("listing VNF instances: %w", err)
 	}
 	actions, err := nbi.ListCompletedActions(ctx, ids...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing the completed actions of NS instances: %w", err)
+		return fmt.Errorf("listing the completed actions of NS instances: %w", err)
 	}
-	values, err = kduValues(vnfs, actions)
-	return values, vnfs, err
+	return o.setVNFRecords(vnfs, actions)
+}
+
+// setVNFRecords indexes the VNF records and completed actions of the observed instances.
+func (o *Observed) setVNFRecords(vnfs []osm.VNFInstance, actions []osm.Operation) error {
+	var err error
+	if o.KDUValues, o.KDUModels, err = kduReleases(vnfs, actions); err != nil {
+		return err
+	}
+	o.KDUNamespaces, o.VNFParams = kduTable{}, map[string]map[string]map[string]osm.LooseString{}
+	o.VNFs = map[string][]osm.VNFInstance{}
+	for _, vnf := range vnfs {
+		o.VNFs[vnf.NSInstanceID] = append(o.VNFs[vnf.NSInstanceID], vnf)
+		if o.VNFParams[vnf.NSInstanceID] == nil {
+			o.VNFParams[vnf.NSInstanceID] = map[string]map[string]osm.LooseString{}
+			o.KDUNamespaces[vnf.NSInstanceID] = map[string]map[string]string{}
+		}
+		o.VNFParams[vnf.NSInstanceID][vnf.MemberVnfIndex] = vnf.AdditionalParamsForVnf
+		namespaces := map[string]string{}
+		for _, kdu := range vnf.KDURecords {
+			namespaces[kdu.KDUName] = kdu.K8sNamespace
+		}
+		o.KDUNamespaces[vnf.NSInstanceID][vnf.MemberVnfIndex] = namespaces
+	}
+	return nil
 }
 
 // kduKey names one KDU of one NS instance.
 type kduKey struct{ ns, member, kdu string }
 
-// kduValues replays the completed actions, oldest first, over the VNF records' values.
-func kduValues(vnfs []osm.VNFInstance, operations []osm.Operation) (map[string]map[string]map[string]string, error) {
+// kduReleases replays the completed actions, oldest first, over the VNF records' values and
+// charts.
+func kduReleases(vnfs []osm.VNFInstance, operations []osm.Operation) (values, models kduTable, err error) {
 	slices.SortStableFunc(operations, func(a, b osm.Operation) int { return cmp.Compare(a.StartTime, b.StartTime) })
 	actions := map[kduKey][]osm.KDUAction{}
 	for _, op := range operations {
 		action, isKDU, err := op.KDUAction()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if isKDU {
 			key := kduKey{op.NSInstanceID, action.MemberVnfIndex, action.KDUName}
 			actions[key] = append(actions[key], action)
 		}
 	}
-	values := map[string]map[string]map[string]string{}
+	values, models = kduTable{}, kduTable{}
 	for _, vnf := range vnfs {
-		byMember := values[vnf.NSInstanceID]
-		if byMember == nil {
-			byMember = map[string]map[string]string{}
-			values[vnf.NSInstanceID] = byMember
+		if values[vnf.NSInstanceID] == nil {
+			values[vnf.NSInstanceID] = map[string]map[string]string{}
+			models[vnf.NSInstanceID] = map[string]map[string]string{}
 		}
-		kdus := map[string]string{}
+		kduValues, kduModels := map[string]string{}, map[string]string{}
 		for _, kdu := range vnf.KDURecords {
 			key := kduKey{vnf.NSInstanceID, vnf.MemberVnfIndex, kdu.KDUName}
-			if len(actions[key]) == 0 {
-				kdus[kdu.KDUName] = string(kdu.AdditionalParams)
-				continue
-			}
 			instantiated, err := kdu.Params()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			encoded, err := json.Marshal(osm.HelmValues(instantiated, actions[key]))
+			release := osm.ReplayHelmRelease(osm.HelmRelease{Values: instantiated, Model: kdu.HelmChart}, actions[key])
+			encoded, err := json.Marshal(release.Values)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			kdus[kdu.KDUName] = string(encoded)
+			kduValues[kdu.KDUName], kduModels[kdu.KDUName] = string(encoded), release.Model
 		}
-		byMember[vnf.MemberVnfIndex] = kdus
+		values[vnf.NSInstanceID][vnf.MemberVnfIndex] = kduValues
+		models[vnf.NSInstanceID][vnf.MemberVnfIndex] = kduModels
 	}
-	return values, nil
+	return values, models, nil
 }
 
 // checkIdentified refuses NS instance records without an _id or a name: a plan made on them

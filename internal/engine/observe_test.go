@@ -179,7 +179,7 @@ func TestKDUValuesReplayTheCompletedUpgrades(t *testing.T) {
 			map[string]any{"replicaCount": "2", "image": map[string]any{"tag": "1"}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			values, err := kduValues(vnfs, test.operations)
+			values, _, err := kduReleases(vnfs, test.operations)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func TestKDUValuesReplayTheCompletedUpgrades(t *testing.T) {
 
 func TestKDUValuesRefuseMalformedParams(t *testing.T) {
 	vnfs := []osm.VNFInstance{{NSInstanceID: "ns-1", MemberVnfIndex: "vnf", KDURecords: []osm.KDURecord{{KDUName: "ldap"}}}}
-	if _, err := kduValues(vnfs, []osm.Operation{upgrade("ns-1", "ldap", "upgrade", 1, `[1`)}); err == nil {
+	if _, _, err := kduReleases(vnfs, []osm.Operation{upgrade("ns-1", "ldap", "upgrade", 1, `[1`)}); err == nil {
 		t.Error("a malformed primitive_params was read as values")
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -56,6 +57,12 @@ type NsAction struct {
 	Instance gitops.NsInstance
 	// ID is OSM's _id of the instance (upgrades and deletes).
 	ID string
+	// Member and KDU are the KDU an upgrade changes, and its VNF's member-vnf-index.
+	Member string
+	KDU    gitops.KDU
+	// MoreUpgrades says that other KDUs of the instance differ too: they are upgraded once this
+	// upgrade completed, as OSM runs one operation per instance at a time.
+	MoreUpgrades bool
 	// Reason says why, for events and logs.
 	Reason string
 	// Force deletes an instance OSM never instantiated (or terminated without removing): the
@@ -130,8 +137,8 @@ func (p *Plan) Mutations() int {
 const (
 	reasonDeclared       = "declared in Git"
 	reasonRecreated      = "deleted in OSM outside Git: recreating it"
-	reasonChangedInGit   = "KDU values changed in Git"
-	reasonDrift          = "KDU values changed in OSM outside Git: restoring them"
+	reasonChangedInGit   = "changed in Git"
+	reasonDrift          = "changed in OSM outside Git: restoring what Git declares"
 	reasonPruned         = "no longer declared in Git"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
 	reasonReplaceDelete  = "replacing it (%s): terminating the old instance"
@@ -388,13 +395,20 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		planReplace(p, ns, record, last, next, change)
 		return
 	}
+	if problems := instantiationChanges(in.Observed, ns, record); len(problems) > 0 {
+		p.Problems = append(p.Problems, problems...)
+		return
+	}
 	if busy(record) {
 		next.State = gitopsv1alpha1.NsInstanceProgressing
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 		return
 	}
-	reason, differs := valuesDiffer(in.Observed, ns, last.Digest != next.Digest, next.ID)
+	// After an upgrade of one KDU of several, the next ones differ still: they were changed in
+	// Git with it, not in OSM.
+	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing
+	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken,
 		differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
@@ -404,8 +418,11 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		next.State = gitopsv1alpha1.NsInstanceFailed
 		next.Digest = last.Digest
 	case differs:
+		// One upgrade per instance and plan: OSM refuses (409) a second operation on an instance
+		// while one runs. The other KDUs that differ follow in the next plans, once OSM is done.
 		next.State = gitopsv1alpha1.NsInstanceProgressing
-		p.Upgrades = append(p.Upgrades, NsAction{Name: ns.Name, Instance: ns, ID: next.ID, Reason: reason})
+		upgrade.Name, upgrade.Instance, upgrade.ID = ns.Name, ns, next.ID
+		p.Upgrades = append(p.Upgrades, upgrade)
 	default:
 		next.State = gitopsv1alpha1.NsInstanceReady
 		if in.FollowPackages {
@@ -509,24 +526,102 @@ func busy(record osm.NSInstance) bool {
 	return op != "" && op != osm.CurrentOperationIdle
 }
 
-// valuesDiffer compares the declared KDU values with OSM's live ones when they were observed,
-// else tells whether the declaration changed in Git since it was last applied.
-func valuesDiffer(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (string, bool) {
-	if o.KDUValues == nil {
-		return reasonChangedInGit, changedInGit
+// nextUpgrade is the upgrade of the first declared KDU, in the file's order, whose Helm
+// release differs from its declaration: its values, or its chart when it names one. Without an
+// observation of a KDU, it differs when the declaration changed in Git since it was last
+// applied.
+func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (NsAction, bool) {
+	var upgrade NsAction
+	found := false
+	for _, vnf := range ns.Members() {
+		for _, kdu := range vnf.KDUs {
+			what := kduChanges(o, ns, id, vnf.MemberVnfIndex, kdu, changedInGit)
+			switch {
+			case what == "":
+			case found:
+				upgrade.MoreUpgrades = true
+				return upgrade, true
+			default:
+				reason := reasonDrift
+				if changedInGit {
+					reason = reasonChangedInGit
+				}
+				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu,
+					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
+				found = true
+			}
+		}
 	}
-	live, found := o.KDUValues[id][ns.VnfName][ns.KDU.Name]
+	return upgrade, found
+}
+
+// kduChanges says what differs between a declared KDU and its Helm release ("values",
+// "chart", "values and chart"), "" when nothing does. The chart is compared only when the KDU
+// names one: with none, the release runs what the VNFD says.
+func kduChanges(o *Observed, ns gitops.NsInstance, id, member string, kdu gitops.KDU, changedInGit bool) string {
+	live, found := o.KDUValues[id][member][kdu.Name]
 	if !found {
-		return reasonChangedInGit, changedInGit
+		if changedInGit {
+			return "values"
+		}
+		return ""
 	}
-	equal, err := ns.ParamsEqual(live)
-	if err == nil && equal {
-		return "", false
+	var changes []string
+	if equal, err := ns.ParamsEqual(member, kdu, live); err != nil || !equal {
+		changes = append(changes, "values")
 	}
-	if changedInGit {
-		return reasonChangedInGit, true
+	if kdu.Model != "" && o.KDUModels[id][member][kdu.Name] != kdu.Model {
+		changes = append(changes, "chart")
 	}
-	return reasonDrift, true
+	return strings.Join(changes, " and ")
+}
+
+// instantiationChanges reports what the declaration changed that OSM reads only when it
+// creates an instance: the NS and VNF parameters and the KDUs' Kubernetes namespaces. OSM
+// cannot change them in place. The deploy timeout bounded the instantiation only: a change of
+// it has nothing left to change.
+func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstance) []Problem {
+	var problems []Problem
+	at := func(field, format string, args ...any) {
+		problems = append(problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.LineOf(field),
+			Message: fmt.Sprintf("NS instance %q: ", ns.Name) + fmt.Sprintf(format, args...) +
+				"; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first"}})
+	}
+	if !gitops.LCMParamsEqual(ns.Params, record.AdditionalParamsForNs, OwnerParam) {
+		at("params", "params differ from the additionalParamsForNs it was created with")
+	}
+	if ns.K8sNamespace != record.InstantiateParams.K8sNamespace {
+		at("k8sNamespace", "k8sNamespace %q differs from the one it was created with (%q)", ns.K8sNamespace, record.InstantiateParams.K8sNamespace)
+	}
+	if o.VNFParams == nil {
+		return problems // VNF records not observed
+	}
+	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
+	// above, once.
+	defaultNamespace := record.InstantiateParams.K8sNamespace
+	if defaultNamespace == "" && len(record.Admin.ProjectsRead) > 0 {
+		defaultNamespace = record.Admin.ProjectsRead[0]
+	}
+	for _, vnf := range ns.Members() {
+		live, found := o.VNFParams[record.ID][vnf.MemberVnfIndex]
+		if !found {
+			continue
+		}
+		if !gitops.LCMParamsEqual(vnf.Params, live, "") {
+			at(gitops.FieldPath(vnf.Path, "params"), "the params of VNF %s differ from those it was created with", vnf.MemberVnfIndex)
+		}
+		for _, kdu := range vnf.KDUs {
+			field, want := gitops.FieldPath(kdu.Path, "k8sNamespace"), kdu.K8sNamespace
+			if want == "" {
+				field, want = gitops.FieldPath(vnf.Path, "k8sNamespace"), cmp.Or(vnf.K8sNamespace, defaultNamespace)
+			}
+			got, found := o.KDUNamespaces[record.ID][vnf.MemberVnfIndex][kdu.Name]
+			if found && want != "" && got != want {
+				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got, want)
+			}
+		}
+	}
+	return problems
 }
 
 // undeclaredOwned returns what the OsmDeployment owns and Git no longer declares: the entries of

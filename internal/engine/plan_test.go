@@ -54,8 +54,7 @@ func observedWith(instances []osm.NSInstance, values map[string]string) *Observe
 		[]osm.VIMAccount{{ID: "vim-1", Name: "site1"}},
 		instances)
 	if values != nil {
-		var err error
-		if o.KDUValues, err = kduValues(vnfs, nil); err != nil {
+		if err := o.setVNFRecords(vnfs, nil); err != nil {
 			panic(err)
 		}
 	}
@@ -133,14 +132,14 @@ func TestComputeNsInstances(t *testing.T) {
 			name: "values changed in Git are upgraded", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Upgrades: []string{"ldap@ns-1: KDU values changed in Git"},
+			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in Git"},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}},
 		},
 		{
 			name: "values changed in OSM are restored", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "5"}`}),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Upgrades: []string{"ldap@ns-1: KDU values changed in OSM outside Git: restoring them"},
+			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in OSM outside Git: restoring what Git declares"},
 				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}},
 		},
 		{

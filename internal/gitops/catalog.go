@@ -96,18 +96,37 @@ func (n NsInstance) checkReferences(c Catalog) []Problem {
 		at("nsdName", "nsdName %q is not an NSD id in OSM nor in this revision", n.NsdName)
 		return problems
 	}
-	profile, found := findVnfProfile(nsd, n.VnfName)
+	for _, vnf := range n.Members() {
+		problems = append(problems, n.checkVNF(c, nsd, vnf)...)
+	}
+	return problems
+}
+
+// checkVNF checks that a VNF of the instance is a vnf-profile of nsd, whose VNFD has each KDU.
+func (n NsInstance) checkVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Problem {
+	var problems []Problem
+	at := func(field, format string, args ...any) {
+		problems = append(problems, problemf(n.Source.File, n.Source.LineOf(field), format, args...))
+	}
+	indexField := FieldPath(vnf.Path, "memberVnfIndex")
+	if vnf.Path == "" {
+		indexField = "vnfName"
+	}
+	profile, found := findVnfProfile(nsd, vnf.MemberVnfIndex)
 	if !found {
-		at("vnfName", "vnfName %q is not a vnf-profile of NSD %q (valid: %s)", n.VnfName, nsd.ID, listSome(namesOf(nsd.VnfProfiles, func(p osmpkg.VnfProfile) string { return p.ID }), 0))
+		at(indexField, "%s %q is not a vnf-profile of NSD %q (valid: %s)", indexField, vnf.MemberVnfIndex, nsd.ID, listSome(namesOf(nsd.VnfProfiles, func(p osmpkg.VnfProfile) string { return p.ID }), 0))
 		return problems
 	}
 	vnfd, known := c.VNFDs[profile.VnfdID]
 	if !known {
-		at("vnfName", "vnf-profile %q of NSD %q uses VNFD %q, which is neither in OSM nor in this revision", profile.ID, nsd.ID, profile.VnfdID)
+		at(indexField, "vnf-profile %q of NSD %q uses VNFD %q, which is neither in OSM nor in this revision", profile.ID, nsd.ID, profile.VnfdID)
 		return problems
 	}
-	if !slices.ContainsFunc(vnfd.KDUs, func(kdu osmpkg.KDU) bool { return kdu.Name == n.KDU.Name }) {
-		at("kdu.name", "kdu.name %q is not a KDU of VNFD %q (valid: %s)", n.KDU.Name, vnfd.ID, listSome(namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name }), 0))
+	for _, kdu := range vnf.KDUs {
+		if !slices.ContainsFunc(vnfd.KDUs, func(k osmpkg.KDU) bool { return k.Name == kdu.Name }) {
+			nameField := FieldPath(kdu.Path, "name")
+			at(nameField, "%s %q is not a KDU of VNFD %q (valid: %s)", nameField, kdu.Name, vnfd.ID, listSome(namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name }), 0))
+		}
 	}
 	return problems
 }

@@ -25,12 +25,19 @@ func FuzzParseDeploymentFile(f *testing.F) {
 			}
 			return
 		}
-		if instance.Name == "" || instance.NsdName == "" || instance.VnfName == "" ||
-			instance.VimAccountName == "" || instance.KDU.Name == "" {
+		if instance.Name == "" || instance.NsdName == "" || instance.VimAccountName == "" {
 			t.Fatalf("accepted an incomplete instance %#v", instance)
 		}
-		if ok, err := equalParams(instance.KDU.Params, instance.ParamsJSON()); err != nil || !ok {
-			t.Fatalf("params %v do not equal their own JSON %s: %v", instance.KDU.Params, instance.ParamsJSON(), err)
+		for _, vnf := range instance.Members() {
+			if vnf.MemberVnfIndex == "" || len(vnf.KDUs) == 0 {
+				t.Fatalf("accepted an incomplete VNF %#v", vnf)
+			}
+			for _, kdu := range vnf.KDUs {
+				encoded := instance.ParamsJSON(vnf.MemberVnfIndex, kdu)
+				if ok, err := equalParams(kdu.Params, encoded); err != nil || !ok || kdu.Name == "" {
+					t.Fatalf("KDU %#v: params do not equal their own JSON %s: %v", kdu, encoded, err)
+				}
+			}
 		}
 		_ = instance.Digest()
 	})

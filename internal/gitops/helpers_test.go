@@ -64,3 +64,13 @@ func nsd(id string, vnfdIDs ...string) string {
           vnf-profile:
 %s`, id, id, strings.Join(vnfdIDs, ", "), profiles.String())
 }
+
+// mustParse parses a deployment file that has no problems.
+func mustParse(t *testing.T, text string) NsInstance {
+	t.Helper()
+	instance, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
+	if problems != nil {
+		t.Fatalf("problems: %v", problems)
+	}
+	return instance
+}

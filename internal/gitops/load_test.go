@@ -51,7 +51,7 @@ func TestLoadFirstGenerationRepository(t *testing.T) {
 	for _, instance := range revision.NsInstances {
 		unsealed := instance
 		unsealed.sealed = nil
-		if instance.sealed == nil || instance.Digest() != unsealed.Digest() || instance.ParamsJSON() != unsealed.ParamsJSON() {
+		if instance.sealed == nil || instance.Digest() != unsealed.Digest() || instance.ParamsJSON(instance.VnfName, instance.KDU) != unsealed.ParamsJSON(unsealed.VnfName, unsealed.KDU) {
 			t.Errorf("%s: Load did not seal the digest and params of the instance it read", instance.Name)
 		}
 	}
@@ -70,8 +70,8 @@ func TestLoadFirstGenerationRepository(t *testing.T) {
 	if diff := cmp.Diff(wantWarnings, revision.Warnings); diff != "" {
 		t.Errorf("Warnings (-want +got):\n%s", diff)
 	}
-	if revision.NsInstances[0].ParamsJSON() != `{"replicaCount":"2"}` {
-		t.Errorf("ParamsJSON = %s", revision.NsInstances[0].ParamsJSON())
+	if first := revision.NsInstances[0]; first.ParamsJSON(first.VnfName, first.KDU) != `{"replicaCount":"2"}` {
+		t.Errorf("ParamsJSON = %s", first.ParamsJSON(first.VnfName, first.KDU))
 	}
 }
 

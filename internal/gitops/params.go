@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // jsonValue converts the YAML node of a Helm value into the types
@@ -97,14 +100,14 @@ func mustCanonicalJSON(v any) []byte {
 	return encoded
 }
 
-// ParamsEqual tells whether the instance's Helm values equal the live ones that OSM reports
+// ParamsEqual tells whether the Helm values of kdu, a KDU of VNF member, equal the live ones that OSM reports
 // as a JSON string (a KDU's additionalParams), comparing values rather than text: key order
 // and spacing do not matter, nor whether a number is written 2 or 2.0, but the string "2"
 // differs from the number 2. No params, an empty map, an empty liveJSON and "null" are all
 // equal. The error is for a liveJSON that is not JSON. It uses the canonical JSON that Load
 // computed once.
-func (n NsInstance) ParamsEqual(liveJSON string) (bool, error) {
-	return equalsCanonical([]byte(n.ParamsJSON()), liveJSON)
+func (n NsInstance) ParamsEqual(member string, kdu KDU, liveJSON string) (bool, error) {
+	return equalsCanonical([]byte(n.ParamsJSON(member, kdu)), liveJSON)
 }
 
 // equalsCanonical compares the canonical JSON of declared values with live ones.
@@ -162,5 +165,53 @@ func withNumbersNormalised(v any) any {
 		return float
 	default:
 		return v
+	}
+}
+
+// lcmYAMLPrefix marks a parameter value that OSM's NBI turned from a map or a list into YAML
+// text (instance_topics.py, _format_additional_params).
+const lcmYAMLPrefix = "!!yaml "
+
+// LCMParamsEqual tells whether declared NS or VNF parameters equal those OSM keeps in a record
+// (additionalParamsForNs, additionalParamsForVnf), leaving out the key ignore (the owner's
+// marker). OSM keeps a map or a list as "!!yaml <its YAML>", which is read back and compared
+// as a value, and a scalar as it came, compared by its JSON text (so the string "2" and the
+// number 2 are equal there: OSM's primitives read both as text).
+func LCMParamsEqual(declared map[string]any, live map[string]osm.LooseString, ignore string) bool {
+	count := 0
+	for key, value := range live {
+		if key == ignore {
+			continue
+		}
+		count++
+		want, declaredHere := declared[key]
+		if !declaredHere || !lcmParamEqual(want, string(value)) {
+			return false
+		}
+	}
+	return count == len(declared)
+}
+
+// lcmParamEqual compares one declared parameter with OSM's text of it.
+func lcmParamEqual(declared any, live string) bool {
+	switch value := declared.(type) {
+	case string:
+		return value == live
+	case nil:
+		return live == ""
+	case map[string]any, []any:
+		text, isYAML := strings.CutPrefix(live, lcmYAMLPrefix)
+		if !isYAML {
+			return false
+		}
+		liveJSON, err := sigsyaml.YAMLToJSON([]byte(text))
+		if err != nil {
+			return false
+		}
+		equal, err := equalsCanonical(mustCanonicalJSON(value), string(liveJSON))
+		return err == nil && equal
+	default:
+		equal, err := equalsCanonical(mustCanonicalJSON(value), live)
+		return err == nil && equal
 	}
 }

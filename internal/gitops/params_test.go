@@ -64,21 +64,14 @@ func TestParamsJSON(t *testing.T) {
 		{map[string]any{"b": int64(2), "a": []any{"x<y", nil, 1.5, true}}, `{"a":["x<y",null,1.5,true],"b":2}`},
 	}
 	for _, tc := range tests {
-		if got := (NsInstance{KDU: KDU{Params: tc.params}}).ParamsJSON(); got != tc.want {
+		if got := (NsInstance{}).ParamsJSON("openldap", KDU{Params: tc.params}); got != tc.want {
 			t.Errorf("ParamsJSON(%v) = %s, want %s", tc.params, got, tc.want)
 		}
 	}
 }
 
 func TestDigest(t *testing.T) {
-	parse := func(text string) NsInstance {
-		t.Helper()
-		instance, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
-		if problems != nil {
-			t.Fatalf("problems: %v", problems)
-		}
-		return instance
-	}
+	parse := func(text string) NsInstance { return mustParse(t, text) }
 	base := parse(deployment("ldap") + "  params:\n    replicaCount: 2\n    image: {tag: \"1\", repository: r}\n")
 	// sha256 of {"nsdName":"openldap_ns","vnfName":"openldap","vimAccountName":"mylocation1",
 	// "kduName":"ldap","params":{"image":{"repository":"r","tag":"1"},"replicaCount":2},"description":""}

@@ -78,8 +78,8 @@ func TestSubstitution(t *testing.T) {
 				t.Fatalf("Load: %v", err)
 			}
 			instance := rev.NsInstances[0]
-			if instance.Name != tc.wantName || instance.ParamsJSON() != tc.wantParams {
-				t.Errorf("got %s %s, want %s %s", instance.Name, instance.ParamsJSON(), tc.wantName, tc.wantParams)
+			if instance.Name != tc.wantName || instance.ParamsJSON(instance.VnfName, instance.KDU) != tc.wantParams {
+				t.Errorf("got %s %s, want %s %s", instance.Name, instance.ParamsJSON(instance.VnfName, instance.KDU), tc.wantName, tc.wantParams)
 			}
 			if keyed := strings.HasPrefix(instance.Digest(), "hmac-sha256:"); keyed != tc.wantDigestKy {
 				t.Errorf("digest %s, keyed: %v", instance.Digest(), tc.wantDigestKy)

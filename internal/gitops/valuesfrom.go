@@ -70,9 +70,22 @@ func (r ValuesReference) String() string {
 	return fmt.Sprintf("%s %s key %s", r.Kind, r.Name, r.ValuesKey)
 }
 
-// KDUs returns the KDUs of the instance, to be changed in place.
-func (n *NsInstance) KDUs() []*KDU {
-	return []*KDU{&n.KDU}
+// editableKDUs returns the KDUs of the instance, to be changed in place. The full form's VNFs
+// and KDUs are copied first: the instance may be a shallow copy of one in a cached revision,
+// which must keep its declared values.
+func (n *NsInstance) editableKDUs() []*KDU {
+	if n.VNFs == nil {
+		return []*KDU{&n.KDU}
+	}
+	n.VNFs = slices.Clone(n.VNFs)
+	var kdus []*KDU
+	for i := range n.VNFs {
+		n.VNFs[i].KDUs = slices.Clone(n.VNFs[i].KDUs)
+		for j := range n.VNFs[i].KDUs {
+			kdus = append(kdus, &n.VNFs[i].KDUs[j])
+		}
+	}
+	return kdus
 }
 
 // valuesFrom reads the optional valuesFrom list of a kdu map (prefix "kdu.").
@@ -192,7 +205,7 @@ func ResolveValues(ctx context.Context, rev *Revision, get ValuesGetter) (*Revis
 		instance := &resolved.NsInstances[i]
 		var secretVersions []string
 		changed := false
-		for _, kdu := range instance.KDUs() {
+		for _, kdu := range instance.editableKDUs() {
 			if len(kdu.ValuesFrom) == 0 {
 				continue
 			}

@@ -91,8 +91,8 @@ func TestResolveValuesMergesAsHelmReleaseDoes(t *testing.T) {
 			if diff := cmp.Diff(tc.params, rev.NsInstances[0].KDU.Params); diff != "" {
 				t.Errorf("params (-want +got):\n%s", diff)
 			}
-			if rev.NsInstances[0].ParamsJSON() != string(mustCanonicalJSON(tc.params)) {
-				t.Errorf("the params were not sealed again: %s", rev.NsInstances[0].ParamsJSON())
+			if rev.NsInstances[0].ParamsJSON(rev.NsInstances[0].VnfName, rev.NsInstances[0].KDU) != string(mustCanonicalJSON(tc.params)) {
+				t.Errorf("the params were not sealed again: %s", rev.NsInstances[0].ParamsJSON(rev.NsInstances[0].VnfName, rev.NsInstances[0].KDU))
 			}
 		})
 	}

@@ -182,6 +182,21 @@ func TestNSInstanceCallsSendTheRightRequests(t *testing.T) {
 			sent: post(actionOfNS1, `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
 				"primitive_params": {"replicaCount": 3, "kdu_reset_values": "true"}}`),
 			result: "op-2"},
+		{name: "UpgradeKDU to a chart version", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": 3}, Model: "bitnami/openldap:1.2.7"})
+		}, status: http.StatusAccepted, answer: `{"id": "op-2"}`,
+			sent: post(actionOfNS1, `{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade",
+				"primitive_params": {"replicaCount": 3, "kdu_reset_values": "true", "kdu_model": "bitnami/openldap:1.2.7"}}`),
+			result: "op-2"},
+		{name: "CreateNSInstance of several VNFs and KDUs, with the NS-level settings", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.CreateNSInstance(ctx, NSInstanceCreate{Name: "core", NsdID: "nsd-1", VIMAccountID: "vim-1", K8sNamespace: "core", TimeoutNsDeploy: 600,
+				AdditionalParamsForVnf: []VnfParams{{MemberVnfIndex: "amf", K8sNamespace: "amf", AdditionalParams: map[string]any{"a": "1"},
+					AdditionalParamsForKdu: []KDUParams{{KDUName: "amf", KDUModel: "free5gc/amf:1.2", K8sNamespace: "amf2"}}}}})
+		}, status: http.StatusCreated, answer: `{"id": "ns-1", "nslcmop_id": "op-1"}`,
+			sent: post(instances, `{"nsName": "core", "nsdId": "nsd-1", "vimAccountId": "vim-1", "k8s-namespace": "core", "timeout_ns_deploy": 600,
+				"additionalParamsForVnf": [{"member-vnf-index": "amf", "additionalParams": {"a": "1"}, "k8s-namespace": "amf",
+					"additionalParamsForKdu": [{"kdu_name": "amf", "kdu_model": "free5gc/amf:1.2", "k8s-namespace": "amf2"}]}]}`),
+			result: &NSInstanceCreated{ID: "ns-1", OperationID: "op-1"}},
 		{name: "UpgradeKDU without params resets the values to the chart's", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.UpgradeKDU(ctx, "ns-1", KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap"})
 		}, status: http.StatusAccepted, answer: `{"id": "op-3"}`,

@@ -84,34 +84,43 @@ func stringField(m map[string]any, key string) string {
 	return s
 }
 
-// HelmValues works out the values a KDU's Helm release runs with, from the values it was
-// instantiated with and the completed actions run on it since, oldest first. It follows LCM's
-// action() and Helm:
+// HelmRelease is what a KDU's Helm release runs: its values and its chart (OSM's kdu model).
+type HelmRelease struct {
+	Values map[string]any
+	Model  string
+}
+
+// ReplayHelmRelease works out what a KDU's Helm release runs, from what it was instantiated
+// with (the VNF record's values and helm-chart, which OSM never rewrites) and the completed
+// actions run on it since, oldest first. It follows LCM's action() and Helm:
 //   - with kdu_reset_values the release runs the upgrade's params alone;
 //   - otherwise (Helm's --reuse-values, LCM's default) LCM lays the params over the
 //     instantiation values (a shallow update) and Helm merges the result into the release's
 //     values (a deep merge: the new values win, a null removes a key);
-//   - a rollback makes a new release revision with the values of the one before the current
-//     one, so that two rollbacks in a row come back to where they started.
+//   - an upgrade runs the chart its kdu_model names, else the deployed one (the
+//     instantiation's) without its version, unless the chart is a file of the package;
+//   - a rollback makes a new release revision with the values and chart of the one before the
+//     current one, so that two rollbacks in a row come back to where they started.
 //
 // An upgrade with no params fails in LCM, so it is never among the completed actions.
-func HelmValues(instantiated map[string]any, actions []KDUAction) map[string]any {
-	revisions := []map[string]any{instantiated}
+func ReplayHelmRelease(instantiated HelmRelease, actions []KDUAction) HelmRelease {
+	revisions := []HelmRelease{instantiated}
 	for _, action := range actions {
 		current := revisions[len(revisions)-1]
 		switch action.Primitive {
 		case primitiveUpgrade:
+			model := upgradeModel(instantiated.Model, action.Params)
 			params, reset := upgradeValues(action.Params)
 			if reset {
-				revisions = append(revisions, params)
+				revisions = append(revisions, HelmRelease{Values: params, Model: model})
 				continue
 			}
-			sent := maps.Clone(instantiated)
+			sent := maps.Clone(instantiated.Values)
 			if sent == nil {
 				sent = map[string]any{}
 			}
 			maps.Copy(sent, params)
-			revisions = append(revisions, mergeValues(sent, current))
+			revisions = append(revisions, HelmRelease{Values: mergeValues(sent, current.Values), Model: model})
 		case primitiveRollback:
 			if n := len(revisions); n > 1 {
 				revisions = append(revisions, revisions[n-2])
@@ -119,6 +128,21 @@ func HelmValues(instantiated map[string]any, actions []KDUAction) map[string]any
 		}
 	}
 	return revisions[len(revisions)-1]
+}
+
+// upgradeModel is the chart an upgrade runs (LCM's action(), "upgrade"): its kdu_model, else
+// the deployed one, whose version LCM drops unless the chart is a file of the package (two
+// slashes or more).
+func upgradeModel(deployed string, params map[string]any) string {
+	if model, ok := params[KDUModel].(string); ok && model != "" {
+		return model
+	}
+	if strings.Count(deployed, "/") < 2 {
+		if parts := strings.Split(deployed, ":"); len(parts) == 2 {
+			return parts[0]
+		}
+	}
+	return deployed
 }
 
 // upgradeValues separates the Helm values of an upgrade's params from LCM's options.

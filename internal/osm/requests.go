@@ -22,6 +22,11 @@ type NSInstanceCreate struct {
 	AdditionalParamsForNs map[string]any `json:"additionalParamsForNs,omitempty"`
 	// AdditionalParamsForVnf carries the KDU values, per VNF.
 	AdditionalParamsForVnf []VnfParams `json:"additionalParamsForVnf,omitempty"`
+	// K8sNamespace is the namespace of the KDUs that name none (their VNF's, else OSM's
+	// project id).
+	K8sNamespace string `json:"k8s-namespace,omitempty"`
+	// TimeoutNsDeploy bounds the instantiation, in seconds (LCM's default when 0).
+	TimeoutNsDeploy int64 `json:"timeout_ns_deploy,omitempty"`
 }
 
 // VnfParams are the parameters of one VNF of an NS instance.
@@ -30,6 +35,7 @@ type VnfParams struct {
 	// check it: a wrong one fails later inside OSM.
 	MemberVnfIndex         string         `json:"member-vnf-index"`
 	AdditionalParams       map[string]any `json:"additionalParams,omitempty"`
+	K8sNamespace           string         `json:"k8s-namespace,omitempty"`
 	AdditionalParamsForKdu []KDUParams    `json:"additionalParamsForKdu,omitempty"`
 }
 
@@ -55,6 +61,9 @@ type KDUUpgrade struct {
 	KDUName        string
 	// Params are the new values, all of them: the KDU runs these and its chart's defaults.
 	Params map[string]any
+	// Model is the chart to run (kdu_model); "" runs the deployed one, without its version
+	// (LCM's action()).
+	Model string
 }
 
 // VNFPackageChange moves a VNF of an NS instance to the current revision of its VNF package:
@@ -209,6 +218,9 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 		params[k] = v
 	}
 	params[KDUResetValues] = "true"
+	if upgrade.Model != "" {
+		params[KDUModel] = upgrade.Model
+	}
 	const route = "/nslcm/v1/ns_instances/{id}/action"
 	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
 		memberVnfIndexField:  upgrade.MemberVnfIndex,

@@ -196,7 +196,7 @@ func (f *ldapFixture) helmValues(t *testing.T, nsID string) map[string]any {
 			kduActions = append(kduActions, action)
 		}
 	}
-	return osm.HelmValues(f.kduValues(t, nsID), kduActions)
+	return osm.ReplayHelmRelease(osm.HelmRelease{Values: f.kduValues(t, nsID)}, kduActions).Values
 }
 
 // nsState returns the nsState of an NS instance.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // LooseString is a JSON field that OSM fills loosely: a string, null, a
@@ -220,12 +222,17 @@ type NSInstantiateParams struct {
 	VIMAccountID           string      `json:"vimAccountId"`
 	NSDescription          LooseString `json:"nsDescription"`
 	AdditionalParamsForVnf []VnfParams `json:"additionalParamsForVnf"`
+	K8sNamespace           string      `json:"k8s-namespace"`
+	TimeoutNsDeploy        Number      `json:"timeout_ns_deploy"`
 }
 
 // NSInstanceAdmin is the _admin part of an NS instance record.
 type NSInstanceAdmin struct {
 	NSState  string             `json:"nsState"`
 	Deployed NSInstanceDeployed `json:"deployed"`
+	// ProjectsRead are the projects that see the instance; the first is the one that created
+	// it, whose id is the KDUs' namespace when the request named none.
+	ProjectsRead []string `json:"projects_read"`
 }
 
 // NSInstanceDeployed is what OSM deployed for an NS instance.
@@ -246,13 +253,16 @@ type DeployedKDU struct {
 
 // VNFInstance is a VNF record: where OSM keeps a KNF's live KDU values.
 type VNFInstance struct {
-	ID             string      `json:"_id"`
-	NSInstanceID   string      `json:"nsr-id-ref"`
-	MemberVnfIndex string      `json:"member-vnf-index-ref"`
-	VnfdRef        string      `json:"vnfd-ref"`
-	VnfdID         string      `json:"vnfd-id"`
-	VIMAccountID   string      `json:"vim-account-id"`
-	KDURecords     []KDURecord `json:"kdur"`
+	ID             string `json:"_id"`
+	NSInstanceID   string `json:"nsr-id-ref"`
+	MemberVnfIndex string `json:"member-vnf-index-ref"`
+	VnfdRef        string `json:"vnfd-ref"`
+	VnfdID         string `json:"vnfd-id"`
+	VIMAccountID   string `json:"vim-account-id"`
+	// AdditionalParamsForVnf are the VNF-level parameters of the create request, as the NBI
+	// keeps them (see NSInstance.AdditionalParamsForNs).
+	AdditionalParamsForVnf map[string]LooseString `json:"additionalParamsForVnf"`
+	KDURecords             []KDURecord            `json:"kdur"`
 	// Revision is the revision of the VNF package the VNF runs: the package's _admin.revision
 	// when the VNF was made, moved by a completed CHANGE_VNFPKG update (LCM's ns.py, update).
 	// The NBI and LCM read a record without one as revision 1.
@@ -276,7 +286,13 @@ type KDURecordTarget struct {
 	ID string `json:"id"`
 }
 
-// Params decodes AdditionalParams; no values give a nil map.
+// yamlValuePrefix marks a value that the NBI turned from a map or a list into YAML text
+// (instance_topics.py, _format_additional_params); LCM reads it back before Helm gets it
+// (data_utils/dict_utils.py, parse_yaml_strings).
+const yamlValuePrefix = "!!yaml "
+
+// Params decodes AdditionalParams as LCM gives them to Helm: a "!!yaml" value is the map or
+// list its YAML text holds. No values give a nil map.
 func (k KDURecord) Params() (map[string]any, error) {
 	if strings.TrimSpace(string(k.AdditionalParams)) == "" {
 		return nil, nil
@@ -284,6 +300,17 @@ func (k KDURecord) Params() (map[string]any, error) {
 	var params map[string]any
 	if err := json.Unmarshal([]byte(k.AdditionalParams), &params); err != nil {
 		return nil, fmt.Errorf("additionalParams of KDU %q are not a JSON object: %w", k.KDUName, err)
+	}
+	for key, value := range params {
+		text, isString := value.(string)
+		if !isString || !strings.HasPrefix(text, yamlValuePrefix) {
+			continue
+		}
+		var decoded any
+		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(text, yamlValuePrefix)), &decoded); err != nil {
+			return nil, fmt.Errorf("additionalParams of KDU %q: value %q is not YAML: %w", k.KDUName, key, err)
+		}
+		params[key] = decoded
 	}
 	return params, nil
 }

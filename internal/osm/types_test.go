@@ -2,6 +2,7 @@ package osm
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestDecodeSamples(t *testing.T) {
 					VIMAccountID: "045f0536-9ce1-4736-b4e8-ef9dff5db237", NSDescription: "Demo LDAP"},
 				VNFInstanceIDs: []string{"24087ffb-869b-467d-a747-1f493a1882d9"},
 				CreateTime:     1795346053.1475112,
-				Admin:          NSInstanceAdmin{NSState: NSStateNotInstantiated}}},
+				Admin:          NSInstanceAdmin{NSState: NSStateNotInstantiated, ProjectsRead: []string{"e04b57da-db53-4a19-8850-7f0d29ff3439"}}}},
 		{"vnf_instances_knf.json", func(t *testing.T) any { return decodeSample[[]VNFInstance](t, "vnf_instances_knf.json") },
 			[]VNFInstance{{ID: "24087ffb-869b-467d-a747-1f493a1882d9", NSInstanceID: "a3388065-f2be-4160-994c-b1488d644163",
 				MemberVnfIndex: "openldap", VnfdRef: "openldap_knf", VnfdID: "4f6a88c3-043a-4d65-93d7-3c3bdd682f1b",
@@ -200,5 +201,21 @@ func TestKDURecordParamsFromAnObject(t *testing.T) {
 	params, err := record.Params()
 	if err != nil || params["replicaCount"] != "3" {
 		t.Errorf("Params() = %v, %v", params, err)
+	}
+}
+
+// A nested value the NBI kept as "!!yaml <text>" is read as LCM gives it to Helm.
+func TestKDURecordParamsReadsYAMLValues(t *testing.T) {
+	record := KDURecord{KDUName: "admin", AdditionalParams: `{"service": "!!yaml type: ClusterIP\nports: [80, 443]\n", "replicaCount": "1"}`}
+	got, err := record.Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"service": map[string]any{"type": "ClusterIP", "ports": []any{float64(80), float64(443)}}, "replicaCount": "1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+	if _, err := (KDURecord{KDUName: "admin", AdditionalParams: `{"a": "!!yaml [1"}`}).Params(); err == nil || !strings.Contains(err.Error(), `value "a" is not YAML`) {
+		t.Errorf("error = %v", err)
 	}
 }

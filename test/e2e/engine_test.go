@@ -233,15 +233,20 @@ func kduParams(state nbisim.State, name string) map[string]any {
 	for _, ns := range state.NSInstances {
 		for _, kdu := range ns.KDUs {
 			if ns.Name == name && kdu.Name == ldapKDU {
-				var params map[string]any
-				if err := json.Unmarshal(kdu.Params, &params); err != nil {
-					panic(fmt.Sprintf("the simulator's state holds values that are not a JSON object: %v", err))
-				}
-				return params
+				return releaseValues(kdu)
 			}
 		}
 	}
 	return nil
+}
+
+// releaseValues returns the values a KDU's Helm release runs with.
+func releaseValues(kdu nbisim.KDUState) map[string]any {
+	var params map[string]any
+	if err := json.Unmarshal(kdu.Params, &params); err != nil {
+		panic(fmt.Sprintf("the simulator's state holds values that are not a JSON object: %v", err))
+	}
+	return params
 }
 
 // upgrades counts the completed KDU upgrades of the NS instance name.

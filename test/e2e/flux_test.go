@@ -97,7 +97,8 @@ func TestFluxTenantInstall(t *testing.T) {
 	})
 	state, err := sim.State(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(nsStates(state)).To(Equal(map[string]string{ldapInstanceName: "READY"}))
+	g.Expect(nsStates(state)).To(Equal(map[string]string{ldapInstanceName: "READY", stackInstanceName: "READY"}))
+	g.Expect(stackReleases(state)).To(Equal(stackReleasesOfTheDemo))
 }
 
 // renderKustomization builds the kustomization in dir with the kustomize library, as `kubectl

@@ -28,6 +28,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/testing/devstack"
+	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
@@ -49,6 +50,19 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
+// firstGenerationDemo is the part of the demo repository the tests of one NS instance of one
+// KDU start from: the NS instance ldap and its packages (the demo's NS of two KNFs has tests of
+// its own).
+func firstGenerationDemo(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := openldap.PackageFiles(openldap.PackageNames...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files[ldapFile] = ldapInstance(ldapInstanceName, "1")
+	return files
+}
+
 // demoRepoDir is the seeded demo repository of `make demo`, which the tests push too.
 func demoRepoDir() string { return filepath.Join(testenv.RepoRoot(), "hack", "demo-repo") }
 
@@ -68,7 +82,7 @@ type testTenant struct {
 var tenantSeq atomic.Int32
 
 // newTenant sets up a tenant named after the test, its repository seeded with the demo
-// repository first (source-controller backs off from an empty one). With ownSimulator its
+// repository's first-generation part first (source-controller backs off from an empty one). With ownSimulator its
 // OsmCluster points at a simulator of its own, so that request counts and state are the test's
 // alone; otherwise at the stack's. On failure the cleanup prints the tenant's objects and its
 // simulator's request log; then it deletes the OsmDeployment and the GitRepository and waits
@@ -105,7 +119,7 @@ func newTenantOn(ctx context.Context, t *testing.T, name string, sim *devstack.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	seeded, err := repo.Seed(demoRepoDir())
+	seeded, err := repo.Commit(firstGenerationDemo(t), "Seed from the demo repository's first-generation part")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,3 +56,46 @@ kdu:
     replicaCount: "%s"
 `, name, vimAccount, replicaCount)
 }
+
+// StackPackageNames are the package folders of the example's NS of two KNFs: the LDAP
+// directory's KNF, the web front's KNF (KDUs admin and metrics) and the NS that uses both.
+var StackPackageNames = []string{"openldap_knf", "ldapweb_knf", "ldap_stack_ns"}
+
+// Stack are the values of an NS instance of ldap_stack_ns that tests change.
+type Stack struct {
+	// LDAPModel is the chart of KDU ldap of VNF directory.
+	LDAPModel string
+	// LDAPReplicas, AdminServiceType and MetricsInterval are values of the three KDUs.
+	LDAPReplicas, AdminServiceType, MetricsInterval string
+}
+
+// StackInstanceFile is the deployment file of an NS instance of ldap_stack_ns, in the full
+// format, as the demo repository's deploy/ldap-stack.osmops.yaml declares it with
+// Stack{"stable/openldap:1.2.7", "1", "ClusterIP", "30s"}.
+func StackInstanceFile(name, vimAccount string, s Stack) string {
+	return fmt.Sprintf(`# An NS of two KNFs and three KDUs, in the full form (see docs/repository-format.md).
+kind: NsInstance
+name: %s
+description: LDAP directory with its web admin UI and metrics
+nsdName: ldap_stack_ns
+vimAccountName: %s
+k8sNamespace: ldap-stack
+deployTimeout: 15m
+vnfs:
+  - memberVnfIndex: directory
+    kdus:
+      - name: ldap
+        model: %s
+        params:
+          replicaCount: "%s"
+  - memberVnfIndex: web
+    kdus:
+      - name: admin
+        params:
+          service:
+            type: %s
+      - name: metrics
+        params:
+          interval: %s
+`, name, vimAccount, s.LDAPModel, s.LDAPReplicas, s.AdminServiceType, s.MetricsInterval)
+}

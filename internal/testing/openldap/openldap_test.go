@@ -1,6 +1,8 @@
 package openldap
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,5 +23,19 @@ func TestPackageFiles(t *testing.T) {
 	}
 	if _, err := PackageFiles("missing_knf"); err == nil || !strings.Contains(err.Error(), "missing_knf") {
 		t.Errorf("error = %v, want one naming missing_knf", err)
+	}
+}
+
+// The demo repository's NS of two KNFs is the one tests declare.
+func TestStackInstanceFileIsTheDemos(t *testing.T) {
+	demo, err := os.ReadFile(filepath.Join(PackagesDir(), "..", "deploy", "ldap-stack.osmops.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := StackInstanceFile("ldap-stack", "openstack-site1", Stack{"stable/openldap:1.2.7", "1", "ClusterIP", "30s"}); got != string(demo) {
+		t.Errorf("StackInstanceFile =\n%s\nwant the demo's\n%s", got, demo)
+	}
+	if _, err := PackageFiles(StackPackageNames...); err != nil {
+		t.Error(err)
 	}
 }
