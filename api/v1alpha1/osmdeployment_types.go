@@ -151,11 +151,12 @@ type OsmDeploymentSpec struct {
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
 
 	// Force replaces a declared NS instance that OSM cannot change in place (Flux's name and
-	// meaning: recreate what cannot be patched): when Git gives it another NSD or VIM account,
-	// the instance is terminated and deleted, and, once OSM has removed it, created again from
-	// the declaration. Without it such a change stalls with a Conflict naming the instance. An
-	// instance another live OsmDeployment marked is never replaced; nothing else OSM refuses
-	// (a package update, a VNF package move) makes an instance be replaced.
+	// meaning): when Git changes its NSD or VIM account, or what OSM reads only at creation (the
+	// NS or VNF params, a k8sNamespace), the instance is terminated and deleted, and, once OSM
+	// has removed it, created again from the declaration. Without it such a change stalls with
+	// a Conflict naming the instance and the field. An instance another live OsmDeployment
+	// marked is never replaced; nothing else OSM refuses (a package update, a VNF package move)
+	// makes an instance be replaced.
 	// +optional
 	// +kubebuilder:default=false
 	Force bool `json:"force,omitempty"`

@@ -102,7 +102,10 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 		last      gitopsv1alpha1.NsInstanceEntry
 		upgrades  []string
 		problems  []string
-		state     gitopsv1alpha1.NsInstanceState
+		// force is spec.force; deletes are the deletes planned, as "name: reason".
+		force   bool
+		deletes []string
+		state   gitopsv1alpha1.NsInstanceState
 	}{
 		{
 			name:     "nothing changed",
@@ -211,11 +214,27 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			},
 			last: entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
 			problems: []string{
-				`core.osmops.yaml:5: NS instance "core": params differ from the additionalParamsForNs it was created with; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first`,
-				`core.osmops.yaml:7: NS instance "core": k8sNamespace "core" differs from the one it was created with (""); OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first`,
-				`core.osmops.yaml:11: NS instance "core": the params of VNF amf differ from those it was created with; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first`,
-				`core.osmops.yaml:18: NS instance "core": KDU metrics of VNF amf runs in namespace "project-1", not "metrics"; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first`,
+				`core.osmops.yaml:5: NS instance "core": params differ from the additionalParamsForNs it was created with; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
+				`core.osmops.yaml:7: NS instance "core": k8sNamespace "core" differs from the one it was created with (""); OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
+				`core.osmops.yaml:11: NS instance "core": the params of VNF amf differ from those it was created with; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
+				`core.osmops.yaml:18: NS instance "core": KDU metrics of VNF amf runs in namespace "project-1", not "metrics"; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
 			},
+		},
+		{
+			name: "NS params and namespace changed in Git, with spec.force: the instance is replaced",
+			declared: core(func(ns *gitops.NsInstance) {
+				ns.Params = map[string]any{"region": "eu2"}
+				ns.K8sNamespace = "core"
+			}),
+			change: func(ns *osm.NSInstance, vnfs []osm.VNFInstance) []osm.VNFInstance {
+				ns.AdditionalParamsForNs["region"] = "eu1"
+				return vnfs
+			},
+			force: true,
+			last:  entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			deletes: []string{`core: replacing it (params differ from the additionalParamsForNs it was created with; ` +
+				`k8sNamespace "core" differs from the one it was created with ("")): terminating the old instance`},
+			state: gitopsv1alpha1.NsInstanceReplacing,
 		},
 		{
 			name: "params that OSM keeps as YAML text, and scalars as text, compare equal",
@@ -252,9 +271,12 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := Plan{Owner: self}
-			planExisting(Input{Observed: o, Owner: self}, &p, tc.declared, tc.last,
+			planExisting(Input{Observed: o, Owner: self, Force: tc.force}, &p, tc.declared, tc.last,
 				gitopsv1alpha1.NsInstanceEntry{Name: "core", ID: "ns-1", Digest: tc.declared.Digest()})
-			var upgrades, problems []string
+			var upgrades, problems, deletes []string
+			for _, d := range p.Deletes {
+				deletes = append(deletes, d.Name+": "+d.Reason)
+			}
 			for _, u := range p.Upgrades {
 				more := ""
 				if u.MoreUpgrades {
@@ -276,6 +298,9 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.problems, problems); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.deletes, deletes); diff != "" {
+				t.Errorf("deletes (-want +got):\n%s", diff)
 			}
 			if tc.problems == nil && (len(p.Inventory.NsInstances) != 1 || p.Inventory.NsInstances[0].State != tc.state) {
 				t.Errorf("inventory %+v, want one entry %s", p.Inventory.NsInstances, tc.state)

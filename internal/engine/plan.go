@@ -395,8 +395,19 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		planReplace(p, ns, record, last, next, change)
 		return
 	}
-	if problems := instantiationChanges(in.Observed, ns, record); len(problems) > 0 {
-		p.Problems = append(p.Problems, problems...)
+	if changes := instantiationChanges(in.Observed, ns, record); len(changes) > 0 {
+		if !in.Force {
+			for _, c := range changes {
+				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.LineOf(c.field),
+					Message: fmt.Sprintf("NS instance %q: %s; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, c.what)}})
+			}
+			return
+		}
+		whats := make([]string, len(changes))
+		for i, c := range changes {
+			whats[i] = c.what
+		}
+		planReplace(p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
 		return
 	}
 	if busy(record) {
@@ -580,12 +591,10 @@ func kduChanges(o *Observed, ns gitops.NsInstance, id, member string, kdu gitops
 // creates an instance: the NS and VNF parameters and the KDUs' Kubernetes namespaces. OSM
 // cannot change them in place. The deploy timeout bounded the instantiation only: a change of
 // it has nothing left to change.
-func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstance) []Problem {
-	var problems []Problem
+func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstance) []fixedChange {
+	var changes []fixedChange
 	at := func(field, format string, args ...any) {
-		problems = append(problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.LineOf(field),
-			Message: fmt.Sprintf("NS instance %q: ", ns.Name) + fmt.Sprintf(format, args...) +
-				"; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, or delete it first"}})
+		changes = append(changes, fixedChange{field: field, what: fmt.Sprintf(format, args...)})
 	}
 	if !gitops.LCMParamsEqual(ns.Params, record.AdditionalParamsForNs, OwnerParam) {
 		at("params", "params differ from the additionalParamsForNs it was created with")
@@ -594,7 +603,7 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 		at("k8sNamespace", "k8sNamespace %q differs from the one it was created with (%q)", ns.K8sNamespace, record.InstantiateParams.K8sNamespace)
 	}
 	if o.VNFParams == nil {
-		return problems // VNF records not observed
+		return changes // VNF records not observed
 	}
 	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
 	// above, once.
@@ -621,8 +630,12 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 			}
 		}
 	}
-	return problems
+	return changes
 }
+
+// fixedChange is a difference between a declaration and what OSM read when it created the
+// instance: what differs, and the field of the declaration that says it.
+type fixedChange struct{ field, what string }
 
 // undeclaredOwned returns what the OsmDeployment owns and Git no longer declares: the entries of
 // the inventory, and the instances that carry its marker, which a lost status no longer lists.
