@@ -19,7 +19,6 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
-	"github.com/osmops/osmops/internal/testing/devstack"
 )
 
 // The product scenarios: Git commits applied to OSM by the OsmDeployment engine. Each test
@@ -52,7 +51,7 @@ func TestBootstrap(t *testing.T) {
 	g.Expect(state.NSInstances).To(HaveLen(1))
 	g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
 	g.Expect(state.NSInstances[0].NSState).To(Equal("READY"))
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
 
 	deployment, err := tenant.deployment(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -82,7 +81,7 @@ func TestRevertRestoresValues(t *testing.T) {
 	tenant.expectApplied(ctx, t, reverted)
 
 	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1", "adminPassword": devstack.DemoAdminPassword}))
+	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
 }
 
 func TestPackageChange(t *testing.T) {
