@@ -54,7 +54,7 @@ fi
 # `go build -mod=mod` resolves the rest: `go mod tidy` would also fetch the dependencies of
 # every dependency's tests, minutes of downloads on a bare machine for nothing used here.
 log "building kube-apiserver v$K8S_VERSION and etcd v$ETCD_VERSION from their Go modules:"
-log "a one-time build (about 10 minutes on 2 idle cores, longer on a busy machine) into $DEST;"
+log "a one-time build (about 6 minutes on 2 idle cores, longer on a busy machine) into $DEST;"
 log "later runs, and other clones of this user, reuse it"
 build_log="$tmp.log"
 
@@ -74,7 +74,7 @@ log "etcd built in $(toolcache_elapsed "$step")"
 
 # 2b. kube-apiserver: k8s.io/kubernetes points its staging modules at local folders with
 # `replace`, which `go install` refuses; a module of our own that replaces each of them by the
-# published module of the matching v0.x version builds it (about 8 minutes on 2 cores).
+# published module of the matching v0.x version builds it (about 5 minutes on 2 idle cores).
 # shellcheck disable=SC2317 # called through toolcache_run
 build_kube_apiserver() {
   local mod="$tmp/src-kube-apiserver" staging_version="v0.${K8S_VERSION#*.}" gomod
@@ -95,7 +95,7 @@ build_kube_apiserver() {
   (cd "$mod" && go build -mod=mod -trimpath -ldflags=-s -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver)
 }
 step=$SECONDS
-log "building kube-apiserver v$K8S_VERSION (about 8 minutes)"
+log "building kube-apiserver v$K8S_VERSION (about 5 minutes)"
 toolcache_run "$build_log" kube-apiserver build_kube_apiserver
 log "kube-apiserver built in $(toolcache_elapsed "$step")"
 
