@@ -106,7 +106,8 @@ func readDemoRepo(t *testing.T) map[string]string {
 
 // TestRealNBIReplay replays the demo repository's life against OSM's own NBI code: first
 // revision, a value change, a new instance, a package change with a new software-version, a
-// prune, a broken file and its fix. Each step ends Ready, and drift checks repeat no upgrade.
+// prune, one KDU of the NS of two KNFs changed, a chart version change, a broken file and its
+// fix. Each step ends Ready, and drift checks repeat no upgrade.
 func TestRealNBIReplay(t *testing.T) {
 	t.Parallel()
 	target := os.Getenv(realNBIEnv)
@@ -132,6 +133,7 @@ func TestRealNBIReplay(t *testing.T) {
 	tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "ldap-admin", // the Secret of hack/demo-repo
 		map[string]string{"password": testValuesSecret}))).To(Succeed())
 	const ldap, ldap2, vnfd = "deploy/ldap.osmops.yaml", "deploy/ldap2.osmops.yaml", "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	const stack = "deploy/ldap-stack.osmops.yaml"
 	step := func(name string, edit func()) {
 		t.Logf("step: %s", name)
 		edit()
@@ -147,6 +149,12 @@ func TestRealNBIReplay(t *testing.T) {
 		files[vnfd] = strings.Replace(files[vnfd], "description: ", "description: Changed ", 1)
 	})
 	step("a prune", func() { delete(files, ldap2) })
+	step("one KDU of the NS of two KNFs changed", func() {
+		files[stack] = strings.Replace(files[stack], "interval: 30s", "interval: 10s", 1)
+	})
+	step("a chart version change", func() {
+		files[stack] = strings.Replace(files[stack], "stable/openldap:1.2.7", "stable/openldap:1.2.8", 1)
+	})
 
 	t.Log("step: a broken file")
 	mutating := func() int { return log.count(`^(POST|PUT|PATCH|DELETE) /osm/(nslcm|nsd|vnfpkgm)/`) }
