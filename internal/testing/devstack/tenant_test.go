@@ -75,6 +75,27 @@ func TestTenantObjects(t *testing.T) {
 	}
 }
 
+func TestTenantOfAnOCIRepository(t *testing.T) {
+	tenant := Tenant{Namespace: "telco", Repository: "osm-gitops", OCIURL: "oci://127.0.0.1:1/osm-gitops", NBIURL: "http://127.0.0.1:2"}
+	objects := tenant.Objects()
+	wantSource := &sourcev1.OCIRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "osm-gitops", Namespace: "telco"},
+		Spec: sourcev1.OCIRepositorySpec{
+			URL:       "oci://127.0.0.1:1/osm-gitops",
+			Interval:  metav1.Duration{Duration: 10 * time.Second},
+			Reference: &sourcev1.OCIRepositoryRef{Tag: "latest"},
+			Insecure:  true,
+		},
+	}
+	if diff := cmp.Diff(client.Object(wantSource), objects[3]); diff != "" {
+		t.Errorf("source (-want +got):\n%s", diff)
+	}
+	wantRef := gitopsv1alpha1.SourceReference{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: "OCIRepository", Name: "osm-gitops"}
+	if diff := cmp.Diff(wantRef, objects[4].(*gitopsv1alpha1.OsmDeployment).Spec.SourceRef); diff != "" {
+		t.Errorf("sourceRef (-want +got):\n%s", diff)
+	}
+}
+
 func TestApplyConfigurationOfTypedObjects(t *testing.T) {
 	scheme := testenv.NewScheme()
 	tests := []struct {
