@@ -39,7 +39,7 @@ func StartOCIRegistry(requestLog io.Writer) *OCIRegistry {
 // StartOCIRegistry starts an OCIRegistry whose request log is the stack's log name (which
 // must be unique in the stack), among those Logs returns. Close stops it.
 func (s *Stack) StartOCIRegistry(name string) (*OCIRegistry, error) {
-	requestLog, err := os.OpenFile(logPath(s.workDir, name), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	requestLog, err := s.createLog(name)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +47,12 @@ func (s *Stack) StartOCIRegistry(name string) (*OCIRegistry, error) {
 	r := StartOCIRegistry(requestLog)
 	r.log = requestLog
 	return r, nil
+}
+
+// createLog creates the log file of the in-process server name, among those Logs returns; it
+// fails if the name is taken.
+func (s *Stack) createLog(name string) (*os.File, error) {
+	return os.OpenFile(logPath(s.workDir, name), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
 }
 
 // Close stops the registry; what was pushed is gone.

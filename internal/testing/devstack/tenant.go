@@ -33,7 +33,7 @@ const (
 
 // Tenant is one team's setup in its own namespace, as the demo and each end-to-end test make
 // it: a credentials Secret and an OsmCluster (those of osmtenant) for an NBI, a GitRepository
-// for a repository (or an OCIRepository), and an OsmDeployment applying the one to the other
+// for a repository (or an OCIRepository, or a Bucket), and an OsmDeployment applying the one to the other
 // (both named after the repository).
 type Tenant struct {
 	// Namespace holds every object of the tenant; it is created when missing.
@@ -45,6 +45,10 @@ type Tenant struct {
 	// OCIURL, when set, makes the source an OCIRepository of this oci:// URL instead, following
 	// DefaultOCITag over plain HTTP (an OCIRegistry's): GitURL is then not used.
 	OCIURL string
+	// BucketEndpoint, when set, makes the source a Bucket (provider generic, named Repository,
+	// no credentials, plain HTTP) of this S3 endpoint instead (an S3Server's): GitURL is then
+	// not used.
+	BucketEndpoint string
 	// NBIURL is the OsmCluster's URL.
 	NBIURL string
 	// Username and Password are the NBI credentials, kept in the Secret.
@@ -75,7 +79,8 @@ func (t Tenant) Objects() []client.Object {
 			Reference: &sourcev1.GitRepositoryRef{Branch: DefaultBranch},
 		},
 	}
-	if t.OCIURL != "" {
+	switch {
+	case t.OCIURL != "":
 		source = &sourcev1.OCIRepository{
 			ObjectMeta: objectMeta,
 			Spec: sourcev1.OCIRepositorySpec{
@@ -86,6 +91,18 @@ func (t Tenant) Objects() []client.Object {
 			},
 		}
 		deployment.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind
+	case t.BucketEndpoint != "":
+		source = &sourcev1.Bucket{
+			ObjectMeta: objectMeta,
+			Spec: sourcev1.BucketSpec{
+				Provider:   sourcev1.BucketProviderGeneric,
+				BucketName: t.Repository,
+				Endpoint:   t.BucketEndpoint,
+				Interval:   metav1.Duration{Duration: interval},
+				Insecure:   true,
+			},
+		}
+		deployment.Spec.SourceRef.Kind = sourcev1.BucketKind
 	}
 	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.Namespace}},

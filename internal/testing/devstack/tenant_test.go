@@ -75,24 +75,38 @@ func TestTenantObjects(t *testing.T) {
 	}
 }
 
-func TestTenantOfAnOCIRepository(t *testing.T) {
-	tenant := Tenant{Namespace: "telco", Repository: "osm-gitops", OCIURL: "oci://127.0.0.1:1/osm-gitops", NBIURL: "http://127.0.0.1:2"}
-	objects := tenant.Objects()
-	wantSource := &sourcev1.OCIRepository{
-		ObjectMeta: metav1.ObjectMeta{Name: "osm-gitops", Namespace: "telco"},
-		Spec: sourcev1.OCIRepositorySpec{
-			URL:       "oci://127.0.0.1:1/osm-gitops",
-			Interval:  metav1.Duration{Duration: 10 * time.Second},
-			Reference: &sourcev1.OCIRepositoryRef{Tag: "latest"},
-			Insecure:  true,
+func TestTenantOfOtherSourceKinds(t *testing.T) {
+	objectMeta := metav1.ObjectMeta{Name: "osm-gitops", Namespace: "telco"}
+	interval := metav1.Duration{Duration: 10 * time.Second}
+	for _, tc := range []struct {
+		kind       string
+		tenant     Tenant
+		wantSource client.Object
+	}{
+		{
+			kind:   sourcev1.OCIRepositoryKind,
+			tenant: Tenant{OCIURL: "oci://127.0.0.1:1/osm-gitops"},
+			wantSource: &sourcev1.OCIRepository{ObjectMeta: objectMeta, Spec: sourcev1.OCIRepositorySpec{
+				URL: "oci://127.0.0.1:1/osm-gitops", Interval: interval, Reference: &sourcev1.OCIRepositoryRef{Tag: "latest"}, Insecure: true,
+			}},
 		},
-	}
-	if diff := cmp.Diff(client.Object(wantSource), objects[3]); diff != "" {
-		t.Errorf("source (-want +got):\n%s", diff)
-	}
-	wantRef := gitopsv1alpha1.SourceReference{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: "OCIRepository", Name: "osm-gitops"}
-	if diff := cmp.Diff(wantRef, objects[4].(*gitopsv1alpha1.OsmDeployment).Spec.SourceRef); diff != "" {
-		t.Errorf("sourceRef (-want +got):\n%s", diff)
+		{
+			kind:   sourcev1.BucketKind,
+			tenant: Tenant{BucketEndpoint: "127.0.0.1:1"},
+			wantSource: &sourcev1.Bucket{ObjectMeta: objectMeta, Spec: sourcev1.BucketSpec{
+				Provider: "generic", BucketName: "osm-gitops", Endpoint: "127.0.0.1:1", Interval: interval, Insecure: true,
+			}},
+		},
+	} {
+		tc.tenant.Namespace, tc.tenant.Repository, tc.tenant.NBIURL = "telco", "osm-gitops", "http://127.0.0.1:2"
+		objects := tc.tenant.Objects()
+		if diff := cmp.Diff(tc.wantSource, objects[3]); diff != "" {
+			t.Errorf("%s: source (-want +got):\n%s", tc.kind, diff)
+		}
+		wantRef := gitopsv1alpha1.SourceReference{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: tc.kind, Name: "osm-gitops"}
+		if diff := cmp.Diff(wantRef, objects[4].(*gitopsv1alpha1.OsmDeployment).Spec.SourceRef); diff != "" {
+			t.Errorf("%s: sourceRef (-want +got):\n%s", tc.kind, diff)
+		}
 	}
 }
 
