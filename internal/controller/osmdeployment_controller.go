@@ -230,12 +230,12 @@ func newSource(kind string) (artifactSource, bool) {
 type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	oldSource, okOld := e.ObjectOld.(artifactSource)
-	newSource, okNew := e.ObjectNew.(artifactSource)
-	if !okOld || !okNew || newSource.GetArtifact() == nil {
+	before, okOld := e.ObjectOld.(artifactSource)
+	after, okNew := e.ObjectNew.(artifactSource)
+	if !okOld || !okNew || after.GetArtifact() == nil {
 		return false
 	}
-	return oldSource.GetArtifact() == nil || oldSource.GetArtifact().Digest != newSource.GetArtifact().Digest
+	return before.GetArtifact() == nil || before.GetArtifact().Digest != after.GetArtifact().Digest
 }
 
 // readinessChanged lets through OsmCluster updates whose Ready condition changed status.

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"context"
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gstruct"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
@@ -67,4 +69,18 @@ func TestMissingSourceIsNamedWithItsKind(t *testing.T) {
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind })
 	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.SourceNotReadyReason+": "),
 		ContainSubstring(sourcev1.OCIRepositoryKind+" "+tn.namespace+"/gitops")))
+}
+
+// A kind this operator does not know (a newer CRD's, applied before the operator is upgraded)
+// stalls the OsmDeployment before anything is read.
+func TestUnknownSourceKindStalls(t *testing.T) {
+	d := &gitopsv1alpha1.OsmDeployment{Spec: gitopsv1alpha1.OsmDeploymentSpec{
+		SourceRef: gitopsv1alpha1.SourceReference{Kind: "ExternalArtifact", Name: "gitops"},
+	}}
+	artifact, _, err := (&OsmDeploymentReconciler{}).reconcileSource(context.Background(), d)
+	g := NewWithT(t)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(artifact).To(BeNil())
+	g.Expect(conditionOf(d.Status.Conditions, meta.StalledCondition)).To(gstruct.PointTo(And(
+		HaveField("Reason", gitopsv1alpha1.SourceNotReadyReason), HaveField("Message", ContainSubstring(`"ExternalArtifact"`)))))
 }
