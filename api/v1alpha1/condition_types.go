@@ -32,7 +32,8 @@ const (
 	AppliedReason = "Applied"
 	// ClusterNotReadyReason: the OsmCluster is missing or not Ready.
 	ClusterNotReadyReason = "ClusterNotReady"
-	// SourceNotReadyReason: the GitRepository is missing or has no artifact yet.
+	// SourceNotReadyReason: the source (GitRepository, OCIRepository or Bucket) is missing or
+	// has no artifact yet.
 	SourceNotReadyReason = "SourceNotReady"
 	// AccessDeniedReason: a cross-namespace source reference while they are disallowed.
 	AccessDeniedReason = "AccessDenied"

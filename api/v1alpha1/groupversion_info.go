@@ -1,6 +1,6 @@
 // Package v1alpha1 contains the API of the osmops operator, group gitops.osmops.io:
 // OsmCluster (an OSM north-bound interface endpoint with its credentials) and OsmDeployment
-// (a Flux GitRepository applied to an OsmCluster).
+// (a Flux source, GitRepository, OCIRepository or Bucket, applied to an OsmCluster).
 //
 // +kubebuilder:object:generate=true
 // +groupName=gitops.osmops.io

@@ -34,9 +34,10 @@ type SourceReference struct {
 	// +kubebuilder:validation:Enum=source.toolkit.fluxcd.io/v1
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the source. Only GitRepository is supported.
+	// Kind of the source: GitRepository, OCIRepository or Bucket. Each holds its content as an
+	// artifact of source-controller, which the operator fetches and verifies the same way.
 	// +required
-	// +kubebuilder:validation:Enum=GitRepository
+	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
 	Kind string `json:"kind"`
 
 	// Name of the source.
@@ -52,10 +53,10 @@ type SourceReference struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// OsmDeploymentSpec says which Git source is applied to which OSM installation, and how.
+// OsmDeploymentSpec says which Flux source is applied to which OSM installation, and how.
 type OsmDeploymentSpec struct {
-	// SourceRef is the Flux GitRepository whose artifact holds the deployment files and package
-	// sources.
+	// SourceRef is the Flux source (GitRepository, OCIRepository or Bucket) whose artifact holds
+	// the deployment files and package sources.
 	// +required
 	SourceRef SourceReference `json:"sourceRef"`
 
@@ -348,11 +349,15 @@ type OsmDeploymentStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// LastAppliedRevision is the source revision whose every operation completed in OSM.
+	// LastAppliedRevision is the source revision whose every operation completed in OSM, as
+	// source-controller names it: <branch>@sha1:<commit> for a GitRepository,
+	// <tag>@sha256:<manifest digest> (sha256:<digest> when pinned by digest) for an
+	// OCIRepository, sha256:<digest of the listing> for a Bucket.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
 
-	// LastAttemptedRevision is the source revision last tried.
+	// LastAttemptedRevision is the source revision last tried, in the format of
+	// lastAppliedRevision.
 	// +optional
 	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
 
@@ -379,7 +384,7 @@ type OsmDeploymentStatus struct {
 	NsInstancesSummary string `json:"nsInstancesSummary,omitempty"`
 }
 
-// OsmDeployment applies the NS instances and OSM packages of a Flux GitRepository to an OsmCluster.
+// OsmDeployment applies the NS instances and OSM packages of a Flux source to an OsmCluster.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=osmd,categories=osm

@@ -204,8 +204,8 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		},
 		{
 			name: "deployment with an unknown source kind", manifest: validDeployment,
-			edit: func(o map[string]any) { spec(o)["sourceRef"].(map[string]any)["kind"] = "Bucket" },
-			want: []string{"spec.sourceRef.kind", `Unsupported value: "Bucket"`, "GitRepository"},
+			edit: func(o map[string]any) { spec(o)["sourceRef"].(map[string]any)["kind"] = "HelmRepository" },
+			want: []string{"spec.sourceRef.kind", `Unsupported value: "HelmRepository"`, "GitRepository", "OCIRepository", "Bucket"},
 		},
 		{
 			name: "deployment with a bad interval", manifest: validDeployment,

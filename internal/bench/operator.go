@@ -13,6 +13,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,7 +206,7 @@ func (o *Operator) NewTenant(ctx context.Context, opts TenantOptions) (*Tenant, 
 // does for a new commit (creating the GitRepository the first time), and returns the revision.
 func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]string) (string, error) {
 	artifact := t.op.artifacts.PublishFiles(t.namespace+"/"+repo, files)
-	if err := osmtenant.SetArtifact(ctx, t.op.client, t.namespace, repo, artifact); err != nil {
+	if err := osmtenant.SetArtifact(ctx, t.op.client, sourcev1.GitRepositoryKind, t.namespace, repo, artifact); err != nil {
 		return "", err
 	}
 	return artifact.Revision, nil

@@ -44,7 +44,7 @@ const (
 	fieldOwner = "osmops"
 	// clusterRefIndex indexes OsmDeployments by the name of their OsmCluster.
 	clusterRefIndex = ".spec.clusterRef.name"
-	// sourceRefIndex indexes OsmDeployments by "namespace/name" of their GitRepository.
+	// sourceRefIndex indexes OsmDeployments by "kind/namespace/name" of their source.
 	sourceRefIndex = ".spec.sourceRef"
 	// inventoryIndex indexes OsmDeployments by the names of the NS instances their inventory lists.
 	inventoryIndex = ".status.inventory.nsInstances.name"
@@ -101,7 +101,7 @@ type OsmDeploymentReconciler struct {
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments/status,verbs=patch
-// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
+// +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupIndexes registers the field indexes both reconcilers use; call it once per manager.
@@ -114,7 +114,7 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, sourceRefIndex, func(o client.Object) []string {
 		d := o.(*gitopsv1alpha1.OsmDeployment)
-		return []string{d.GetSourceNamespace() + "/" + d.Spec.SourceRef.Name}
+		return []string{sourceKey(d.Spec.SourceRef.Kind, d.GetSourceNamespace(), d.Spec.SourceRef.Name)}
 	}); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by source: %w", err)
 	}
@@ -135,7 +135,8 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // SetupWithManager registers the reconciler: OsmDeployments (spec changes and "reconcile now"
-// requests), GitRepositories whose artifact changed, and OsmClusters whose readiness changed.
+// requests), sources of every kind whose artifact changed, and OsmClusters whose readiness
+// changed.
 func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if r.OperationPollInterval == 0 {
 		r.OperationPollInterval = DefaultOperationPollInterval
@@ -150,11 +151,14 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 		r.WatchConfigsSelector = WatchConfigsSelector
 	}
 	watchedConfigs := predicate.NewPredicateFuncs(labelledConfigs(r.WatchConfigsSelector))
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).
-		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfSource),
-			builder.WithPredicates(artifactChanged{})).
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{})))
+	for _, kind := range sourceKinds {
+		b = b.Watches(kind.new(), handler.EnqueueRequestsFromMapFunc(r.deploymentsOfSource(kind.name)),
+			builder.WithPredicates(artifactChanged{}))
+	}
+	return b.
 		Watches(&gitopsv1alpha1.OsmCluster{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfCluster),
 			builder.WithPredicates(readinessChanged{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsReading(gitops.ValuesKindSecret)),
@@ -165,8 +169,17 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 		Complete(r)
 }
 
-func (r *OsmDeploymentReconciler) deploymentsOfSource(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.requestsFor(ctx, client.MatchingFields{sourceRefIndex: obj.GetNamespace() + "/" + obj.GetName()})
+// deploymentsOfSource maps a source of kind to the OsmDeployments that apply it. The kind is
+// the watch's: objects from the cache carry no TypeMeta to read it from.
+func (r *OsmDeploymentReconciler) deploymentsOfSource(kind string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		return r.requestsFor(ctx, client.MatchingFields{sourceRefIndex: sourceKey(kind, obj.GetNamespace(), obj.GetName())})
+	}
+}
+
+// sourceKey is the sourceRefIndex key of a source: two kinds may share a name.
+func sourceKey(kind, namespace, name string) string {
+	return kind + "/" + namespace + "/" + name
 }
 
 func (r *OsmDeploymentReconciler) deploymentsOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -186,16 +199,43 @@ func (r *OsmDeploymentReconciler) requestsFor(ctx context.Context, opts ...clien
 	return requests
 }
 
-// artifactChanged lets through GitRepository updates that bring a new artifact.
+// artifactSource is a Flux source: its artifact (url, digest, revision) has the same contract
+// whatever the kind, so fetching it is the same.
+type artifactSource interface {
+	client.Object
+	GetArtifact() *meta.Artifact
+}
+
+// sourceKinds are the kinds spec.sourceRef.kind accepts (its enum), with their types.
+var sourceKinds = []struct {
+	name string
+	new  func() artifactSource
+}{
+	{sourcev1.GitRepositoryKind, func() artifactSource { return &sourcev1.GitRepository{} }},
+	{sourcev1.OCIRepositoryKind, func() artifactSource { return &sourcev1.OCIRepository{} }},
+	{sourcev1.BucketKind, func() artifactSource { return &sourcev1.Bucket{} }},
+}
+
+// newSource returns an empty source of kind, or false for a kind the API does not accept.
+func newSource(kind string) (artifactSource, bool) {
+	for _, k := range sourceKinds {
+		if k.name == kind {
+			return k.new(), true
+		}
+	}
+	return nil, false
+}
+
+// artifactChanged lets through source updates that bring a new artifact.
 type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	oldRepo, okOld := e.ObjectOld.(*sourcev1.GitRepository)
-	newRepo, okNew := e.ObjectNew.(*sourcev1.GitRepository)
-	if !okOld || !okNew || newRepo.Status.Artifact == nil {
+	before, okOld := e.ObjectOld.(artifactSource)
+	after, okNew := e.ObjectNew.(artifactSource)
+	if !okOld || !okNew || after.GetArtifact() == nil {
 		return false
 	}
-	return oldRepo.Status.Artifact == nil || oldRepo.Status.Artifact.Digest != newRepo.Status.Artifact.Digest
+	return before.GetArtifact() == nil || before.GetArtifact().Digest != after.GetArtifact().Digest
 }
 
 // readinessChanged lets through OsmCluster updates whose Ready condition changed status.
@@ -290,27 +330,34 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 	return conn, ctrl.Result{}, true
 }
 
-// reconcileSource resolves the GitRepository and its current artifact.
+// reconcileSource resolves the source, of any kind, and its current artifact.
 func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*meta.Artifact, ctrl.Result, error) {
+	kind := obj.Spec.SourceRef.Kind
 	key := types.NamespacedName{Namespace: obj.GetSourceNamespace(), Name: obj.Spec.SourceRef.Name}
 	if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
 		markStalled(obj, gitopsv1alpha1.AccessDeniedReason,
-			"cross-namespace reference to GitRepository %s is forbidden (--no-cross-namespace-refs)", key)
+			"cross-namespace reference to %s %s is forbidden (--no-cross-namespace-refs)", kind, key)
 		return nil, ctrl.Result{}, nil
 	}
-	repo := &sourcev1.GitRepository{}
-	if err := r.Get(ctx, key, repo); err != nil {
+	source, ok := newSource(kind)
+	if !ok {
+		// The API's enum refuses other kinds; a CRD newer than this operator (installed before
+		// it during an upgrade) may not.
+		markStalled(obj, gitopsv1alpha1.SourceNotReadyReason, "source kind %q is not supported", kind)
+		return nil, ctrl.Result{}, nil
+	}
+	if err := r.Get(ctx, key, source); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return nil, ctrl.Result{}, err
 		}
-		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "GitRepository %s not found", key)
+		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "%s %s not found", kind, key)
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
-	if repo.Status.Artifact == nil {
-		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "GitRepository %s has no artifact yet", key)
+	if source.GetArtifact() == nil {
+		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "%s %s has no artifact yet", kind, key)
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
-	return repo.Status.Artifact, ctrl.Result{}, nil
+	return source.GetArtifact(), ctrl.Result{}, nil
 }
 
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -432,9 +433,13 @@ func TestMissingInOSMIsCheckedAgain(t *testing.T) {
 func TestCrossNamespaceSourceIsDenied(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Namespace = "flux-system" })
-	tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(
-		HavePrefix("True " + gitopsv1alpha1.AccessDeniedReason + ": cross-namespace reference"))
+	for _, kind := range []string{sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind, sourcev1.BucketKind} {
+		d := tn.deployment(strings.ToLower(kind), "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.SourceRef.Kind, d.Spec.SourceRef.Namespace = kind, "flux-system"
+		})
+		tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(
+			HavePrefix("True "+gitopsv1alpha1.AccessDeniedReason+": cross-namespace reference to "+kind+" flux-system/gitops"), kind)
+	}
 }
 
 func TestDeletionWithPruneTerminatesOwnedInstances(t *testing.T) {

@@ -115,7 +115,7 @@ func TestManagerRoleIsTheLeastThatWorks(t *testing.T) {
 			Verbs: []string{"get", "list", "patch", "watch"}},
 		{APIGroups: []string{gitopsv1alpha1.GroupVersion.Group}, Resources: []string{"osmclusters/status", "osmdeployments/status"},
 			Verbs: []string{"patch"}},
-		{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"gitrepositories"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"source.toolkit.fluxcd.io"}, Resources: []string{"buckets", "gitrepositories", "ocirepositories"}, Verbs: []string{"get", "list", "watch"}},
 	}
 	if diff := cmp.Diff(want, role.Rules); diff != "" {
 		t.Errorf("rules of %s (-want +got):\n%s", role.Name, diff)

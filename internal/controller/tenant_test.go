@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,7 +100,13 @@ func (tn *tenant) publish(name string, files map[string]string) string {
 // setArtifact writes the GitRepository's artifact, creating the GitRepository when needed.
 func (tn *tenant) setArtifact(name string, artifact *meta.Artifact) {
 	tn.t.Helper()
-	tn.g.Expect(osmtenant.SetArtifact(tn.ctx, k8sClient, tn.namespace, name, artifact)).To(Succeed())
+	tn.setSourceArtifact(sourcev1.GitRepositoryKind, name, artifact)
+}
+
+// setSourceArtifact writes the artifact of the source of kind, creating the source when needed.
+func (tn *tenant) setSourceArtifact(kind, name string, artifact *meta.Artifact) {
+	tn.t.Helper()
+	tn.g.Expect(osmtenant.SetArtifact(tn.ctx, k8sClient, kind, tn.namespace, name, artifact)).To(Succeed())
 }
 
 // deployment returns an OsmDeployment of the GitRepository source on the tenant's OsmCluster.

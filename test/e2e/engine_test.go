@@ -179,10 +179,16 @@ func (tt *testTenant) commitAndExpectApplied(ctx context.Context, t *testing.T, 
 // expectApplied waits until the OsmDeployment is Ready with the commit sha applied.
 func (tt *testTenant) expectApplied(ctx context.Context, t *testing.T, sha string) {
 	t.Helper()
+	tt.expectRevisionApplied(ctx, t, revision(sha))
+}
+
+// expectRevisionApplied waits until the OsmDeployment is Ready with the source revision applied.
+func (tt *testTenant) expectRevisionApplied(ctx context.Context, t *testing.T, rev string) {
+	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		deployment, err := tt.deployment(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(deployment.Status.LastAppliedRevision).To(Equal(revision(sha)))
+		g.Expect(deployment.Status.LastAppliedRevision).To(Equal(rev))
 		g.Expect(apimeta.IsStatusConditionTrue(deployment.Status.Conditions, meta.ReadyCondition)).To(BeTrue(), "not Ready")
 	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
 }

@@ -198,6 +198,7 @@ func deleteAndWait(ctx context.Context, t *testing.T, obj client.Object) {
 func (tt *testTenant) dump(ctx context.Context, t *testing.T) {
 	for _, list := range []client.ObjectList{
 		&gitopsv1alpha1.OsmClusterList{}, &gitopsv1alpha1.OsmDeploymentList{}, &sourcev1.GitRepositoryList{},
+		&sourcev1.OCIRepositoryList{}, &sourcev1.BucketList{},
 	} {
 		if err := stack.Client().List(ctx, list, client.InNamespace(tt.Namespace)); err != nil {
 			t.Logf("listing %T: %v", list, err)

@@ -33,8 +33,8 @@ const (
 
 // Tenant is one team's setup in its own namespace, as the demo and each end-to-end test make
 // it: a credentials Secret and an OsmCluster (those of osmtenant) for an NBI, a GitRepository
-// for a repository, and an OsmDeployment applying the one to the other (both named after the
-// repository).
+// for a repository (or an OCIRepository, or a Bucket), and an OsmDeployment applying the one to the other
+// (both named after the repository).
 type Tenant struct {
 	// Namespace holds every object of the tenant; it is created when missing.
 	Namespace string
@@ -42,6 +42,13 @@ type Tenant struct {
 	Repository string
 	// GitURL is the repository's clone URL.
 	GitURL string
+	// OCIURL, when set, makes the source an OCIRepository of this oci:// URL instead, following
+	// DefaultOCITag over plain HTTP (an OCIRegistry's): GitURL is then not used.
+	OCIURL string
+	// BucketEndpoint, when set, makes the source a Bucket (provider generic, named Repository,
+	// no credentials, plain HTTP) of this S3 endpoint instead (an S3Server's): GitURL is then
+	// not used.
+	BucketEndpoint string
 	// NBIURL is the OsmCluster's URL.
 	NBIURL string
 	// Username and Password are the NBI credentials, kept in the Secret.
@@ -50,7 +57,7 @@ type Tenant struct {
 	Path string
 	// Prune is the OsmDeployment's spec.prune.
 	Prune bool
-	// SourceInterval is the GitRepository's interval; DefaultSourceInterval when zero.
+	// SourceInterval is the source's interval; DefaultSourceInterval when zero.
 	SourceInterval time.Duration
 }
 
@@ -63,18 +70,45 @@ func (t Tenant) Objects() []client.Object {
 	}
 	deployment := osmtenant.Deployment(t.Namespace, t.Repository, t.Repository)
 	deployment.Spec.Path, deployment.Spec.Prune = t.Path, t.Prune
+	objectMeta := metav1.ObjectMeta{Name: t.Repository, Namespace: t.Namespace}
+	var source client.Object = &sourcev1.GitRepository{
+		ObjectMeta: objectMeta,
+		Spec: sourcev1.GitRepositorySpec{
+			URL:       t.GitURL,
+			Interval:  metav1.Duration{Duration: interval},
+			Reference: &sourcev1.GitRepositoryRef{Branch: DefaultBranch},
+		},
+	}
+	switch {
+	case t.OCIURL != "":
+		source = &sourcev1.OCIRepository{
+			ObjectMeta: objectMeta,
+			Spec: sourcev1.OCIRepositorySpec{
+				URL:       t.OCIURL,
+				Interval:  metav1.Duration{Duration: interval},
+				Reference: &sourcev1.OCIRepositoryRef{Tag: DefaultOCITag},
+				Insecure:  true,
+			},
+		}
+		deployment.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind
+	case t.BucketEndpoint != "":
+		source = &sourcev1.Bucket{
+			ObjectMeta: objectMeta,
+			Spec: sourcev1.BucketSpec{
+				Provider:   sourcev1.BucketProviderGeneric,
+				BucketName: t.Repository,
+				Endpoint:   t.BucketEndpoint,
+				Interval:   metav1.Duration{Duration: interval},
+				Insecure:   true,
+			},
+		}
+		deployment.Spec.SourceRef.Kind = sourcev1.BucketKind
+	}
 	return []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: t.Namespace}},
 		osmtenant.CredentialsSecret(t.Namespace, t.Username, t.Password),
 		osmtenant.Cluster(t.Namespace, t.NBIURL),
-		&sourcev1.GitRepository{
-			ObjectMeta: metav1.ObjectMeta{Name: t.Repository, Namespace: t.Namespace},
-			Spec: sourcev1.GitRepositorySpec{
-				URL:       t.GitURL,
-				Interval:  metav1.Duration{Duration: interval},
-				Reference: &sourcev1.GitRepositoryRef{Branch: DefaultBranch},
-			},
-		},
+		source,
 		deployment,
 		osmtenant.ValuesSecret(t.Namespace, DemoValuesSecret, map[string]string{DemoValuesKey: DemoAdminPassword}),
 	}

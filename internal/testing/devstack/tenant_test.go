@@ -75,6 +75,41 @@ func TestTenantObjects(t *testing.T) {
 	}
 }
 
+func TestTenantOfOtherSourceKinds(t *testing.T) {
+	objectMeta := metav1.ObjectMeta{Name: "osm-gitops", Namespace: "telco"}
+	interval := metav1.Duration{Duration: 10 * time.Second}
+	for _, tc := range []struct {
+		kind       string
+		tenant     Tenant
+		wantSource client.Object
+	}{
+		{
+			kind:   sourcev1.OCIRepositoryKind,
+			tenant: Tenant{OCIURL: "oci://127.0.0.1:1/osm-gitops"},
+			wantSource: &sourcev1.OCIRepository{ObjectMeta: objectMeta, Spec: sourcev1.OCIRepositorySpec{
+				URL: "oci://127.0.0.1:1/osm-gitops", Interval: interval, Reference: &sourcev1.OCIRepositoryRef{Tag: "latest"}, Insecure: true,
+			}},
+		},
+		{
+			kind:   sourcev1.BucketKind,
+			tenant: Tenant{BucketEndpoint: "127.0.0.1:1"},
+			wantSource: &sourcev1.Bucket{ObjectMeta: objectMeta, Spec: sourcev1.BucketSpec{
+				Provider: "generic", BucketName: "osm-gitops", Endpoint: "127.0.0.1:1", Interval: interval, Insecure: true,
+			}},
+		},
+	} {
+		tc.tenant.Namespace, tc.tenant.Repository, tc.tenant.NBIURL = "telco", "osm-gitops", "http://127.0.0.1:2"
+		objects := tc.tenant.Objects()
+		if diff := cmp.Diff(tc.wantSource, objects[3]); diff != "" {
+			t.Errorf("%s: source (-want +got):\n%s", tc.kind, diff)
+		}
+		wantRef := gitopsv1alpha1.SourceReference{APIVersion: "source.toolkit.fluxcd.io/v1", Kind: tc.kind, Name: "osm-gitops"}
+		if diff := cmp.Diff(wantRef, objects[4].(*gitopsv1alpha1.OsmDeployment).Spec.SourceRef); diff != "" {
+			t.Errorf("%s: sourceRef (-want +got):\n%s", tc.kind, diff)
+		}
+	}
+}
+
 func TestApplyConfigurationOfTypedObjects(t *testing.T) {
 	scheme := testenv.NewScheme()
 	tests := []struct {

@@ -1,8 +1,8 @@
 // Package osmtenant makes the objects that connect a namespace to an OSM, alike for the
 // controller tests, the bench, the demo and the end-to-end tests: the credentials Secret, the
 // OsmCluster that uses it, OsmDeployments of a GitRepository on that OsmCluster, and, where no
-// source-controller runs, the GitRepository's artifact. Each user sets the other fields its
-// own way.
+// source-controller runs, the artifact of a source (GitRepository, OCIRepository or Bucket).
+// Each user sets the other fields its own way.
 package osmtenant
 
 import (
@@ -93,21 +93,41 @@ func WaitClusterReady(ctx context.Context, c client.Reader, cluster *gitopsv1alp
 	return nil
 }
 
-// SetArtifact makes the GitRepository name point at artifact, as source-controller does for a
-// new commit, and creates the GitRepository the first time: where no source-controller runs,
-// this is how a revision is published.
-func SetArtifact(ctx context.Context, c client.Client, namespace, name string, artifact *meta.Artifact) error {
-	repo := &sourcev1.GitRepository{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, repo); err != nil {
-		repo = &sourcev1.GitRepository{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-			// Nothing polls the URL: no source-controller runs.
-			Spec: sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + name + ".git", Interval: metav1.Duration{Duration: time.Hour}},
-		}
-		if err := c.Create(ctx, repo); err != nil {
+// SetArtifact makes the source of kind (GitRepository, OCIRepository or Bucket) named name
+// point at artifact, as source-controller does for a new commit, and creates the source the
+// first time: where no source-controller runs, this is how a revision is published.
+func SetArtifact(ctx context.Context, c client.Client, kind, namespace, name string, artifact *meta.Artifact) error {
+	source, artifactField, err := placeholderSource(kind, namespace, name)
+	if err != nil {
+		return err
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(source), source); err != nil {
+		if err := c.Create(ctx, source); err != nil {
 			return err
 		}
 	}
-	repo.Status.Artifact = artifact
-	return c.Status().Update(ctx, repo)
+	*artifactField = artifact
+	return c.Status().Update(ctx, source)
+}
+
+// placeholderSource returns a valid source of kind whose spec nothing reads (no
+// source-controller runs), and the field of its status that holds the artifact.
+func placeholderSource(kind, namespace, name string) (client.Object, **meta.Artifact, error) {
+	objectMeta := metav1.ObjectMeta{Name: name, Namespace: namespace}
+	interval := metav1.Duration{Duration: time.Hour}
+	switch kind {
+	case sourcev1.GitRepositoryKind:
+		repo := &sourcev1.GitRepository{ObjectMeta: objectMeta,
+			Spec: sourcev1.GitRepositorySpec{URL: "https://git.example.com/" + name + ".git", Interval: interval}}
+		return repo, &repo.Status.Artifact, nil
+	case sourcev1.OCIRepositoryKind:
+		repo := &sourcev1.OCIRepository{ObjectMeta: objectMeta,
+			Spec: sourcev1.OCIRepositorySpec{URL: "oci://registry.example.com/" + name, Interval: interval}}
+		return repo, &repo.Status.Artifact, nil
+	case sourcev1.BucketKind:
+		bucket := &sourcev1.Bucket{ObjectMeta: objectMeta,
+			Spec: sourcev1.BucketSpec{BucketName: name, Endpoint: "s3.example.com", Interval: interval}}
+		return bucket, &bucket.Status.Artifact, nil
+	}
+	return nil, nil, fmt.Errorf("no source kind %q", kind)
 }

@@ -64,8 +64,8 @@ func BinaryAssetsDir() (string, error) {
 	return dir, nil
 }
 
-// CRDPaths returns the folders of the CRDs the suites install: osmops' own and Flux's
-// GitRepository.
+// CRDPaths returns the folders of the CRDs the suites install: osmops' own and those of the
+// Flux sources an OsmDeployment accepts.
 func CRDPaths() []string {
 	return []string{OsmopsCRDPath(), filepath.Join(RepoRoot(), "internal", "testing", "testenv", "testdata", "crds")}
 }
