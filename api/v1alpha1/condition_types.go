@@ -32,9 +32,10 @@ const (
 	// SuspendedReason: spec.suspend is set, so nothing is applied, pruned or checked for
 	// drift. As Flux does, the Ready condition keeps the status of the last observation
 	// (kubectl wait and dependsOn see what was last known) and its message says what it was;
-	// Reconciling is removed and observedGeneration follows the spec, so kstatus reports the
-	// object Current (or Failed, when a Stalled condition was kept) instead of in progress
-	// forever. A Normal event says so when it is suspended.
+	// Reconciling is removed and observedGeneration follows the spec, so that kstatus does not
+	// report it in progress forever: Current when it was Ready; when it was not, Stalled is
+	// set (reason Suspended, unless it was already Stalled) and kstatus reports it Failed.
+	// A Normal event says so when it is suspended, another (Resumed) when it is resumed.
 	SuspendedReason = meta.SuspendedReason
 	// ResumedReason (events only): spec.suspend was unset; the next steps set the conditions.
 	ResumedReason = "Resumed"

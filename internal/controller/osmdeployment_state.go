@@ -79,6 +79,7 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 	case obj.Spec.Suspend:
 		return deploymentState{status: statusSuspended}
 	}
+	r.resume(obj)
 	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
 	// the change that triggered this one.
 	conditions.Delete(obj, meta.StalledCondition)
@@ -174,6 +175,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	switch st.status {
 	case statusSuspended:
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
+		r.suspend(obj)
 		return ctrl.Result{}, nil
 	case statusBlocked, statusOperationsRunning, statusSettled:
 		return st.result, st.err
