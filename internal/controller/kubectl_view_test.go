@@ -48,9 +48,8 @@ func (tn *tenant) reconciles(d *gitopsv1alpha1.OsmDeployment) uint64 {
 func TestSuspendedDeploymentSaysSoAndResumes(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-	tn.eventuallyApplied(d, revision)
+	d := tn.appliedDeployment([]string{"ldap"})
+	revision := tn.get(d).Status.LastAppliedRevision
 
 	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Suspend = true })
 	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("True "+gitopsv1alpha1.SuspendedReason+": reconciliation suspended"),

@@ -716,6 +716,9 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	scope.WithValues = false // deleting needs no live values
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctrl.Result{}, err // the manager is stopping: no wait to report
+		}
 		return r.deletionBlocked(obj, "observing OSM: "+err.Error(), false, err)
 	}
 	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))

@@ -130,6 +130,9 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	owner := r.owner(obj)
 	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, st.previous, owner))
 	if err != nil {
+		if ctx.Err() != nil {
+			return stopped(statusBlocked, ctrl.Result{}, err) // the manager is stopping: no wait to report
+		}
 		res, err := r.osmFailure(obj, "observing OSM", err)
 		return stopped(statusBlocked, res, err)
 	}
