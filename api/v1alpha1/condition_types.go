@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "github.com/fluxcd/pkg/apis/meta"
+
 // Condition types are Flux's (fluxcd/pkg/apis/meta): Ready, Reconciling and Stalled, which
 // kstatus, `kubectl wait --for=condition=Ready` and Flux health checks understand. The reasons
 // below explain them; each says what a person can do about it.
@@ -20,8 +22,23 @@ const (
 	AuthenticationFailedReason = "AuthenticationFailed"
 	// UnreachableReason: the NBI did not answer (DNS, connection, timeout, 5xx). Retried.
 	UnreachableReason = "Unreachable"
-	// InUseReason: deletion waits while OsmDeployments still use the OsmCluster.
+	// InUseReason: deletion waits while OsmDeployments still use the OsmCluster; the
+	// message names them (the first few, and how many more).
 	InUseReason = "InUse"
+)
+
+// Reasons of suspension, on the Ready condition of an OsmDeployment and in events.
+const (
+	// SuspendedReason: spec.suspend is set, so nothing is applied, pruned or checked for
+	// drift. As Flux does, the Ready condition keeps the status of the last observation
+	// (kubectl wait and dependsOn see what was last known) and its message says what it was;
+	// Reconciling is removed and observedGeneration follows the spec, so that kstatus does not
+	// report it in progress forever: Current when it was Ready; when it was not, Stalled is
+	// set (reason Suspended, unless it was already Stalled) and kstatus reports it Failed.
+	// A Normal event says so when it is suspended, another (Resumed) when it is resumed.
+	SuspendedReason = meta.SuspendedReason
+	// ResumedReason (events only): spec.suspend was unset; the next steps set the conditions.
+	ResumedReason = "Resumed"
 )
 
 // Reasons of OsmDeployment conditions.

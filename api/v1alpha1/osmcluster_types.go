@@ -25,44 +25,49 @@ const (
 	CASecretKey       = "ca.crt"
 )
 
-// OsmClusterSpec says how to reach and authenticate to one OSM installation, as one tenant sees it.
+// OsmClusterSpec says how to reach and authenticate to one OSM installation,
+// as one tenant sees it.
 // +kubebuilder:validation:XValidation:rule="!has(self.caSecretRef) || self.url.startsWith('https://')",message="caSecretRef needs an https URL"
 // +kubebuilder:validation:XValidation:rule="!(has(self.insecureSkipTLSVerify) && self.insecureSkipTLSVerify && has(self.caSecretRef))",message="caSecretRef and insecureSkipTLSVerify are mutually exclusive"
 type OsmClusterSpec struct {
-	// URL of OSM's north-bound interface (NBI), for example https://osm.example.com:9999.
-	// When the URL has no path the operator talks to /osm under it, as OSM's NBI serves it;
-	// a path (an NBI behind a reverse proxy) is used as given. Plain http only when the URL says so.
+	// URL of OSM's north-bound interface (NBI), for example
+	// https://osm.example.com:9999. When the URL has no path the operator talks to
+	// /osm under it, as OSM's NBI serves it; a path (an NBI behind a reverse
+	// proxy) is used as given. Plain http only when the URL says so.
 	// +required
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="url must be an http:// or https:// URL with a host"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@')",message="url must not carry credentials: put them in the credentials Secret"
 	URL string `json:"url"`
 
-	// Project is the OSM project (name or id) the operator works in.
+	// Project is the OSM project (name or id) the operator works in. Defaults to
+	// admin.
 	// +optional
 	// +kubebuilder:default=admin
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Project string `json:"project,omitempty"`
 
-	// CredentialsSecretRef names a Secret in the same namespace with the keys `username` and
-	// `password` of the OSM user.
+	// CredentialsSecretRef names a Secret in the same namespace with the keys
+	// `username` and `password` of the OSM user.
 	// +required
 	CredentialsSecretRef meta.LocalObjectReference `json:"credentialsSecretRef"`
 
-	// CASecretRef names a Secret in the same namespace whose key `ca.crt` holds the PEM bundle of
-	// the certificate authorities that sign the NBI's certificate. Without it the system roots are used.
+	// CASecretRef names a Secret in the same namespace whose key `ca.crt` holds
+	// the PEM bundle of the certificate authorities that sign the NBI's
+	// certificate. Without it the system roots are used.
 	// +optional
 	CASecretRef *meta.LocalObjectReference `json:"caSecretRef,omitempty"`
 
-	// InsecureSkipTLSVerify turns off the verification of the NBI's TLS certificate. For labs only:
-	// a Warning event is emitted while it is set.
+	// InsecureSkipTLSVerify turns off the verification of the NBI's TLS
+	// certificate. For labs only: a Warning event is emitted while it is set.
+	// Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
 	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
 
-	// Timeout of one request to the NBI, at most 5m; the manager's --max-nbi-request-timeout
-	// may lower it.
+	// Timeout of one request to the NBI. Defaults to 30s; at most 5m, and the
+	// manager's --max-nbi-request-timeout may lower it.
 	// +optional
 	// +kubebuilder:default="30s"
 	// +kubebuilder:validation:Type=string
@@ -70,16 +75,16 @@ type OsmClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('5m')",message="timeout must be at most 5m"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// MaxConcurrentRequests bounds the requests in flight to this NBI, across every OsmDeployment
-	// that uses this OsmCluster.
+	// MaxConcurrentRequests bounds the requests in flight to this NBI, across
+	// every OsmDeployment that uses this OsmCluster. Defaults to 8; from 1 to 64.
 	// +optional
 	// +kubebuilder:default=8
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests,omitempty"`
 
-	// Interval between health checks of the NBI (authenticate, read the version and VIM
-	// accounts), at most 24h.
+	// Interval between health checks of the NBI (authenticate, read the version
+	// and VIM accounts). Defaults to 5m; at most 24h.
 	// +optional
 	// +kubebuilder:default="5m"
 	// +kubebuilder:validation:Type=string
@@ -110,7 +115,9 @@ type OsmClusterStatus struct {
 	// +optional
 	VIMAccounts []string `json:"vimAccounts,omitempty"`
 
-	// Deployments is the number of OsmDeployments that use this OsmCluster.
+	// Deployments is the number of OsmDeployments that use this OsmCluster; while
+	// they do, its deletion waits, and its Ready condition (reason InUse) names
+	// them.
 	// +optional
 	Deployments int32 `json:"deployments,omitempty"`
 
@@ -119,15 +126,17 @@ type OsmClusterStatus struct {
 	LastCheckedAt *metav1.Time `json:"lastCheckedAt,omitempty"`
 }
 
-// OsmCluster is an OSM north-bound interface endpoint and the credentials to use it.
+// OsmCluster is an OSM north-bound interface endpoint and the credentials to
+// use it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=osmc,categories=osm
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
-// +kubebuilder:printcolumn:name="Project",type=string,JSONPath=`.spec.project`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="The reason of the Ready condition; kubectl describe shows its message."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Project",type=string,JSONPath=`.spec.project`,priority=1
+// +kubebuilder:printcolumn:name="Deployments",type=integer,JSONPath=`.status.deployments`,priority=1,description="The OsmDeployments that use this OsmCluster."
 type OsmCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -144,10 +153,12 @@ type OsmClusterList struct {
 	Items           []OsmCluster `json:"items"`
 }
 
-// GetConditions returns the status conditions (for fluxcd/pkg/runtime/conditions).
+// GetConditions returns the status conditions (for
+// fluxcd/pkg/runtime/conditions).
 func (in *OsmCluster) GetConditions() []metav1.Condition { return in.Status.Conditions }
 
-// SetConditions sets the status conditions (for fluxcd/pkg/runtime/conditions).
+// SetConditions sets the status conditions (for
+// fluxcd/pkg/runtime/conditions).
 func (in *OsmCluster) SetConditions(conditions []metav1.Condition) {
 	in.Status.Conditions = conditions
 }
@@ -170,7 +181,8 @@ func (in *OsmCluster) GetInterval() time.Duration {
 	return durationOr(in.Spec.Interval, DefaultHealthCheckInterval)
 }
 
-// GetMaxConcurrentRequests returns the bound on NBI requests in flight, or the default one.
+// GetMaxConcurrentRequests returns the bound on NBI requests in flight, or the
+// default one.
 func (in *OsmCluster) GetMaxConcurrentRequests() int {
 	if in.Spec.MaxConcurrentRequests <= 0 {
 		return DefaultMaxConcurrentRequests

@@ -1,7 +1,9 @@
 package v1alpha1
 
 import (
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,21 +12,22 @@ import (
 // OsmDeploymentKind is the kind name of OsmDeployment.
 const OsmDeploymentKind = "OsmDeployment"
 
-// OsmDeploymentFinalizer holds an OsmDeployment back from deletion until what it owns in OSM is
-// terminated (prune) or orphaned.
+// OsmDeploymentFinalizer holds an OsmDeployment back from deletion until what
+// it owns in OSM is terminated (prune) or orphaned.
 const OsmDeploymentFinalizer = "finalizers.gitops.osmops.io"
 
-// Defaults of OsmDeploymentSpec, applied by the getters when a field is not set. Path,
-// fileExtensions and packagesPath have no schema default on purpose: a repository's
-// osm_ops_config.yaml may set them, and the spec wins only when it sets them itself.
+// Defaults of OsmDeploymentSpec, applied by the getters when a field is not
+// set. Path, fileExtensions and packagesPath have no schema default on
+// purpose: a repository's osm_ops_config.yaml may set them, and the spec wins
+// only when it sets them itself.
 const (
 	DefaultPackagesPath = "osm-pkgs"
 	DefaultInterval     = 10 * time.Minute
 	DefaultTimeout      = 10 * time.Minute
 )
 
-// DefaultFileExtensions are the suffixes of deployment files when neither the spec nor the
-// repository's osm_ops_config.yaml set them.
+// DefaultFileExtensions are the suffixes of deployment files when neither the
+// spec nor the repository's osm_ops_config.yaml set them.
 var DefaultFileExtensions = []string{".osmops.yaml", ".osmops.yml"}
 
 // SourceReference points at the Flux source whose artifact is applied.
@@ -34,8 +37,9 @@ type SourceReference struct {
 	// +kubebuilder:validation:Enum=source.toolkit.fluxcd.io/v1
 	APIVersion string `json:"apiVersion,omitempty"`
 
-	// Kind of the source: GitRepository, OCIRepository or Bucket. Each holds its content as an
-	// artifact of source-controller, which the operator fetches and verifies the same way.
+	// Kind of the source: GitRepository, OCIRepository or Bucket. Each holds
+	// its content as an artifact of source-controller, which the operator
+	// fetches and verifies the same way.
 	// +required
 	// +kubebuilder:validation:Enum=GitRepository;OCIRepository;Bucket
 	Kind string `json:"kind"`
@@ -46,33 +50,37 @@ type SourceReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// Namespace of the source; the OsmDeployment's own when empty. The operator refuses other
-	// namespaces when started with --no-cross-namespace-refs.
+	// Namespace of the source; the OsmDeployment's own when empty. The operator
+	// refuses other namespaces when started with --no-cross-namespace-refs.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// OsmDeploymentSpec says which Flux source is applied to which OSM installation, and how.
+// OsmDeploymentSpec says which Flux source is applied to which OSM
+// installation, and how.
 type OsmDeploymentSpec struct {
-	// SourceRef is the Flux source (GitRepository, OCIRepository or Bucket) whose artifact holds
-	// the deployment files and package sources.
+	// SourceRef is the Flux source (GitRepository, OCIRepository or Bucket)
+	// whose artifact holds the deployment files and package sources.
 	// +required
 	SourceRef SourceReference `json:"sourceRef"`
 
-	// ClusterRef names the OsmCluster, in the same namespace, to apply the source to.
+	// ClusterRef names the OsmCluster, in the same namespace, to apply the source
+	// to.
 	// +required
 	ClusterRef meta.LocalObjectReference `json:"clusterRef"`
 
-	// Path of the folder scanned for deployment files, relative to the repository root. When
-	// empty, the targetDir of the repository's osm_ops_config.yaml, else the repository root.
+	// Path of the folder scanned for deployment files, relative to the repository
+	// root. When empty, the targetDir of the repository's osm_ops_config.yaml,
+	// else the repository root.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(s, s == '..')",message="path must be relative and must not contain '..'"
 	Path string `json:"path,omitempty"`
 
-	// FileExtensions are the case-insensitive suffixes of deployment files. When empty, the
-	// fileExtensions of the repository's osm_ops_config.yaml, else .osmops.yaml and .osmops.yml.
+	// FileExtensions are the case-insensitive suffixes of deployment files. When
+	// empty, the fileExtensions of the repository's osm_ops_config.yaml, else
+	// .osmops.yaml and .osmops.yml.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MinLength=1
@@ -80,14 +88,15 @@ type OsmDeploymentSpec struct {
 	// +listType=set
 	FileExtensions []string `json:"fileExtensions,omitempty"`
 
-	// PackagesPath is the folder of OSM package sources, relative to path; osm-pkgs when empty.
+	// PackagesPath is the folder of OSM package sources, relative to path;
+	// osm-pkgs when empty.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(s, s == '..')",message="packagesPath must be relative and must not contain '..'"
 	PackagesPath string `json:"packagesPath,omitempty"`
 
-	// Interval at which OSM is compared with the last applied revision, to correct drift; at most
-	// 24h, like retryInterval and timeout.
+	// Interval at which OSM is compared with the last applied revision, to correct
+	// drift. Defaults to 10m; at most 24h.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
@@ -95,18 +104,20 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="interval must be at most 24h"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
-	// RetryInterval is the wait before retrying after a failure, and before checking again a
-	// revision that names something OSM lacks; interval when empty.
+	// RetryInterval is the wait before retrying after a failure, and before
+	// checking again a revision that names something OSM lacks. Defaults to
+	// interval; at most 24h.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="retryInterval must be at most 24h"
 	RetryInterval *metav1.Duration `json:"retryInterval,omitempty"`
 
-	// Timeout for OSM to finish the operations of one revision; past it they are no longer
-	// waited for: their NS instances are reported Failed (reason Timeout, with OSM's operation
-	// id) and the newest revision is planned. It also bounds how long a deletion waits for OSM
-	// (see deletionPolicy).
+	// Timeout for OSM to finish the operations of one revision; past it they are
+	// no longer waited for: their NS instances are reported Failed (reason
+	// Timeout, with OSM's operation id) and the newest revision is planned. It
+	// also bounds how long a deletion waits for OSM (see deletionPolicy). Defaults
+	// to 10m; at most 24h.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string
@@ -114,79 +125,90 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="timeout must be at most 24h"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// Suspend stops the reconciliation: nothing is applied, nothing is pruned.
+	// Suspend stops the reconciliation: nothing is applied, pruned or checked for
+	// drift, and the Ready condition keeps its status with the reason Suspended.
+	// Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
 	Suspend bool `json:"suspend,omitempty"`
 
-	// Prune terminates and deletes in OSM the NS instances this OsmDeployment created and Git no
-	// longer declares, and, with deletionPolicy MirrorPrune, all of them when the OsmDeployment
-	// is deleted. Without it they are left running and reported.
+	// Prune terminates and deletes in OSM the NS instances this OsmDeployment
+	// created and Git no longer declares, and, with deletionPolicy MirrorPrune,
+	// all of them when the OsmDeployment is deleted. Without it they are left
+	// running and reported. Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
 	Prune bool `json:"prune,omitempty"`
 
-	// DeletionPolicy says what happens to the NS instances this OsmDeployment owns in OSM when
-	// it is deleted, with the values and meaning of Flux's Kustomization: MirrorPrune (the
-	// default) terminates them when prune is on and leaves them otherwise; Delete terminates
-	// them whatever prune says; WaitForTermination terminates them and holds the OsmDeployment
-	// back for as long as OSM takes, or cannot be reached; Orphan leaves them running. A
+	// DeletionPolicy says what happens to the NS instances this OsmDeployment owns
+	// in OSM when it is deleted, with the values and meaning of Flux's
+	// Kustomization: MirrorPrune (the default) terminates them when prune is on
+	// and leaves them otherwise; Delete terminates them whatever prune says;
+	// WaitForTermination terminates them and holds the OsmDeployment back for as
+	// long as OSM takes, or cannot be reached; Orphan leaves them running. A
 	// suspended OsmDeployment leaves them running whatever the policy.
 	//
-	// Deletion always ends but with WaitForTermination: when OSM cannot be reached for good (the
-	// OsmCluster is gone, or is being deleted after its Secret and the operator holds no client
-	// of it), or the NS instances are not gone within timeout of the deletion (OSM down,
-	// failing or slow), the OsmDeployment is let go with a Warning event that lists the NS
-	// instances OSM may still run.
+	// Deletion always ends but with WaitForTermination: when OSM cannot be reached
+	// for good (the OsmCluster is gone, or is being deleted after its Secret and
+	// the operator holds no client of it), or the NS instances are not gone within
+	// timeout of the deletion (OSM down, failing or slow), the OsmDeployment is
+	// let go with a Warning event that lists the NS instances OSM may still run.
 	// +optional
 	// +kubebuilder:default=MirrorPrune
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
-	// AdoptExisting lets this OsmDeployment take over an NS instance that already exists in OSM
-	// with a declared name and that no existing OsmDeployment owns: one without an owner marker
-	// (made with the osm client), or whose marked owner was deleted. An instance of a live owner
-	// is never taken. Without it such an instance is a conflict and nothing is changed. OSM
-	// cannot mark an existing instance, so the adoption is remembered in status.inventory.
+	// AdoptExisting lets this OsmDeployment take over an NS instance that already
+	// exists in OSM with a declared name and that no existing OsmDeployment owns:
+	// one without an owner marker (made with the osm client), or whose marked
+	// owner was deleted. An instance of a live owner is never taken. Without it
+	// such an instance is a conflict and nothing is changed. OSM cannot mark an
+	// existing instance, so the adoption is remembered in status.inventory.
+	// Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
 
-	// Force replaces a declared NS instance that OSM cannot change in place (Flux's name and
-	// meaning): when Git changes its NSD or VIM account, or what OSM reads only at creation (the
-	// NS or VNF params, a k8sNamespace), the instance is terminated and deleted, and, once OSM
-	// has removed it, created again from the declaration. Without it such a change stalls with
-	// a Conflict naming the instance and the field. An instance another live OsmDeployment
-	// marked is never replaced; nothing else OSM refuses (a package update, a VNF package move)
-	// makes an instance be replaced.
+	// Force replaces a declared NS instance that OSM cannot change in place
+	// (Flux's name and meaning): when Git changes its NSD or VIM account, or what
+	// OSM reads only at creation (the NS or VNF params, a k8sNamespace), the
+	// instance is terminated and deleted, and, once OSM has removed it, created
+	// again from the declaration. Without it such a change stalls with a Conflict
+	// naming the instance and the field. An instance another live OsmDeployment
+	// marked is never replaced; nothing else OSM refuses (a package update, a VNF
+	// package move) makes an instance be replaced. Defaults to false.
 	// +optional
 	// +kubebuilder:default=false
 	Force bool `json:"force,omitempty"`
 
-	// InstancesFollowPackages moves the NS instances this OsmDeployment owns to the new
-	// revision of a VNF package that Git updates, with OSM's NS update operation
-	// (CHANGE_VNFPKG), once the upload is done: one VNF of an instance at a time, each
-	// reported. OSM's LCM then moves the VNF record to the package's revision (and redeploys
-	// its VDUs when the software-version changed); it does not upgrade the Helm charts of
-	// KDUs. Off by default: instances keep the package revision they were created with.
+	// InstancesFollowPackages moves the NS instances this OsmDeployment owns to
+	// the new revision of a VNF package that Git updates, with OSM's NS update
+	// operation (CHANGE_VNFPKG), once the upload is done: one VNF of an instance
+	// at a time, each reported. OSM's LCM then moves the VNF record to the
+	// package's revision (and redeploys its VDUs when the software-version
+	// changed); it does not upgrade the Helm charts of KDUs. Defaults to false:
+	// instances keep the package revision they were created with.
 	// +optional
 	// +kubebuilder:default=false
 	InstancesFollowPackages bool `json:"instancesFollowPackages,omitempty"`
 
-	// DependsOn lists OsmDeployments that must be Ready before this one is applied.
+	// DependsOn lists OsmDeployments that must be Ready before this one is
+	// applied.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	DependsOn []meta.NamespacedObjectReference `json:"dependsOn,omitempty"`
 
-	// PostBuild substitutes variables in the deployment files, as Flux's Kustomization does,
-	// so that one repository serves several OsmDeployments (staging, production).
+	// PostBuild substitutes variables in the deployment files, as Flux's
+	// Kustomization does, so that one repository serves several OsmDeployments
+	// (staging, production).
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
 }
 
-// PostBuild holds the variables substituted in the deployment files (not in the package
-// sources, which the OsmDeployments of one OSM share) before they are parsed: ${var},
-// ${var:=default} and the other bash forms of Flux's envsubst. A file whose metadata has the
-// annotation or label kustomize.toolkit.fluxcd.io/substitute: disabled is left as it is.
+// PostBuild holds the variables substituted in the deployment files (not in
+// the package sources, which the OsmDeployments of one OSM share) before they
+// are parsed: ${var}, ${var:=default} and the other bash forms of Flux's
+// envsubst. A file whose metadata has the annotation or label
+// kustomize.toolkit.fluxcd.io/substitute: disabled is left as it is.
 // +kubebuilder:validation:XValidation:rule="!has(self.substitute) || self.substitute.all(k, k.matches('^[_a-zA-Z][_a-zA-Z0-9]*$'))",message="variable names must match ^[_a-zA-Z][_a-zA-Z0-9]*$"
 type PostBuild struct {
 	// Substitute holds variables by name; they win over those of substituteFrom.
@@ -194,21 +216,22 @@ type PostBuild struct {
 	// +kubebuilder:validation:MaxProperties=256
 	Substitute map[string]string `json:"substitute,omitempty"`
 
-	// SubstituteFrom are ConfigMaps and Secrets of the OsmDeployment's namespace whose keys
-	// are variables, read in order (a later one wins). Values from a Secret are kept as
-	// secret as the Secret.
+	// SubstituteFrom are ConfigMaps and Secrets of the OsmDeployment's namespace
+	// whose keys are variables, read in order (a later one wins). Values from a
+	// Secret are kept as secret as the Secret.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	SubstituteFrom []SubstituteReference `json:"substituteFrom,omitempty"`
 
-	// Strict makes a variable without value and without default an error that names its
-	// file and line, as Flux's StrictPostBuildSubstitutions feature gate does; without it, it
-	// becomes empty.
+	// Strict makes a variable without value and without default an error that
+	// names its file and line, as Flux's StrictPostBuildSubstitutions feature gate
+	// does; without it, it becomes empty. Defaults to false.
 	// +optional
 	Strict bool `json:"strict,omitempty"`
 }
 
-// SubstituteReference names a ConfigMap or Secret of the OsmDeployment's namespace.
+// SubstituteReference names a ConfigMap or Secret of the OsmDeployment's
+// namespace.
 type SubstituteReference struct {
 	// Kind of the object.
 	// +required
@@ -222,24 +245,26 @@ type SubstituteReference struct {
 	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 	Name string `json:"name"`
 
-	// Optional: a missing object is skipped instead of holding the OsmDeployment back.
+	// Optional: a missing object is skipped instead of holding the OsmDeployment
+	// back. Defaults to false.
 	// +optional
 	Optional bool `json:"optional,omitempty"`
 }
 
-// DeletionPolicy is what the deletion of an OsmDeployment does to its NS instances in OSM.
+// DeletionPolicy is what the deletion of an OsmDeployment does to its NS
+// instances in OSM.
 // +kubebuilder:validation:Enum=MirrorPrune;Delete;WaitForTermination;Orphan
 type DeletionPolicy string
 
 // Deletion policies, as Flux's kustomize-controller names them.
 const (
-	// DeletionPolicyMirrorPrune terminates the owned NS instances when prune is on, and
-	// leaves them running otherwise. The default.
+	// DeletionPolicyMirrorPrune terminates the owned NS instances when prune is
+	// on, and leaves them running otherwise. The default.
 	DeletionPolicyMirrorPrune DeletionPolicy = "MirrorPrune"
 	// DeletionPolicyDelete terminates the owned NS instances whatever prune says.
 	DeletionPolicyDelete DeletionPolicy = "Delete"
-	// DeletionPolicyWaitForTermination terminates the owned NS instances and keeps the
-	// OsmDeployment until OSM has removed them, however long that takes.
+	// DeletionPolicyWaitForTermination terminates the owned NS instances and keeps
+	// the OsmDeployment until OSM has removed them, however long that takes.
 	DeletionPolicyWaitForTermination DeletionPolicy = "WaitForTermination"
 	// DeletionPolicyOrphan leaves the owned NS instances running in OSM.
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
@@ -251,7 +276,8 @@ type NsInstanceState string
 
 // NS instance states in the inventory.
 const (
-	// NsInstanceCreating: the create is about to be sent or was sent, and OSM has not yet given an id.
+	// NsInstanceCreating: the create is about to be sent or was sent, and OSM has
+	// not yet given an id.
 	NsInstanceCreating NsInstanceState = "Creating"
 	// NsInstanceReady: OSM reports the instance READY with the declared values.
 	NsInstanceReady NsInstanceState = "Ready"
@@ -259,12 +285,15 @@ const (
 	NsInstanceProgressing NsInstanceState = "Progressing"
 	// NsInstanceFailed: the last OSM operation on the instance failed.
 	NsInstanceFailed NsInstanceState = "Failed"
-	// NsInstanceDeleting: the instance is being terminated because Git no longer declares it.
+	// NsInstanceDeleting: the instance is being terminated because Git no longer
+	// declares it.
 	NsInstanceDeleting NsInstanceState = "Deleting"
-	// NsInstanceOrphaned: Git no longer declares the instance and prune is off, so it is left alone.
+	// NsInstanceOrphaned: Git no longer declares the instance and prune is off, so
+	// it is left alone.
 	NsInstanceOrphaned NsInstanceState = "Orphaned"
-	// NsInstanceReplacing: OSM cannot make the change in place and spec.force is set: the old
-	// instance is being terminated, or is gone and the new one is about to be created.
+	// NsInstanceReplacing: OSM cannot make the change in place and spec.force is
+	// set: the old instance is being terminated, or is gone and the new one is
+	// about to be created.
 	NsInstanceReplacing NsInstanceState = "Replacing"
 )
 
@@ -280,8 +309,9 @@ type NsInstanceEntry struct {
 	Digest string `json:"digest,omitempty"`
 	// State of the instance.
 	State NsInstanceState `json:"state"`
-	// Reason says why the instance is Replacing or Progressing, when the operator knows more
-	// than the state: "NSD changed from a to b", "moving VNF x to revision 3 of package p".
+	// Reason says why the instance is Replacing or Progressing, when the operator
+	// knows more than the state: "NSD changed from a to b", "moving VNF x to
+	// revision 3 of package p".
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
@@ -316,7 +346,8 @@ type Inventory struct {
 	Packages []PackageEntry `json:"packages,omitempty"`
 }
 
-// OperationEntry is an OSM LCM operation (nslcmop) the operator started and is waiting for.
+// OperationEntry is an OSM LCM operation (nslcmop) the operator started and is
+// waiting for.
 type OperationEntry struct {
 	// ID of the operation in OSM.
 	ID string `json:"id"`
@@ -328,9 +359,9 @@ type OperationEntry struct {
 	State string `json:"state"`
 	// StartTime is when the operator started the operation.
 	StartTime metav1.Time `json:"startTime"`
-	// MoreUpgrades says that other KDUs of the NS instance differ from Git and wait for this
-	// upgrade (OSM runs one operation per instance at a time): once it completed, the revision
-	// is applied again.
+	// MoreUpgrades says that other KDUs of the NS instance differ from Git and
+	// wait for this upgrade (OSM runs one operation per instance at a time): once
+	// it completed, the revision is applied again.
 	// +optional
 	MoreUpgrades bool `json:"moreUpgrades,omitempty"`
 }
@@ -349,17 +380,28 @@ type OsmDeploymentStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// LastAppliedRevision is the source revision whose every operation completed in OSM, as
-	// source-controller names it: <branch>@sha1:<commit> for a GitRepository,
-	// <tag>@sha256:<manifest digest> (sha256:<digest> when pinned by digest) for an
-	// OCIRepository, sha256:<digest of the listing> for a Bucket.
+	// LastAppliedRevision is the source revision whose every operation completed
+	// in OSM, as source-controller names it: <branch>@sha1:<commit> for a
+	// GitRepository, <tag>@sha256:<manifest digest> (sha256:<digest> when
+	// pinned by digest) for an OCIRepository, sha256:<digest of the listing>
+	// for a Bucket.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// LastAppliedRevisionShort is lastAppliedRevision with its digest cut to 7
+	// characters and its reference to 16 (main@sha1:0123abc), for `kubectl get`.
+	// +optional
+	LastAppliedRevisionShort string `json:"lastAppliedRevisionShort,omitempty"`
 
 	// LastAttemptedRevision is the source revision last tried, in the format of
 	// lastAppliedRevision.
 	// +optional
 	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// LastAttemptedRevisionShort is lastAttemptedRevision cut as
+	// lastAppliedRevisionShort is, for `kubectl get -o wide`.
+	// +optional
+	LastAttemptedRevisionShort string `json:"lastAttemptedRevisionShort,omitempty"`
 
 	// Inventory of the NS instances and packages owned in OSM.
 	// +optional
@@ -371,29 +413,37 @@ type OsmDeploymentStatus struct {
 	// +listMapKey=id
 	Operations []OperationEntry `json:"operations,omitempty"`
 
-	// NsInstancesReady is the number of owned NS instances that are Ready.
+	// NsInstancesReady is the number of NS instances of the last attempted
+	// revision that are Ready in OSM with their declaration applied: while an
+	// instance is created, upgraded, replaced or failed it is not counted. It
+	// equals nsInstancesTotal whenever the OsmDeployment is Ready.
 	// +optional
 	NsInstancesReady int32 `json:"nsInstancesReady,omitempty"`
 
-	// NsInstancesTotal is the number of NS instances the last attempted revision declares.
+	// NsInstancesTotal is the number of NS instances the last attempted revision
+	// declares.
 	// +optional
 	NsInstancesTotal int32 `json:"nsInstancesTotal,omitempty"`
 
-	// NsInstancesSummary is "ready/total", for `kubectl get`.
+	// NsInstancesSummary is "ready/total" (nsInstancesReady/nsInstancesTotal), for
+	// `kubectl get`.
 	// +optional
 	NsInstancesSummary string `json:"nsInstancesSummary,omitempty"`
 }
 
-// OsmDeployment applies the NS instances and OSM packages of a Flux source to an OsmCluster.
+// OsmDeployment applies the NS instances and OSM packages of a Flux source
+// (GitRepository, OCIRepository or Bucket) to an OsmCluster.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=osmd,categories=osm
-// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.sourceRef.name`
-// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
-// +kubebuilder:printcolumn:name="NS",type=string,JSONPath=`.status.nsInstancesSummary`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,description="The reason of the Ready condition; kubectl describe shows its message."
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevisionShort`,description="The last revision whose every OSM operation completed."
+// +kubebuilder:printcolumn:name="NS",type=string,JSONPath=`.status.nsInstancesSummary`,description="NS instances of the last attempted revision Ready in OSM with their declaration applied / NS instances it declares."
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterRef.name`,priority=1
+// +kubebuilder:printcolumn:name="Attempted",type=string,JSONPath=`.status.lastAttemptedRevisionShort`,priority=1,description="The revision last tried."
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.spec.suspend`,priority=1
 type OsmDeployment struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -410,10 +460,12 @@ type OsmDeploymentList struct {
 	Items           []OsmDeployment `json:"items"`
 }
 
-// GetConditions returns the status conditions (for fluxcd/pkg/runtime/conditions).
+// GetConditions returns the status conditions (for
+// fluxcd/pkg/runtime/conditions).
 func (in *OsmDeployment) GetConditions() []metav1.Condition { return in.Status.Conditions }
 
-// SetConditions sets the status conditions (for fluxcd/pkg/runtime/conditions).
+// SetConditions sets the status conditions (for
+// fluxcd/pkg/runtime/conditions).
 func (in *OsmDeployment) SetConditions(conditions []metav1.Condition) {
 	in.Status.Conditions = conditions
 }
@@ -423,17 +475,20 @@ func (in *OsmDeployment) GetInterval() time.Duration {
 	return durationOr(in.Spec.Interval, DefaultInterval)
 }
 
-// GetRetryInterval returns the wait before a retry: retryInterval, else interval.
+// GetRetryInterval returns the wait before a retry: retryInterval, else
+// interval.
 func (in *OsmDeployment) GetRetryInterval() time.Duration {
 	return durationOr(in.Spec.RetryInterval, in.GetInterval())
 }
 
-// GetTimeout returns the time OSM has to finish a revision's operations, or the default one.
+// GetTimeout returns the time OSM has to finish a revision's operations, or
+// the default one.
 func (in *OsmDeployment) GetTimeout() time.Duration {
 	return durationOr(in.Spec.Timeout, DefaultTimeout)
 }
 
-// GetDeletionPolicy returns the deletion policy, or the default one (MirrorPrune).
+// GetDeletionPolicy returns the deletion policy, or the default one
+// (MirrorPrune).
 func (in *OsmDeployment) GetDeletionPolicy() DeletionPolicy {
 	if in.Spec.DeletionPolicy == "" {
 		return DeletionPolicyMirrorPrune
@@ -441,8 +496,9 @@ func (in *OsmDeployment) GetDeletionPolicy() DeletionPolicy {
 	return in.Spec.DeletionPolicy
 }
 
-// TerminatesOnDeletion tells whether deleting the OsmDeployment terminates the NS instances it
-// owns: as its deletion policy says, and never while it is suspended (as Flux does).
+// TerminatesOnDeletion tells whether deleting the OsmDeployment terminates the
+// NS instances it owns: as its deletion policy says, and never while it is
+// suspended (as Flux does).
 func (in *OsmDeployment) TerminatesOnDeletion() bool {
 	if in.Spec.Suspend {
 		return false
@@ -464,12 +520,49 @@ func (in *OsmDeployment) GetDependsOn() []meta.NamespacedObjectReference {
 	return in.Spec.DependsOn
 }
 
-// GetSourceNamespace returns the namespace of the source: its own, or the OsmDeployment's.
+// GetSourceNamespace returns the namespace of the source: its own, or the
+// OsmDeployment's.
 func (in *OsmDeployment) GetSourceNamespace() string {
 	if in.Spec.SourceRef.Namespace == "" {
 		return in.Namespace
 	}
 	return in.Spec.SourceRef.Namespace
+}
+
+// Bounds of a short revision: git's short commit id, and a reference that leaves room for
+// the other columns of `kubectl get -o wide` in 120 characters.
+const (
+	shortDigestLength    = 7
+	shortReferenceLength = 12
+)
+
+// ShortRevision cuts a Flux revision to a reference of at most shortReferenceLength
+// characters and the first shortDigestLength characters of its digest, without the
+// algorithm: main@sha1:<40 hex> is main@3f1c0a2, latest@sha256:<64 hex> latest@0123456, and
+// a revision of only a digest, sha256:<64 hex>, sha256:0123456. Flux has no such helper.
+func ShortRevision(revision string) string {
+	at := strings.LastIndex(revision, "@")
+	reference, digest := revision[:max(at, 0)], revision[at+1:]
+	if algorithm, hex, ok := strings.Cut(digest, ":"); ok {
+		digest = string([]rune(hex)[:min(utf8.RuneCountInString(hex), shortDigestLength)])
+		if at < 0 {
+			digest = algorithm + ":" + digest
+		}
+	}
+	// Not a Flux revision, or a long algorithm name: bounded all the same.
+	digest = cutRunes(digest, shortReferenceLength+shortDigestLength)
+	if at < 0 {
+		return digest
+	}
+	return cutRunes(reference, shortReferenceLength) + "@" + digest
+}
+
+// cutRunes returns s cut to at most limit characters, ending in "…" when cut.
+func cutRunes(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	return string([]rune(s)[:limit-1]) + "…"
 }
 
 func init() {

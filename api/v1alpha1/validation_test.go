@@ -380,11 +380,11 @@ func TestPrinterColumnsAreServed(t *testing.T) {
 	}{
 		{
 			crd: "osmdeployments.gitops.osmops.io", shortNames: []string{"osmd"},
-			columns: []string{"Source", "Revision", "Ready", "Status", "NS", "Age"},
+			columns: []string{"Ready", "Status", "Revision", "NS", "Age", "Cluster", "Attempted", "Suspended"},
 		},
 		{
 			crd: "osmclusters.gitops.osmops.io", shortNames: []string{"osmc"},
-			columns: []string{"URL", "Project", "Ready", "Status", "Age"},
+			columns: []string{"URL", "Ready", "Status", "Age", "Project", "Deployments"},
 		},
 	}
 	for _, tt := range tests {

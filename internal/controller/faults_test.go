@@ -128,11 +128,12 @@ func (tn *tenant) forceDelete(name string) string {
 	return instances[0].ID
 }
 
-// warnings returns the Warning events of d, as "Reason: message".
+// warnings returns the Warning events of d, as "Reason: message", but for waits on the
+// source and the OsmCluster, which tests make in any order and delete before d.
 func warnings(d *gitopsv1alpha1.OsmDeployment) []string {
 	var out []string
 	for _, e := range recorder.of(d.Namespace, d.Name) {
-		if e.Type == corev1.EventTypeWarning {
+		if e.Type == corev1.EventTypeWarning && e.Reason != gitopsv1alpha1.SourceNotReadyReason && e.Reason != gitopsv1alpha1.ClusterNotReadyReason {
 			out = append(out, e.Reason+": "+e.Message)
 		}
 	}
@@ -146,7 +147,7 @@ func TestFaultServerErrorBurst(t *testing.T) {
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusInternalServerError})
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
 
-	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+": applying "+revision+
+	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
 		": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": 500 INTERNAL_SERVER_ERROR: fault injected by the NBI simulator"))
 	tn.g.Expect(tn.instances("ldap")).To(BeEmpty())
 
@@ -168,7 +169,7 @@ func TestFaultTimeouts(t *testing.T) {
 	tn.addFault(nbisim.Fault{Method: http.MethodGet, PathPrefix: nsInstancesPath, Latency: time.Second})
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
 	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+
-		": observing OSM: listing NS instances: OSM NBI GET "+nsInstancesPath+": context deadline exceeded"))
+		": waiting for OsmCluster impatient: observing OSM: listing NS instances: OSM NBI GET "+nsInstancesPath+": context deadline exceeded"))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 
 	// The create outlasts the timeout, but OSM makes the instance all the same: the operator,
@@ -177,7 +178,7 @@ func TestFaultTimeouts(t *testing.T) {
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Latency: time.Second})
 	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
 	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-	tn.g.Expect(warnings(d)).To(ContainElement(HavePrefix(gitopsv1alpha1.OSMRequestFailedReason + ": applying " + revision +
+	tn.g.Expect(warnings(d)).To(ContainElement(HavePrefix(gitopsv1alpha1.OSMUnavailableReason + ": waiting for OsmCluster impatient: applying " + revision +
 		": create NS instance ldap: OSM NBI POST " + nsInstancesPath + ": context deadline exceeded")))
 }
 
@@ -188,7 +189,7 @@ func TestFaultConnectionResets(t *testing.T) {
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Reset: true})
 	revision := tn.publish("gitops", demoRepo("1", "ldap"))
 
-	tn.eventuallyCondition(d, meta.ReadyCondition, MatchRegexp("^False "+gitopsv1alpha1.OSMUnavailableReason+": applying "+revision+
+	tn.eventuallyCondition(d, meta.ReadyCondition, MatchRegexp("^False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
 		": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": (EOF|.*connection reset by peer)$"))
 	tn.sim.ClearFaults()
 	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
@@ -290,7 +291,7 @@ func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
 	files["deploy/ldap2.osmops.yaml"] = nsInstanceFile("ldap2", "1")
 	revision := tn.publish("gitops", files)
 	tn.g.Eventually(func() []string { return warnings(d) }).Should(ContainElement(
-		"OSMRequestFailed: applying " + revision + ": create NS instance ldap2: OSM NBI POST " + nsInstancesPath +
+		"OSMUnavailable: waiting for OsmCluster osm: applying " + revision + ": create NS instance ldap2: OSM NBI POST " + nsInstancesPath +
 			": 503 SERVICE_UNAVAILABLE: fault injected by the NBI simulator"))
 	tn.sim.ClearFaults()
 

@@ -235,11 +235,11 @@ func TestDeletionWaitForTerminationWaits(t *testing.T) {
 	tn.deleteAll(tn.cluster, d)
 	// The reconciler has seen the deletion, that OSM cannot be reached, and chose to wait.
 	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.DeletionFailedReason+
-		": deletion (deletionPolicy WaitForTermination) waits to terminate 1 NS instance(s): OsmCluster osm: Secret "+
-		tn.namespace+"/osm-credentials not found"))
+		": waiting for OSM to terminate 1 NS instance(s): OsmCluster osm: Secret "+
+		tn.namespace+"/osm-credentials not found (deletionPolicy WaitForTermination)"))
 	tn.g.Expect(tn.get(d).Finalizers).To(ContainElement(gitopsv1alpha1.OsmDeploymentFinalizer))
 	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
-	tn.g.Expect(warnings(d)).To(BeEmpty())
+	tn.g.Expect(warnings(d)).To(ConsistOf(HavePrefix(gitopsv1alpha1.DeletionFailedReason+": waiting for OSM to terminate")), "the wait, said once")
 
 	// The Secret comes back: the wait ends with the instance terminated.
 	tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{

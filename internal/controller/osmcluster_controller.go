@@ -105,11 +105,11 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}()
 
-	users, err := r.countUsers(ctx, obj)
+	users, err := r.users(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	obj.Status.Deployments = int32(users)
+	obj.Status.Deployments = int32(len(users))
 
 	if !obj.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(obj, users)
@@ -125,9 +125,16 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // reconcileDelete holds the deletion back while OsmDeployments use the OsmCluster: they take
 // its client from the pool to terminate their NS instances, even after its Secret is gone.
-func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users int) (ctrl.Result, error) {
-	if users > 0 {
-		msg := fmt.Sprintf("deletion waits: %d OsmDeployment(s) still use this OsmCluster", users)
+// The condition and a Warning event (when the holders change) name them, the first
+// maxEventNames and how many more.
+func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users []string) (ctrl.Result, error) {
+	if len(users) > 0 {
+		msg := fmt.Sprintf("deletion waiting for %s %s: %d OsmDeployment(s) still use this OsmCluster",
+			gitopsv1alpha1.OsmDeploymentKind, listNames(users), len(users))
+		if conditions.GetMessage(obj, meta.ReadyCondition) != msg {
+			r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.InUseReason, "%s", msg)
+		}
+		conditions.Delete(obj, meta.ReconcilingCondition)
 		conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.InUseReason, "%s", msg)
 		return ctrl.Result{}, nil // an OsmDeployment's deletion triggers a new reconcile
 	}
@@ -263,12 +270,16 @@ func healthFailureReason(err error) string {
 	return gitopsv1alpha1.UnreachableReason
 }
 
-// countUsers counts the OsmDeployments that reference the OsmCluster.
-func (r *OsmClusterReconciler) countUsers(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) (int, error) {
+// users returns the names of the OsmDeployments that reference the OsmCluster.
+func (r *OsmClusterReconciler) users(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) ([]string, error) {
 	var list gitopsv1alpha1.OsmDeploymentList
 	if err := r.List(ctx, &list, client.InNamespace(obj.Namespace),
 		client.MatchingFields{clusterRefIndex: obj.Name}); err != nil {
-		return 0, fmt.Errorf("listing the OsmDeployments of %s: %w", obj.Name, err)
+		return nil, fmt.Errorf("listing the OsmDeployments of %s: %w", obj.Name, err)
 	}
-	return len(list.Items), nil
+	names := make([]string, len(list.Items))
+	for i, d := range list.Items {
+		names[i] = d.Name
+	}
+	return names, nil
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -297,10 +299,14 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 		}
 		other := &gitopsv1alpha1.OsmDeployment{}
 		err := r.Get(ctx, key, other)
-		if err == nil && conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation {
+		why := "not Ready"
+		switch {
+		case err != nil:
+			why = notFoundOr(err)
+		case conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation:
 			continue
 		}
-		markWaiting(obj, gitopsv1alpha1.DependencyNotReadyReason, "waiting for dependency %s to be Ready", key)
+		r.waitFor(obj, gitopsv1alpha1.DependencyNotReadyReason, gitopsv1alpha1.OsmDeploymentKind, refName(obj, key), why)
 		return ctrl.Result{RequeueAfter: r.RequeueDependency}, false
 	}
 	return ctrl.Result{}, true
@@ -312,19 +318,19 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, notFoundOr(err))
+		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, notFoundOr(err))
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	if !conditions.IsReady(cluster) {
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s is not Ready: %s", key.Name,
-			conditions.GetMessage(cluster, meta.ReadyCondition))
+		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
+			"not Ready: "+conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	conn, err := r.Connections.Get(ctx, cluster)
 	if err != nil {
 		// The OsmCluster reconciler reports it too, and its readiness change triggers the next reconcile.
-		markWaiting(obj, gitopsv1alpha1.ClusterNotReadyReason, "OsmCluster %s: %s", key.Name, err)
+		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, err.Error())
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	return conn, ctrl.Result{}, true
@@ -350,11 +356,11 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 		if !apierrors.IsNotFound(err) {
 			return nil, ctrl.Result{}, err
 		}
-		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "%s %s not found", kind, key)
+		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "not found")
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
 	if source.GetArtifact() == nil {
-		markWaiting(obj, gitopsv1alpha1.SourceNotReadyReason, "%s %s has no artifact yet", kind, key)
+		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "no artifact yet")
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
 	return source.GetArtifact(), ctrl.Result{}, nil
@@ -366,10 +372,10 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
 	case err != nil:
-		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "%s", err)
+		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, err.Error())
 		return nil, ctrl.Result{}, err
 	case unresolved != "":
-		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "revision %s waits for its variables: %s", a.Revision, unresolved)
+		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
@@ -390,7 +396,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		markStalled(obj, gitopsv1alpha1.ArtifactFailedReason, "artifact of %s: %s", a.Revision, err)
 		return nil, ctrl.Result{}, nil
 	case err != nil:
-		markWaiting(obj, gitopsv1alpha1.ArtifactFailedReason, "fetching the artifact of %s: %s", a.Revision, err)
+		r.waitFor(obj, gitopsv1alpha1.ArtifactFailedReason, "the artifact of revision", a.Revision, err.Error())
 		return nil, ctrl.Result{}, err
 	}
 	for _, warning := range rev.Warnings {
@@ -417,7 +423,7 @@ func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, a *meta.Arti
 func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (bool, ctrl.Result, error) {
 	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
 	if err != nil {
-		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "checking OSM operations: %s", err)
+		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, "checking OSM operations: "+err.Error())
 		return false, ctrl.Result{}, err
 	}
 	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
@@ -533,11 +539,11 @@ func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment
 		transient = transient || retryable(f.Err)
 	}
 	msg := fmt.Sprintf("applying %s: %s", revision, strings.Join(messages, "; "))
-	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
 	if transient {
-		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "%s", msg)
+		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, msg)
 		return ctrl.Result{}, errors.New(msg)
 	}
+	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
 	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
 	return ctrl.Result{}, nil
 }
@@ -545,7 +551,7 @@ func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment
 // osmFailure reports a failed read of OSM.
 func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) (ctrl.Result, error) {
 	if retryable(err) {
-		markWaiting(obj, gitopsv1alpha1.OSMUnavailableReason, "%s: %s", what, err)
+		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, what+": "+err.Error())
 		return ctrl.Result{}, err
 	}
 	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s: %s", what, err)
@@ -626,11 +632,14 @@ func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj
 		return ctrl.Result{}, err != nil, err
 	}
 	contested := make([]string, 0, len(held))
+	others := map[string]bool{}
 	for name, owner := range held {
-		contested = append(contested, fmt.Sprintf("%s (OsmDeployment %s)", name, owner))
+		contested = append(contested, name)
+		others[owner] = true
 	}
 	obj.Status.Inventory = &previous
-	markWaiting(obj, gitopsv1alpha1.ConflictReason, "another OsmDeployment of this OSM declares NS instance(s) %s too: nothing applied, checked again", listNames(contested))
+	r.waitFor(obj, gitopsv1alpha1.ConflictReason, gitopsv1alpha1.OsmDeploymentKind, listNames(slices.Collect(maps.Keys(others))),
+		fmt.Sprintf("it declares NS instance(s) %s on this OSM too: nothing applied, checked again", listNames(contested)))
 	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, true, nil
 }
 
@@ -754,6 +763,9 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	scope.WithValues = false // deleting needs no live values
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctrl.Result{}, err // the manager is stopping: no wait to report
+		}
 		return r.deletionBlocked(obj, "observing OSM: "+err.Error(), false, err)
 	}
 	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
@@ -828,8 +840,8 @@ func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeploym
 	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination && (final || r.deletionExpired(obj)) {
 		return r.letGo(obj, why)
 	}
-	markWaiting(obj, gitopsv1alpha1.DeletionFailedReason, "deletion (deletionPolicy %s) waits to terminate %d NS instance(s): %s",
-		policy, len(obj.Status.Inventory.NsInstances), why)
+	r.waitFor(obj, gitopsv1alpha1.DeletionFailedReason, "OSM to terminate", fmt.Sprintf("%d NS instance(s)", len(obj.Status.Inventory.NsInstances)),
+		fmt.Sprintf("%s (deletionPolicy %s)", why, policy))
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -350,7 +350,7 @@ func TestDependsOnWaitsForTheDependency(t *testing.T) {
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.DependsOn = []meta.NamespacedObjectReference{{Name: "base"}}
 	})
-	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(Equal("False " + gitopsv1alpha1.DependencyNotReadyReason + ": waiting for dependency " + tn.namespace + "/base to be Ready"))
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(Equal("False " + gitopsv1alpha1.DependencyNotReadyReason + ": waiting for OsmDeployment base: not found"))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 
 	tn.eventuallyApplied(tn.deployment("base", "gitops", func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.Path = "osm-pkgs" }), revision)

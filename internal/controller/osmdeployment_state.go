@@ -79,6 +79,7 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 	case obj.Spec.Suspend:
 		return deploymentState{status: statusSuspended}
 	}
+	r.resume(obj)
 	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
 	// the change that triggered this one.
 	conditions.Delete(obj, meta.StalledCondition)
@@ -129,6 +130,9 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	owner := r.owner(obj)
 	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, st.previous, owner))
 	if err != nil {
+		if ctx.Err() != nil {
+			return stopped(statusBlocked, ctrl.Result{}, err) // the manager is stopping: no wait to report
+		}
 		res, err := r.osmFailure(obj, "observing OSM", err)
 		return stopped(statusBlocked, res, err)
 	}
@@ -174,6 +178,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	switch st.status {
 	case statusSuspended:
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
+		r.suspend(obj)
 		return ctrl.Result{}, nil
 	case statusBlocked, statusOperationsRunning, statusSettled:
 		return st.result, st.err

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
@@ -28,31 +29,80 @@ const maxConditionMessage = 4096
 // boundMessages cuts the conditions' messages to maxConditionMessage bytes, on a rune boundary.
 func boundMessages(conds []metav1.Condition) {
 	for i := range conds {
-		if msg := conds[i].Message; len(msg) > maxConditionMessage {
-			cut := maxConditionMessage - len("…")
-			for cut > 0 && !utf8.RuneStart(msg[cut]) {
-				cut--
-			}
-			conds[i].Message = msg[:cut] + "…"
-		}
+		conds[i].Message = cut(conds[i].Message, maxConditionMessage)
 	}
 }
 
-// summarize keeps the conditions consistent for kstatus: Stalled and Ready=True are final,
-// Reconciling means in progress and makes Ready Unknown unless a step said False. Messages
-// are bounded.
+// cut returns s cut to at most limit bytes, on a rune boundary, ending in "…" when cut.
+func cut(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	end := limit - len("…")
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
+}
+
+// summarize keeps the conditions consistent for kstatus: Stalled is final; Reconciling means
+// in progress and makes Ready Unknown unless a step said False, also when Ready was True
+// (a new revision, a drift correction: Ready=True says every operation of the revision
+// completed, which holds no longer); Ready=True alone means done. Messages are bounded and
+// the short revisions follow the long ones.
 func summarize(obj *gitopsv1alpha1.OsmDeployment) {
 	defer func() { boundMessages(obj.Status.Conditions) }()
+	obj.Status.LastAppliedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAppliedRevision)
+	obj.Status.LastAttemptedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAttemptedRevision)
 	switch {
 	case conditions.IsStalled(obj):
 		conditions.Delete(obj, meta.ReconcilingCondition)
+	case conditions.IsReconciling(obj):
+		if !conditions.IsFalse(obj, meta.ReadyCondition) {
+			conditions.MarkUnknown(obj, meta.ReadyCondition, conditions.GetReason(obj, meta.ReconcilingCondition),
+				"%s", conditions.GetMessage(obj, meta.ReconcilingCondition))
+		}
 	case conditions.IsReady(obj):
-		conditions.Delete(obj, meta.ReconcilingCondition)
 		conditions.Delete(obj, meta.StalledCondition)
-	case conditions.IsReconciling(obj) && !conditions.IsFalse(obj, meta.ReadyCondition):
-		conditions.MarkUnknown(obj, meta.ReadyCondition, conditions.GetReason(obj, meta.ReconcilingCondition),
-			"%s", conditions.GetMessage(obj, meta.ReconcilingCondition))
 	}
+}
+
+// suspend records that spec.suspend is set, as Flux does: the Ready condition keeps the status
+// of the last observation (kubectl wait and dependsOn see what was last known) with the reason
+// Suspended, Reconciling goes (nothing is in progress) and observedGeneration follows the
+// spec, so that kstatus does not report the object in progress for as long as it is
+// suspended: Current when it was Ready, Failed (Stalled) otherwise. A Normal event says so once.
+func (r *OsmDeploymentReconciler) suspend(obj *gitopsv1alpha1.OsmDeployment) {
+	obj.Status.ObservedGeneration = obj.Generation
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.SuspendedReason {
+		return
+	}
+	msg := "reconciliation suspended: nothing is applied, pruned or checked for drift"
+	status := metav1.ConditionUnknown
+	if last := conditions.Get(obj, meta.ReadyCondition); last != nil {
+		status = last.Status
+		msg += "; last observation: " + last.Message
+	}
+	conditions.Set(obj, &metav1.Condition{Type: meta.ReadyCondition, Status: status,
+		Reason: gitopsv1alpha1.SuspendedReason, Message: cut(msg, maxConditionMessage)})
+	if status != metav1.ConditionTrue && !conditions.IsStalled(obj) {
+		// kstatus reads a Ready condition that is not True as in progress, which a suspended
+		// object is not: Stalled says that nothing changes until it is resumed.
+		conditions.MarkStalled(obj, gitopsv1alpha1.SuspendedReason, "suspended while not Ready: nothing changes until spec.suspend is unset")
+	}
+	r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.SuspendedReason, "reconciliation suspended: nothing is applied, pruned or checked for drift")
+}
+
+// resume notices that spec.suspend was unset: a Normal event, and the OsmDeployment in
+// progress until the next steps say where it stands.
+func (r *OsmDeploymentReconciler) resume(obj *gitopsv1alpha1.OsmDeployment) {
+	if conditions.GetReason(obj, meta.ReadyCondition) != gitopsv1alpha1.SuspendedReason {
+		return
+	}
+	r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.ResumedReason, "reconciliation resumed")
+	conditions.MarkReconciling(obj, meta.ProgressingReason, "reconciliation resumed")
+	conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "reconciliation resumed")
 }
 
 // markStalled records a failure that retrying cannot fix: it holds until the spec, the
@@ -64,10 +114,28 @@ func markStalled(obj *gitopsv1alpha1.OsmDeployment, reason, format string, args 
 	obj.Status.ObservedGeneration = obj.Generation
 }
 
-// markWaiting records a wait that resolves by itself (a dependency, OSM busy or down).
-func markWaiting(obj *gitopsv1alpha1.OsmDeployment, reason, format string, args ...any) {
-	conditions.MarkReconciling(obj, reason, format, args...)
-	conditions.MarkFalse(obj, meta.ReadyCondition, reason, format, args...)
+// waitFor records a wait that resolves by itself (a dependency, the OsmCluster, the source,
+// values, OSM busy or down), in one wording: "waiting for <kind> <name>: <why>", in the Ready
+// and Reconciling conditions and in a Warning event. The event is emitted when the wait is new
+// or says something new, not at every retry of the same one, as Flux emits on transitions; a
+// why that changes at every retry (an error naming a connection's port, retried with
+// back-off) is left to the event recorder's aggregation of similar events.
+func (r *OsmDeploymentReconciler) waitFor(obj *gitopsv1alpha1.OsmDeployment, reason, kind, name, why string) {
+	msg := cut(fmt.Sprintf("waiting for %s %s: %s", kind, name, why), maxConditionMessage)
+	if conditions.GetReason(obj, meta.ReadyCondition) != reason || conditions.GetMessage(obj, meta.ReadyCondition) != msg {
+		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
+	}
+	conditions.MarkReconciling(obj, reason, "%s", msg)
+	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+}
+
+// refName names an object an OsmDeployment refers to: by name in its own namespace, by
+// namespace/name in another.
+func refName(obj *gitopsv1alpha1.OsmDeployment, key types.NamespacedName) string {
+	if key.Namespace == obj.Namespace {
+		return key.Name
+	}
+	return key.String()
 }
 
 // setSummary counts the declared NS instances that are Ready.

@@ -320,7 +320,7 @@ func TestTenantsSeeOnlyTheirOwnObjects(t *testing.T) {
 
 	// The names exist, but in the owner's namespace only.
 	d := other.deployment("borrower", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "only-here" })
-	other.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.ClusterNotReadyReason+": OsmCluster only-here: not found"))
+	other.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.ClusterNotReadyReason+": waiting for OsmCluster only-here: not found"))
 	credentials := other.newCluster("borrowed-credentials", other.nbi.URL, "osm-credentials-only-here")
 	owner.g.Expect(k8sClient.Create(owner.ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials-only-here", Namespace: owner.namespace},

@@ -68,7 +68,7 @@ func TestMissingSourceIsNamedWithItsKind(t *testing.T) {
 	tn.publish("gitops", demoRepo("1", "ldap"))
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind })
 	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.SourceNotReadyReason+": "),
-		ContainSubstring(sourcev1.OCIRepositoryKind+" "+tn.namespace+"/gitops")))
+		ContainSubstring("waiting for "+sourcev1.OCIRepositoryKind+" gitops: not found")))
 }
 
 // A kind this operator does not know (a newer CRD's, applied before the operator is upgraded)

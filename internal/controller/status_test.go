@@ -65,10 +65,12 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 	for _, c := range table.ColumnDefinitions {
 		columns = append(columns, c.Name)
 	}
-	tn.g.Expect(columns).To(Equal([]string{"Name", "Source", "Revision", "Ready", "Status", "NS", "Age"}))
+	tn.g.Expect(columns).To(Equal([]string{"Name", "Ready", "Status", "Revision", "NS", "Age", "Cluster", "Attempted", "Suspended"}))
 	tn.g.Expect(table.Rows).To(HaveLen(1))
 	cells := table.Rows[0].Cells
-	tn.g.Expect(cells[:6]).To(Equal([]any{"ldap", "gitops", revision, "True", "Applied revision: " + revision, "1/1"}))
+	short := gitopsv1alpha1.ShortRevision(revision)
+	tn.g.Expect(cells[:5]).To(Equal([]any{"ldap", "True", gitopsv1alpha1.AppliedReason, short, "1/1"}))
+	tn.g.Expect(cells[6:]).To(Equal([]any{tn.cluster.Name, short, false}))
 }
 
 func TestPasswordNeverLeaks(t *testing.T) {

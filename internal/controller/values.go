@@ -132,10 +132,10 @@ func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitops
 	var unresolved *gitops.ValuesProblems
 	switch {
 	case errors.As(err, &unresolved):
-		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "revision %s waits for its values: %s", revision, err)
+		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
 		return nil, reconcile.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	case err != nil:
-		markWaiting(obj, gitopsv1alpha1.ValuesUnresolvedReason, "revision %s: %s", revision, err)
+		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
 		return nil, reconcile.Result{}, err
 	}
 	return resolved, reconcile.Result{}, nil

@@ -70,7 +70,7 @@ func TestMissingValuesReferenceWaitsAndRecovers(t *testing.T) {
 	revision := tn.publish("gitops", files)
 	d := tn.deployment("ldap", "gitops", noDriftCheck)
 	tn.g.Eventually(func() string { return tn.condition(d, "Ready") }).Should(Equal(
-		"False ValuesUnresolved: revision " + revision + ` waits for its values: 1 unresolved values reference(s): deploy/ldap.osmops.yaml:10: field "kdu.valuesFrom[0]" names Secret ldap-admin, which does not exist in the OsmDeployment's namespace`))
+		"False ValuesUnresolved: waiting for the values of revision " + revision + `: 1 unresolved values reference(s): deploy/ldap.osmops.yaml:10: field "kdu.valuesFrom[0]" names Secret ldap-admin, which does not exist in the OsmDeployment's namespace`))
 	tn.g.Expect(tn.instances("ldap")).To(BeEmpty())
 
 	tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "ldap-admin", map[string]string{"password": testValuesSecret}))).To(Succeed())
