@@ -23,8 +23,8 @@ func requirements(o Options, gitExecPath string) []requirement {
 		{what: "git-http-backend", path: filepath.Join(gitExecPath, "git-http-backend"), hint: "install git (Debian's git package ships it in /usr/lib/git-core)"},
 		{what: "the operator", path: o.OperatorBinary, hint: "build it: `go build -o bin/manager ./cmd` (make build)"},
 		{what: "the NBI simulator", path: o.SimulatorBinary, hint: "build it: `go build -o bin/osm-nbi-sim ./cmd/osm-nbi-sim` (make build)"},
-		{what: "source-controller", path: o.SourceControllerBinary, hint: "run `make source-controller` (hack/source-controller.sh)"},
-		{what: "Flux's CRDs", path: o.SourceControllerCRDs, folder: true, hint: "hack/source-controller.sh puts them in crd/ beside the binary"},
+		{what: "source-controller", path: o.SourceControllerBinary, hint: "run `make source-controller` (hack/flux-controller.sh source-controller)"},
+		{what: "Flux's CRDs", path: o.SourceControllerCRDs, folder: true, hint: "hack/flux-controller.sh puts them in crd/ beside the binary"},
 	}
 }
 

@@ -46,7 +46,7 @@ type Options struct {
 	Ports Ports
 	// Paths of the programs the stack runs, built or provided beforehand.
 	OperatorBinary, SimulatorBinary, SourceControllerBinary string
-	// SourceControllerCRDs is the folder of Flux's source CRDs (hack/source-controller.sh puts
+	// SourceControllerCRDs is the folder of Flux's source CRDs (hack/flux-controller.sh puts
 	// them in crd/ beside the binary).
 	SourceControllerCRDs string
 	// OperatorArgs are extra flags for the operator.
