@@ -47,29 +47,26 @@ func TestEventsReachAGenericProvider(t *testing.T) {
 		received = append(received, event)
 	}))
 	t.Cleanup(receiver.Close)
-	g.Expect(devstack.Apply(ctx, stack.Client(), objectsFromYAML(t, `
+	// A generic webhook Provider and an Alert of the tenant's OsmDeployment, in its namespace.
+	alerting := objectsFromYAML(t, `
 apiVersion: notification.toolkit.fluxcd.io/v1beta3
 kind: Provider
-metadata:
-  name: webhook
-  namespace: `+tenant.Namespace+`
-spec:
-  type: generic
-  address: `+receiver.URL+`
+metadata: {name: webhook}
+spec: {type: generic, address: "`+receiver.URL+`"}
 ---
 apiVersion: notification.toolkit.fluxcd.io/v1beta3
 kind: Alert
-metadata:
-  name: osm
-  namespace: `+tenant.Namespace+`
+metadata: {name: osm}
 spec:
-  providerRef:
-    name: webhook
+  providerRef: {name: webhook}
   eventSeverity: info
   eventSources:
-  - kind: OsmDeployment
-    name: `+tenant.Repository+`
-`)...)).To(Succeed())
+  - {kind: OsmDeployment, name: `+tenant.Repository+`}
+`)
+	for _, obj := range alerting {
+		obj.SetNamespace(tenant.Namespace)
+	}
+	g.Expect(devstack.Apply(ctx, stack.Client(), alerting...)).To(Succeed())
 
 	// The Alert exists before this revision is pushed: the event of its application is news.
 	sha := tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
