@@ -59,8 +59,10 @@ test: manifests generate fmt vet envtest ## Run the unit and envtest suites agai
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) ./... -coverprofile cover.out
 
 .PHONY: test-e2e
-test-e2e: envtest source-controller ## Run the end-to-end suite (real Flux source-controller, Git server, operator, NBI simulator).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/source-controller.sh)" \
+test-e2e: envtest flux-controllers ## Run the end-to-end suite (real Flux source-, notification- and kustomize-controller, Git server, operator, NBI simulator).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/flux-controller.sh source-controller)" \
+		NOTIFICATION_CONTROLLER="$$(hack/flux-controller.sh notification-controller)" \
+		KUSTOMIZE_CONTROLLER="$$(hack/flux-controller.sh kustomize-controller)" \
 		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/...
 
 .PHONY: bench
@@ -82,7 +84,7 @@ demo: envtest source-controller ## Start the local demo in the background (API s
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./cmd/osmops-demo up \
-		--operator=$(LOCALBIN)/manager --simulator=$(LOCALBIN)/osm-nbi-sim --source-controller="$$(hack/source-controller.sh)"
+		--operator=$(LOCALBIN)/manager --simulator=$(LOCALBIN)/osm-nbi-sim --source-controller="$$(hack/flux-controller.sh source-controller)"
 
 .PHONY: demo-stop
 demo-stop: ## Stop the local demo and every process it started.
@@ -146,7 +148,11 @@ envtest: ## Provide kube-apiserver and etcd for envtest (download, or build once
 
 .PHONY: source-controller
 source-controller: ## Provide Flux's source-controller binary (built once per user into ~/.cache/osmops).
-	@hack/source-controller.sh >/dev/null
+	@hack/flux-controller.sh source-controller >/dev/null
+
+.PHONY: flux-controllers
+flux-controllers: ## Provide Flux's source-, notification- and kustomize-controller binaries for the e2e suite (built once per user).
+	@for name in source-controller notification-controller kustomize-controller; do hack/flux-controller.sh $$name >/dev/null || exit; done
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

@@ -1,4 +1,4 @@
-# Sourced by hack/envtest.sh and hack/source-controller.sh: the per-user cache of the tool
+# Sourced by hack/envtest.sh and hack/flux-controller.sh: the per-user cache of the tool
 # binaries they build, and the progress lines of a long build.
 #
 # The cache lives outside the clone (every clone and worktree of this user shares it), keyed by

@@ -62,7 +62,7 @@ func parseFlags(command string, args []string) (config, error) {
 	flags.StringVar(&cfg.workDir, "workdir", ".demo", "The folder of the demo's state and logs.")
 	flags.StringVar(&cfg.operator, "operator", "bin/manager", "The operator binary (go build -o bin/manager ./cmd).")
 	flags.StringVar(&cfg.simulator, "simulator", "bin/osm-nbi-sim", "The NBI simulator binary (go build -o bin/osm-nbi-sim ./cmd/osm-nbi-sim).")
-	flags.StringVar(&cfg.sourceController, "source-controller", "", "Flux's source-controller binary, with its CRDs in crd/ beside it (hack/source-controller.sh).")
+	flags.StringVar(&cfg.sourceController, "source-controller", "", "Flux's source-controller binary, with its CRDs in crd/ beside it (hack/flux-controller.sh source-controller).")
 	flags.StringVar(&cfg.demoRepo, "demo-repo", "hack/demo-repo", "The folder the demo repository is seeded from.")
 	if err := flags.Parse(args); err != nil {
 		return config{}, err

@@ -28,7 +28,7 @@ func up(cfg config, stdout io.Writer) error {
 		return nil
 	}
 	if cfg.sourceController == "" {
-		return fmt.Errorf("--source-controller is required: `make demo` passes the binary of hack/source-controller.sh")
+		return fmt.Errorf("--source-controller is required: `make demo` passes the binary of `hack/flux-controller.sh source-controller`")
 	}
 	// What a crashed run left behind goes first, then its state: each run starts afresh.
 	if _, err := devstack.StopLeftovers(cfg.workDir, stdout); err != nil {

@@ -18,6 +18,8 @@ type eventLog struct {
 
 type recordedEvent struct {
 	Namespace, Name, Type, Reason, Message string
+	// Metadata is Flux's event metadata (the annotations of AnnotatedEventf).
+	Metadata map[string]string
 }
 
 func newEventLog() *eventLog { return &eventLog{} }
@@ -30,12 +32,12 @@ func (l *eventLog) Eventf(object runtime.Object, eventtype, reason, messageFmt s
 	l.AnnotatedEventf(object, nil, eventtype, reason, messageFmt, args...)
 }
 
-func (l *eventLog) AnnotatedEventf(object runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...any) {
+func (l *eventLog) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
 	type named interface {
 		GetNamespace() string
 		GetName() string
 	}
-	e := recordedEvent{Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)}
+	e := recordedEvent{Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...), Metadata: annotations}
 	if o, ok := object.(named); ok {
 		e.Namespace, e.Name = o.GetNamespace(), o.GetName()
 	}

@@ -152,6 +152,9 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	if r.WatchConfigsSelector == nil {
 		r.WatchConfigsSelector = WatchConfigsSelector
 	}
+	if _, wrapped := r.EventRecorder.(deploymentEvents); !wrapped {
+		r.EventRecorder = deploymentEvents{r.EventRecorder}
+	}
 	watchedConfigs := predicate.NewPredicateFuncs(labelledConfigs(r.WatchConfigsSelector))
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
@@ -400,7 +403,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		return nil, ctrl.Result{}, err
 	}
 	for _, warning := range rev.Warnings {
-		r.Eventf(obj, corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
+		r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
 	}
 	r.revisions.put(client.ObjectKeyFromObject(obj), cacheKey, rev)
 	return rev, ctrl.Result{}, nil

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -63,7 +64,10 @@ func TestBootstrapCreatesPackagesAndInstance(t *testing.T) {
 	tn.g.Expect(instances).To(HaveLen(1))
 	tn.g.Expect(instances[0].NSState).To(Equal("READY"))
 	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}))
-	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("revision " + revision + " applied"))
+	tn.g.Expect(recorder.of(d.Namespace, d.Name)).To(ContainElement(And(
+		HaveField("Message", ContainSubstring("revision "+revision+" applied")),
+		HaveField("Metadata", Equal(map[string]string{
+			"gitops.osmops.io/revision": revision, "gitops.osmops.io/token": fmt.Sprint(got.Generation)})))))
 }
 
 func TestNewRevisionUpgradesOnlyWhatChanged(t *testing.T) {

@@ -1,4 +1,4 @@
 // Package e2e holds the end-to-end tests, built only with the e2e tag (`make test-e2e`): a real
-// API server, Flux's source-controller, a Git server on loopback, the NBI simulator and the
-// operator as its own process.
+// API server, Flux's source-, notification- and kustomize-controller, a Git server on
+// loopback, the NBI simulator and the operator as its own process.
 package e2e

@@ -19,12 +19,15 @@ import (
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
-// Environment variables the suite reads. SOURCE_CONTROLLER is set by `make test-e2e`; the two
-// others let a developer reuse binaries instead of building them.
+// Environment variables the suite reads. The Flux controllers' are set by `make test-e2e`
+// (hack/flux-controller.sh); the two others let a developer reuse binaries instead of building
+// them.
 const (
-	sourceControllerEnv = "SOURCE_CONTROLLER"
-	operatorEnv         = "OSMOPS_E2E_OPERATOR"
-	simulatorEnv        = "OSMOPS_E2E_SIMULATOR"
+	sourceControllerEnv       = "SOURCE_CONTROLLER"
+	notificationControllerEnv = "NOTIFICATION_CONTROLLER"
+	kustomizeControllerEnv    = "KUSTOMIZE_CONTROLLER"
+	operatorEnv               = "OSMOPS_E2E_OPERATOR"
+	simulatorEnv              = "OSMOPS_E2E_SIMULATOR"
 )
 
 // vimAccount is the VIM account every simulator of the suite is seeded with.
@@ -78,9 +81,11 @@ func run(m *testing.M) int {
 
 // stackOptions finds or builds the programs of the stack.
 func stackOptions(workDir string) (devstack.Options, error) {
-	sourceController := os.Getenv(sourceControllerEnv)
-	if sourceController == "" {
-		return devstack.Options{}, fmt.Errorf("%s is not set: run `make test-e2e`, which provides source-controller", sourceControllerEnv)
+	flux := map[string]string{}
+	for _, env := range []string{sourceControllerEnv, notificationControllerEnv, kustomizeControllerEnv} {
+		if flux[env] = os.Getenv(env); flux[env] == "" {
+			return devstack.Options{}, fmt.Errorf("%s is not set: run `make test-e2e`, which provides Flux's controllers", env)
+		}
 	}
 	binDir := filepath.Join(workDir, "bin")
 	operator, err := binary(operatorEnv, binDir, "manager", "./cmd")
@@ -92,13 +97,15 @@ func stackOptions(workDir string) (devstack.Options, error) {
 		return devstack.Options{}, err
 	}
 	return devstack.Options{
-		WorkDir:                workDir,
-		OperatorBinary:         operator,
-		SimulatorBinary:        simulator,
-		SourceControllerBinary: sourceController,
-		SourceControllerCRDs:   filepath.Join(filepath.Dir(sourceController), "crd"),
-		SimulatorArgs:          simulatorArgs,
-		Log:                    prefixWriter{prefix: "e2e: "},
+		WorkDir:                      workDir,
+		OperatorBinary:               operator,
+		SimulatorBinary:              simulator,
+		SourceControllerBinary:       flux[sourceControllerEnv],
+		SourceControllerCRDs:         filepath.Join(filepath.Dir(flux[sourceControllerEnv]), "crd"),
+		NotificationControllerBinary: flux[notificationControllerEnv],
+		KustomizeControllerBinary:    flux[kustomizeControllerEnv],
+		SimulatorArgs:                simulatorArgs,
+		Log:                          prefixWriter{prefix: "e2e: "},
 	}, nil
 }
 

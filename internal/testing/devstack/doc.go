@@ -1,9 +1,10 @@
 // Package devstack starts and stops the whole osmops chain on loopback, for the local demo
 // (cmd/osmops-demo) and the end-to-end tests (test/e2e), with no cluster and no internet:
 //
-//   - etcd and kube-apiserver through envtest, with the osmops and Flux source CRDs, an admin
+//   - etcd and kube-apiserver through envtest, with the osmops and Flux CRDs, an admin
 //     kubeconfig file and the flux-system namespace;
-//   - Flux's source-controller as a process;
+//   - Flux's source-controller as a process, and notification- and kustomize-controller when
+//     asked for (the e2e tests; the operator then sends its events to notification-controller);
 //   - a Git server (git-http-backend behind net/http/cgi) whose repositories accept pushes over
 //     HTTP, with helpers that commit, remove and revert through a working clone;
 //   - the NBI simulator as a process, with a client of its control API; StartSimulator runs one

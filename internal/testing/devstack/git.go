@@ -12,6 +12,7 @@ import (
 	"net/http/cgi"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,12 +141,19 @@ func (r *Repo) URL() string { return r.url }
 
 // Seed commits and pushes every file of the folder dir, at the same relative paths, and returns
 // the commit's sha.
-func (r *Repo) Seed(dir string) (string, error) {
+func (r *Repo) Seed(dir string) (string, error) { return r.SeedAt(dir, "") }
+
+// SeedAt is Seed with the files put under the folder at (slash-separated) of the repository.
+func (r *Repo) SeedAt(dir, at string) (string, error) {
 	files, err := readTree(dir)
 	if err != nil {
 		return "", err
 	}
-	return r.Commit(files, "Seed from "+filepath.Base(dir))
+	placed := make(map[string]string, len(files))
+	for name, content := range files {
+		placed[path.Join(at, name)] = content
+	}
+	return r.Commit(placed, "Seed from "+filepath.Base(dir))
 }
 
 // Commit writes files (relative path to content), commits them with message and pushes the

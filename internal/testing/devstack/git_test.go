@@ -1,6 +1,7 @@
 package devstack
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +159,14 @@ func TestSeedCommitsAFolder(t *testing.T) {
 	}
 	if _, err := repo.Seed(t.TempDir()); err == nil {
 		t.Error("seeding from an empty folder succeeded, want an error")
+	}
+	if _, err := repo.SeedAt(dir, "tenants/a"); err != nil {
+		t.Fatal(err)
+	}
+	for path, content := range maps.Clone(want) {
+		want["tenants/a/"+path] = content
+	}
+	if diff := cmp.Diff(want, cloneTree(t, repo.URL())); diff != "" {
+		t.Errorf("files after SeedAt (-want +got):\n%s", diff)
 	}
 }

@@ -53,8 +53,8 @@ func startControlPlane(ctx context.Context, o Options, port int, pids pidDir) (*
 	apiServer := &envtest.APIServer{CertDir: filepath.Join(o.WorkDir, "apiserver"), Out: apiServerLog, Err: apiServerLog}
 	apiServer.SecureServing.Address = loopback
 	apiServer.SecureServing.Port = strconv.Itoa(port)
-	// Flux's CRDs are those of the source-controller that runs, not the suites' copy.
-	env.CRDDirectoryPaths = []string{testenv.OsmopsCRDPath(), o.SourceControllerCRDs}
+	// Flux's CRDs are those of the controllers that run, not the suites' copy.
+	env.CRDDirectoryPaths = append([]string{testenv.OsmopsCRDPath(), o.SourceControllerCRDs}, o.optionalFluxCRDs()...)
 	// envtest's default of 20 seconds is short for a busy 2-core machine.
 	env.ControlPlaneStartTimeout, env.ControlPlaneStopTimeout = startTimeout, stopGrace
 	env.ControlPlane = envtest.ControlPlane{

@@ -19,14 +19,49 @@ type requirement struct {
 
 // requirements lists the programs and folders of o with the way to provide each.
 func requirements(o Options, gitExecPath string) []requirement {
-	return []requirement{
+	r := []requirement{
 		{what: "git-http-backend", path: filepath.Join(gitExecPath, "git-http-backend"), hint: "install git (Debian's git package ships it in /usr/lib/git-core)"},
 		{what: "the operator", path: o.OperatorBinary, hint: "build it: `go build -o bin/manager ./cmd` (make build)"},
 		{what: "the NBI simulator", path: o.SimulatorBinary, hint: "build it: `go build -o bin/osm-nbi-sim ./cmd/osm-nbi-sim` (make build)"},
-		{what: "source-controller", path: o.SourceControllerBinary, hint: "run `make source-controller` (hack/source-controller.sh)"},
-		{what: "Flux's CRDs", path: o.SourceControllerCRDs, folder: true, hint: "hack/source-controller.sh puts them in crd/ beside the binary"},
+		{what: "source-controller", path: o.SourceControllerBinary, hint: "run `make source-controller` (hack/flux-controller.sh source-controller)"},
+		{what: "Flux's CRDs", path: o.SourceControllerCRDs, folder: true, hint: "hack/flux-controller.sh puts them in crd/ beside the binary"},
 	}
+	for _, c := range o.optionalFluxControllers() {
+		hint := "run `hack/flux-controller.sh " + c.name + "`"
+		r = append(r, requirement{what: c.name, path: c.binary, hint: hint},
+			requirement{what: c.name + "'s CRDs", path: crdDir(c.binary), folder: true, hint: hint})
+	}
+	return r
 }
+
+// fluxController is an optional Flux controller of the stack.
+type fluxController struct{ name, binary string }
+
+// optionalFluxControllers lists the optional controllers o asks for.
+func (o Options) optionalFluxControllers() []fluxController {
+	var out []fluxController
+	for _, c := range []fluxController{
+		{NotificationControllerName, o.NotificationControllerBinary},
+		{KustomizeControllerName, o.KustomizeControllerBinary},
+	} {
+		if c.binary != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// optionalFluxCRDs are the CRD folders of the optional controllers o asks for.
+func (o Options) optionalFluxCRDs() []string {
+	var dirs []string
+	for _, c := range o.optionalFluxControllers() {
+		dirs = append(dirs, crdDir(c.binary))
+	}
+	return dirs
+}
+
+// crdDir is where hack/flux-controller.sh puts a controller's CRDs: crd/ beside its binary.
+func crdDir(binary string) string { return filepath.Join(filepath.Dir(binary), "crd") }
 
 // envtestRequirements are the binaries envtest runs, from assetsDir.
 func envtestRequirements(assetsDir string) []requirement {

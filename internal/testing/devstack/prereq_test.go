@@ -55,3 +55,21 @@ func TestStartNamesEveryMissingProgram(t *testing.T) {
 		}
 	}
 }
+
+func TestStartNamesMissingOptionalFluxControllers(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", t.TempDir())
+	missing := filepath.Join(t.TempDir(), "notification-controller")
+	_, err := Start(t.Context(), Options{WorkDir: t.TempDir(), NotificationControllerBinary: missing})
+	if err == nil {
+		t.Fatal("Start succeeded without any program")
+	}
+	for _, want := range []string{"notification-controller is missing (" + missing + "): run `hack/flux-controller.sh notification-controller`",
+		"notification-controller's CRDs is missing"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), KustomizeControllerName) {
+		t.Errorf("error names kustomize-controller, which was not asked for:\n%v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,10 +17,12 @@ import (
 
 // Names of the stack's processes; each also names the process's log file.
 const (
-	OperatorName         = "operator"
-	SourceControllerName = "source-controller"
-	SimulatorName        = "osm-nbi-sim"
-	GitServerName        = "git-server"
+	OperatorName               = "operator"
+	SourceControllerName       = "source-controller"
+	NotificationControllerName = "notification-controller"
+	KustomizeControllerName    = "kustomize-controller"
+	SimulatorName              = "osm-nbi-sim"
+	GitServerName              = "git-server"
 )
 
 // The NBI credentials a simulator accepts unless its arguments say otherwise, and that
@@ -46,9 +49,14 @@ type Options struct {
 	Ports Ports
 	// Paths of the programs the stack runs, built or provided beforehand.
 	OperatorBinary, SimulatorBinary, SourceControllerBinary string
-	// SourceControllerCRDs is the folder of Flux's source CRDs (hack/source-controller.sh puts
+	// SourceControllerCRDs is the folder of Flux's source CRDs (hack/flux-controller.sh puts
 	// them in crd/ beside the binary).
 	SourceControllerCRDs string
+	// NotificationControllerBinary and KustomizeControllerBinary, when set, add these Flux
+	// controllers to the stack, each with the CRDs in crd/ beside its binary (as
+	// hack/flux-controller.sh provides them). The operator and kustomize-controller then send
+	// their events to notification-controller.
+	NotificationControllerBinary, KustomizeControllerBinary string
 	// OperatorArgs are extra flags for the operator.
 	OperatorArgs []string
 	// SimulatorArgs are extra flags for the stack's NBI simulator, e.g. --vim-account NAME.
@@ -67,7 +75,9 @@ type Stack struct {
 	git          *GitServer
 
 	sourceController, operator *Process
-	simulator                  *Simulator
+	// notificationController and kustomizeController are nil unless Options ask for them.
+	notificationController, kustomizeController *Process
+	simulator                                   *Simulator
 
 	mu sync.Mutex
 	// simulators are every simulator started, the stack's own first.
@@ -152,26 +162,72 @@ func (s *Stack) start(ctx context.Context, o Options, gitBackend string) error {
 	}
 
 	storage := hostPort(s.ports.SourceStorage)
-	s.sourceController = s.newProcess(SourceControllerName, o.SourceControllerBinary, []string{
-		"--storage-path=" + filepath.Join(s.workDir, artifactsDirName),
-		"--storage-addr=" + storage,
-		"--storage-adv-addr=" + storage,
-		"--metrics-addr=" + hostPort(s.ports.SourceMetrics),
-		"--health-addr=" + hostPort(s.ports.SourceHealth),
-		"--enable-leader-election=false",
-		"--log-encoding=console",
-	}, append(kubeconfigEnv, "RUNTIME_NAMESPACE="+FluxNamespace), "http://"+hostPort(s.ports.SourceHealth)+"/readyz")
+	s.sourceController = s.newFluxController(SourceControllerName, o.SourceControllerBinary,
+		s.ports.SourceMetrics, s.ports.SourceHealth, kubeconfigEnv,
+		"--storage-path="+filepath.Join(s.workDir, artifactsDirName),
+		"--storage-addr="+storage,
+		"--storage-adv-addr="+storage)
 	if err := s.sourceController.start(ctx); err != nil {
 		return err
 	}
 
-	s.operator = s.newProcess(OperatorName, o.OperatorBinary, append([]string{
+	var eventsArgs []string
+	if o.NotificationControllerBinary != "" {
+		eventsPort, err := freePort(NotificationControllerName + " events")
+		if err != nil {
+			return err
+		}
+		receiverPort, err := freePort(NotificationControllerName + " receiver")
+		if err != nil {
+			return err
+		}
+		if s.notificationController, err = s.startFluxController(ctx, NotificationControllerName, o.NotificationControllerBinary, kubeconfigEnv,
+			"--events-addr="+hostPort(eventsPort),
+			"--receiverAddr="+hostPort(receiverPort)); err != nil {
+			return err
+		}
+		eventsArgs = []string{"--events-addr=http://" + hostPort(eventsPort) + "/"}
+	}
+	if o.KustomizeControllerBinary != "" {
+		// A Kustomization waiting for another one looks again after --requeue-dependency; the
+		// default, 30 seconds, would be most of a test's wait.
+		args := append([]string{"--requeue-dependency=2s"}, eventsArgs...)
+		if s.kustomizeController, err = s.startFluxController(ctx, KustomizeControllerName, o.KustomizeControllerBinary, kubeconfigEnv, args...); err != nil {
+			return err
+		}
+	}
+
+	s.operator = s.newProcess(OperatorName, o.OperatorBinary, slices.Concat([]string{
 		"--metrics-bind-address=" + hostPort(s.ports.OperatorMetrics),
 		"--metrics-secure=false",
 		"--health-probe-bind-address=" + hostPort(s.ports.OperatorHealth),
 		"--log-encoding=console",
-	}, o.OperatorArgs...), kubeconfigEnv, "http://"+hostPort(s.ports.OperatorHealth)+"/readyz")
+	}, eventsArgs, o.OperatorArgs), kubeconfigEnv, "http://"+hostPort(s.ports.OperatorHealth)+"/readyz")
 	return s.operator.start(ctx)
+}
+
+// newFluxController prepares a Flux controller with the flags they share, in Flux's namespace.
+func (s *Stack) newFluxController(name, binary string, metricsPort, healthPort int, env []string, args ...string) *Process {
+	return s.newProcess(name, binary, append([]string{
+		"--metrics-addr=" + hostPort(metricsPort),
+		"--health-addr=" + hostPort(healthPort),
+		"--enable-leader-election=false",
+		"--log-encoding=console",
+	}, args...), append(slices.Clip(env), "RUNTIME_NAMESPACE="+FluxNamespace), "http://"+hostPort(healthPort)+"/readyz")
+}
+
+// startFluxController starts one of the optional Flux controllers on free ports.
+func (s *Stack) startFluxController(ctx context.Context, name, binary string, env []string, args ...string) (*Process, error) {
+	metricsPort, err := freePort(name + " metrics")
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := freePort(name + " health probes")
+	if err != nil {
+		return nil, err
+	}
+	p := s.newFluxController(name, binary, metricsPort, healthPort, env, args...)
+	return p, p.start(ctx)
 }
 
 func (h processHome) newProcess(name, path string, args, env []string, readyURL string) *Process {
@@ -216,7 +272,7 @@ func (s *Stack) startSimulator(ctx context.Context, name, binary string, port in
 // server. Each process gets SIGTERM, then SIGKILL after a grace time. Stopping twice is safe.
 func (s *Stack) Stop() error {
 	var errs []error
-	for _, p := range []*Process{s.operator, s.sourceController} {
+	for _, p := range []*Process{s.operator, s.kustomizeController, s.notificationController, s.sourceController} {
 		if p != nil {
 			errs = append(errs, p.Stop())
 		}
@@ -261,6 +317,14 @@ func (s *Stack) Simulator() *Simulator { return s.simulator }
 
 // SourceController returns the source-controller process.
 func (s *Stack) SourceController() *Process { return s.sourceController }
+
+// NotificationController returns the notification-controller process, nil unless
+// Options.NotificationControllerBinary was set.
+func (s *Stack) NotificationController() *Process { return s.notificationController }
+
+// KustomizeController returns the kustomize-controller process, nil unless
+// Options.KustomizeControllerBinary was set.
+func (s *Stack) KustomizeController() *Process { return s.kustomizeController }
 
 // Operator returns the operator process.
 func (s *Stack) Operator() *Process { return s.operator }

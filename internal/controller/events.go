@@ -1,0 +1,60 @@
+package controller
+
+import (
+	"strconv"
+
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kuberecorder "k8s.io/client-go/tools/record"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// Flux's event metadata keys for osmops' kinds. notification-controller reads only the keys
+// prefixed with the group of the event's object (and forwards them without the prefix), as it
+// does kustomize-controller's "kustomize.toolkit.fluxcd.io/revision".
+var (
+	// eventRevisionKey holds the source revision an OsmDeployment's event is about: Git commit
+	// status providers report on it, and an Alert's event key includes it.
+	eventRevisionKey = gitopsv1alpha1.GroupVersion.Group + "/" + eventv1.MetaRevisionKey
+	// eventTokenKey holds the OsmDeployment's generation: notification-controller drops an event
+	// repeated within its rate-limit interval (same object, message, revision and token), and a
+	// spec change (values, force, suspend) that repeats a message is news. helm-controller puts a
+	// digest of its release's configuration there for the same reason.
+	eventTokenKey = gitopsv1alpha1.GroupVersion.Group + "/" + eventv1.MetaTokenKey
+)
+
+// deploymentEvents adds Flux's metadata to every event of an OsmDeployment, so that no call
+// site has to: the revision is the one last attempted, which every reconcile step sets before
+// it reports on that revision. A caller reporting on another revision (one not yet attempted)
+// passes it with AnnotatedEventf, and that one is kept.
+type deploymentEvents struct {
+	kuberecorder.EventRecorder
+}
+
+func (r deploymentEvents) Event(object runtime.Object, eventtype, reason, message string) {
+	r.AnnotatedEventf(object, nil, eventtype, reason, "%s", message)
+}
+
+func (r deploymentEvents) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	r.AnnotatedEventf(object, nil, eventtype, reason, messageFmt, args...)
+}
+
+func (r deploymentEvents) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	if obj, ok := object.(*gitopsv1alpha1.OsmDeployment); ok {
+		metadata := map[string]string{eventTokenKey: strconv.FormatInt(obj.Generation, 10)}
+		if revision := obj.Status.LastAttemptedRevision; revision != "" {
+			metadata[eventRevisionKey] = revision
+		}
+		for k, v := range annotations {
+			metadata[k] = v
+		}
+		annotations = metadata
+	}
+	r.EventRecorder.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+}
+
+// revisionEvent is the metadata of an event about revision rather than the one last attempted.
+func revisionEvent(revision string) map[string]string {
+	return map[string]string{eventRevisionKey: revision}
+}
