@@ -1,9 +1,7 @@
 package nbisim
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -13,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -195,36 +192,6 @@ func openldapPackage(t testing.TB, name string) *osmpkg.Package {
 		t.Fatal(err)
 	}
 	return pkg
-}
-
-// tarball packs files (path: content) into a .tar.gz, for packages that
-// osmpkg.Build would refuse.
-func tarball(t testing.TB, files map[string]string) []byte {
-	t.Helper()
-	var buffer bytes.Buffer
-	zipper := gzip.NewWriter(&buffer)
-	archive := tar.NewWriter(zipper)
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		header := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg}
-		if err := archive.WriteHeader(header); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := archive.Write([]byte(files[name])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := archive.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zipper.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buffer.Bytes()
 }
 
 func md5Of(data []byte) string {

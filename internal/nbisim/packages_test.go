@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 )
 
 const twoKDUsVNFD = `vnfd:
@@ -32,7 +34,8 @@ func TestPackageUploadChecks(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	knf := openldapPackage(t, "openldap_knf")
 	ns := openldapPackage(t, "openldap_ns")
-	badChart := tarball(t, map[string]string{"bad_knf/bad_vnfd.yaml": strings.Replace(twoKDUsVNFD, "stable/openldap", "stable/openldap:1.2.7", 1)})
+	// A package osmpkg.Build would refuse, packed as a plain tarball.
+	badChart := artifactserver.TarGz(map[string]string{"bad_knf/bad_vnfd.yaml": strings.Replace(twoKDUsVNFD, "stable/openldap", "stable/openldap:1.2.7", 1)})
 
 	tests := []struct {
 		name     string
