@@ -168,6 +168,7 @@ const (
 	reasonDrift          = "changed in OSM outside Git" + restoring
 	restoring            = ": restoring what Git declares"
 	reasonPruned         = "no longer declared in Git"
+	reasonBusy           = "OSM runs an operation on it"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
 	reasonReplaceDelete  = "replacing it (%s): terminating the old instance"
 	reasonReplaceCreate  = "replacing it (%s): the old instance is gone"
@@ -450,14 +451,15 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		return
 	}
 	if busy(record) {
-		next.State = gitopsv1alpha1.NsInstanceProgressing
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reasonBusy
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 		return
 	}
 	// After an upgrade of one KDU of several, the next ones differ still: they were changed in
-	// Git with it, not in OSM.
-	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing
+	// Git with it, not in OSM. An operation found running was not necessarily this
+	// OsmDeployment's (an upgrade by hand): what it changed is drift.
+	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
 	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken,

@@ -297,7 +297,8 @@ func TestComputeNsInstances(t *testing.T) {
 				return observedWith([]osm.NSInstance{busy}, map[string]string{"ns-1": `{"replicaCount": "1"}`})
 			}(),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceProgressing)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceProgressing)}},
+			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
+				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
 		},
 		{
 			name: "a failed intent is not sent again", declared: []gitops.NsInstance{ldap},
