@@ -83,7 +83,9 @@ func TestDriftIsReportedInWarnMode(t *testing.T) {
 	tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "9"}))
 	tn.g.Expect(strings.Count(recorder.messagesOf(d.Namespace, d.Name), what)).To(Equal(1), "one event while the drift stays the same")
 
-	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) { o.Spec.DriftDetection.Mode = gitopsv1alpha1.DriftDetectionEnabled })
+	tn.update(d, func(o *gitopsv1alpha1.OsmDeployment) {
+		o.Spec.DriftDetection.Mode = gitopsv1alpha1.DriftDetectionEnabled
+	})
 	tn.g.Eventually(func() map[string]any { return tn.kduValues("ldap") }).Should(Equal(map[string]any{"replicaCount": "1"}))
 	tn.eventuallyCondition(d, gitopsv1alpha1.DriftedCondition, BeEmpty())
 }
