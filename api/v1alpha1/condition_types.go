@@ -3,8 +3,13 @@ package v1alpha1
 import "github.com/fluxcd/pkg/apis/meta"
 
 // Condition types are Flux's (fluxcd/pkg/apis/meta): Ready, Reconciling and Stalled, which
-// kstatus, `kubectl wait --for=condition=Ready` and Flux health checks understand. The reasons
-// below explain them; each says what a person can do about it.
+// kstatus, `kubectl wait --for=condition=Ready` and Flux health checks understand, and
+// DriftedCondition. The reasons below explain them; each says what a person can do about it.
+
+// DriftedCondition is True while a drift check with spec.driftDetection.mode warn finds OSM
+// changed outside Git (reason DriftDetectedReason; the message says what differs), and absent
+// otherwise. It does not change Ready: the revision was applied.
+const DriftedCondition = "Drifted"
 
 // Reasons of OsmCluster conditions.
 const (
@@ -77,6 +82,10 @@ const (
 	// not YAML. Create or mend it: it is read again at retryInterval, and at once when it has
 	// the label reconcile.fluxcd.io/watch: Enabled.
 	ValuesUnresolvedReason = "ValuesUnresolved"
+	// DriftDetectedReason: a drift check found NS instances or packages changed in OSM outside
+	// Git, and spec.driftDetection.mode warn leaves them so (Drifted condition, Warning event).
+	// Set them back by hand, or with mode enabled.
+	DriftDetectedReason = "DriftDetected"
 	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS
 	// instances use its descriptor, is about to be sent.
 	PackageMayBeRefusedReason = "PackageMayBeRefused"

@@ -191,6 +191,11 @@ type OsmDeploymentSpec struct {
 	// +kubebuilder:default=false
 	InstancesFollowPackages bool `json:"instancesFollowPackages,omitempty"`
 
+	// DriftDetection says what the drift check does with what differs in OSM
+	// from what was applied, changed outside Git (HelmRelease's driftDetection).
+	// +optional
+	DriftDetection *DriftDetection `json:"driftDetection,omitempty"`
+
 	// DependsOn lists OsmDeployments that must be Ready before this one is
 	// applied.
 	// +optional
@@ -270,8 +275,35 @@ const (
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
+// DriftDetectionMode says what a drift check does.
+// +kubebuilder:validation:Enum=enabled;warn;disabled
+type DriftDetectionMode string
+
+const (
+	// DriftDetectionEnabled: every interval, OSM is read whole and what changed
+	// outside Git is set back to what Git declares.
+	DriftDetectionEnabled DriftDetectionMode = "enabled"
+	// DriftDetectionWarn: every interval, OSM is read whole and what changed
+	// outside Git is reported (a Drifted condition and event, Drifted NS
+	// instances), not changed.
+	DriftDetectionWarn DriftDetectionMode = "warn"
+	// DriftDetectionDisabled: OSM is read only where Git changed; what changes
+	// outside Git is neither seen nor set back.
+	DriftDetectionDisabled DriftDetectionMode = "disabled"
+)
+
+// DriftDetection configures the drift check.
+type DriftDetection struct {
+	// Mode is enabled (set back what changed in OSM outside Git), warn (report
+	// it in the Drifted condition and a Warning event, change nothing) or
+	// disabled (read OSM only where Git changed). Defaults to enabled.
+	// +optional
+	// +kubebuilder:default=enabled
+	Mode DriftDetectionMode `json:"mode,omitempty"`
+}
+
 // NsInstanceState is what the operator knows of an owned NS instance.
-// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Orphaned;Replacing
+// +kubebuilder:validation:Enum=Creating;Ready;Progressing;Failed;Deleting;Orphaned;Replacing;Drifted
 type NsInstanceState string
 
 // NS instance states in the inventory.
@@ -295,6 +327,10 @@ const (
 	// set: the old instance is being terminated, or is gone and the new one is
 	// about to be created.
 	NsInstanceReplacing NsInstanceState = "Replacing"
+	// NsInstanceDrifted: OSM changed the instance outside Git (deleted it, or
+	// changed a KDU), and spec.driftDetection.mode warn leaves it so: the
+	// reason says what differs.
+	NsInstanceDrifted NsInstanceState = "Drifted"
 )
 
 // NsInstanceEntry is an NS instance the OsmDeployment owns.
@@ -494,6 +530,14 @@ func (in *OsmDeployment) GetDeletionPolicy() DeletionPolicy {
 		return DeletionPolicyMirrorPrune
 	}
 	return in.Spec.DeletionPolicy
+}
+
+// GetDriftDetectionMode returns spec.driftDetection.mode, or enabled.
+func (in *OsmDeployment) GetDriftDetectionMode() DriftDetectionMode {
+	if in.Spec.DriftDetection == nil || in.Spec.DriftDetection.Mode == "" {
+		return DriftDetectionEnabled
+	}
+	return in.Spec.DriftDetection.Mode
 }
 
 // TerminatesOnDeletion tells whether deleting the OsmDeployment terminates the

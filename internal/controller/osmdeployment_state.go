@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -128,7 +129,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 		st.previous = *obj.Status.Inventory
 	}
 	owner := r.owner(obj)
-	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, st.previous, owner))
+	observed, err := engine.Observe(ctx, conn.NBI, observationScope(obj, rev, revision, st.previous, owner))
 	if err != nil {
 		if ctx.Err() != nil {
 			return stopped(statusBlocked, ctrl.Result{}, err) // the manager is stopping: no wait to report
@@ -152,7 +153,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	st.plan = engine.Compute(engine.Input{
 		Revision: rev, Observed: observed, Inventory: withoutRetries(st.previous, retryFailed), Claims: claims,
 		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
-		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages,
+		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
 	})
 	switch {
 	case len(st.plan.Problems) > 0:
@@ -163,6 +164,60 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 		st.status = statusOutOfSync
 	}
 	return st
+}
+
+// driftPolicies are the plan's policies of the drift detection modes.
+var driftPolicies = map[gitopsv1alpha1.DriftDetectionMode]engine.DriftPolicy{
+	gitopsv1alpha1.DriftDetectionEnabled:  engine.CorrectDrift,
+	gitopsv1alpha1.DriftDetectionWarn:     engine.ReportDrift,
+	gitopsv1alpha1.DriftDetectionDisabled: engine.IgnoreDrift,
+}
+
+// observationScope is what a plan reads of OSM. A drift check (the revision was applied
+// already, and drift detection is not disabled) reads everything the OsmDeployment owns; a
+// revision being applied reads only what changed since the inventory (engine.RevisionScope),
+// unless its instances follow a package the revision changes, which may move any of them.
+func observationScope(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, revision string,
+	inventory gitopsv1alpha1.Inventory, owner engine.Owner) engine.Scope {
+	driftCheck := obj.Status.LastAppliedRevision == revision && obj.GetDriftDetectionMode() != gitopsv1alpha1.DriftDetectionDisabled
+	if driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
+		return engine.ScopeOf(rev, inventory, owner)
+	}
+	return engine.RevisionScope(rev, inventory, owner)
+}
+
+// packagesChanged tells whether the revision holds a package the inventory lacks or lists with
+// other content.
+func packagesChanged(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory) bool {
+	uploaded := make(map[string]string, len(inventory.Packages))
+	for _, e := range inventory.Packages {
+		uploaded[e.Name] = e.Digest
+	}
+	for _, pkg := range rev.Packages {
+		if uploaded[pkg.Descriptor.ID] != pkg.Digest {
+			return true
+		}
+	}
+	return false
+}
+
+// reportDrift sets the Drifted condition from the plan's drifts (spec.driftDetection.mode
+// warn), with a Warning event when what differs is new; it removes the condition when none.
+func (r *OsmDeploymentReconciler) reportDrift(obj *gitopsv1alpha1.OsmDeployment, plan engine.Plan) {
+	if len(plan.Drifts) == 0 {
+		conditions.Delete(obj, gitopsv1alpha1.DriftedCondition)
+		return
+	}
+	whats := make([]string, len(plan.Drifts))
+	for i, d := range plan.Drifts {
+		whats[i] = d.Name + ": " + d.What
+	}
+	msg := cut(fmt.Sprintf("%d change(s) in OSM outside Git, left as they are (driftDetection.mode warn): %s",
+		len(plan.Drifts), strings.Join(whats, "; ")), maxConditionMessage)
+	if conditions.GetMessage(obj, gitopsv1alpha1.DriftedCondition) != msg {
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.DriftDetectedReason, "%s", msg)
+	}
+	conditions.MarkTrue(obj, gitopsv1alpha1.DriftedCondition, gitopsv1alpha1.DriftDetectedReason, "%s", msg)
 }
 
 // actForState acts on the state determineState found.
@@ -195,11 +250,13 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		// deleted): the plan is made again, unlike a file only a new revision can mend.
 		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
 	case statusInSync:
+		r.reportDrift(obj, st.plan)
 		obj.Status.LastAttemptedRevision = st.revision
 		obj.Status.Inventory = &st.plan.Inventory
 		setSummary(obj, len(st.rev.NsInstances))
 		return r.finishWithoutChanges(obj, st.revision, st.plan)
 	default: // statusOutOfSync
+		r.reportDrift(obj, st.plan)
 		return r.applyPlan(ctx, obj, patcher, st)
 	}
 }

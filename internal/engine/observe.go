@@ -45,6 +45,8 @@ type Observed struct {
 	NSByName    map[string][]string
 	// owners are the owners the NS instances carry, by _id: read once, as plans ask often.
 	owners map[string]Owner
+	// settled are the declared NS instances not read (Scope.Settled).
+	settled map[string]bool
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
 	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
 	// and the completed upgrades since (osm.ReplayHelmRelease). Nil when not observed.
@@ -77,9 +79,13 @@ type Scope struct {
 	// WithValues reads the VNF records (the live KDU values) of the instances found too; they
 	// are the largest answer, and deleting needs none.
 	WithValues bool
+	// Settled are the declared NS instances not read: the plan takes them as the inventory
+	// lists them (RevisionScope).
+	Settled map[string]bool
 }
 
-// ScopeOf is the scope of a plan of the revision against the inventory, for owner.
+// ScopeOf is the whole scope of a plan of the revision against the inventory, for owner (a
+// drift check): every NS instance the owner marked, and those declared or listed.
 func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Owner) Scope {
 	names := make([]string, 0, len(rev.NsInstances)+len(inventory.NsInstances))
 	for _, ns := range rev.NsInstances {
@@ -90,6 +96,38 @@ func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Own
 	}
 	slices.Sort(names)
 	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true}
+}
+
+// RevisionScope is the scope of a plan that applies a revision the inventory does not hold yet:
+// it reads only the NS instances whose declaration changed, appeared or disappeared since the
+// inventory was written, and those the inventory does not list as Ready. The others are settled:
+// what changed in OSM outside Git since is what the drift check (ScopeOf) is for, and reading
+// the records of every instance for each revision would cost about 8 kB per instance where
+// only the changed ones can need work. The owner's marker is not listed either: it finds what
+// a lost status forgot, and an empty inventory is read whole (ScopeOf).
+func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Owner) Scope {
+	if len(inventory.NsInstances) == 0 {
+		return ScopeOf(rev, inventory, owner)
+	}
+	entries := make(map[string]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
+	for _, e := range inventory.NsInstances {
+		entries[e.Name] = e
+	}
+	scope := Scope{WithValues: true, Settled: map[string]bool{}}
+	for _, ns := range rev.NsInstances {
+		e, listed := entries[ns.Name]
+		delete(entries, ns.Name)
+		if listed && e.ID != "" && e.State == gitopsv1alpha1.NsInstanceReady && e.Digest == ns.Digest() {
+			scope.Settled[ns.Name] = true
+			continue
+		}
+		scope.Names = append(scope.Names, ns.Name)
+	}
+	for name := range entries {
+		scope.Names = append(scope.Names, name) // no longer declared: pruned or orphaned
+	}
+	slices.Sort(scope.Names)
+	return scope
 }
 
 // Observe reads OSM's descriptors and VIM accounts, and the NS instances (and their VNF
@@ -128,6 +166,7 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		instances = append(instances, named...)
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
+	o.settled = scope.Settled
 	if scope.WithValues {
 		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
 			return nil, err

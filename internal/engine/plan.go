@@ -35,6 +35,31 @@ type Input struct {
 	// FollowPackages moves owned instances to the new revision of their VNF packages that the
 	// revision holds (spec.instancesFollowPackages).
 	FollowPackages bool
+	// Drift is what the plan does with what changed in OSM outside Git.
+	Drift DriftPolicy
+}
+
+// DriftPolicy says what a plan does with what changed in OSM outside Git since it was applied
+// (spec.driftDetection.mode): an instance deleted, a KDU's release changed, a package
+// uploaded again. A declaration changed in Git is applied whatever the policy.
+type DriftPolicy int
+
+const (
+	// CorrectDrift sets OSM back to what Git declares.
+	CorrectDrift DriftPolicy = iota
+	// ReportDrift lists the differences in Plan.Drifts and changes nothing: the instances are
+	// Drifted.
+	ReportDrift
+	// IgnoreDrift changes nothing and reports nothing.
+	IgnoreDrift
+)
+
+// Drift is one difference from Git that OSM has, made outside Git, and that ReportDrift leaves.
+type Drift struct {
+	// Name is the NS instance's, or the package's descriptor id.
+	Name string
+	// What differs.
+	What string
 }
 
 // PackageAction uploads a package, a create when ID is empty, else a full update of ID, and
@@ -89,6 +114,8 @@ type Plan struct {
 	Problems []Problem
 	// Warnings are actions OSM may refuse, said before they are sent.
 	Warnings []gitops.Problem
+	// Drifts are what changed in OSM outside Git and was left so (ReportDrift).
+	Drifts []Drift
 	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
 	// creates are Creating with no id yet.
 	Inventory gitopsv1alpha1.Inventory
@@ -138,8 +165,10 @@ const (
 	reasonDeclared       = "declared in Git"
 	reasonRecreated      = "deleted in OSM outside Git: recreating it"
 	reasonChangedInGit   = "changed in Git"
-	reasonDrift          = "changed in OSM outside Git: restoring what Git declares"
+	reasonDrift          = "changed in OSM outside Git" + restoring
+	restoring            = ": restoring what Git declares"
 	reasonPruned         = "no longer declared in Git"
+	reasonBusy           = "OSM runs an operation on it"
 	reasonPendingCreate  = "its creation was interrupted before OSM answered"
 	reasonReplaceDelete  = "replacing it (%s): terminating the old instance"
 	reasonReplaceCreate  = "replacing it (%s): the old instance is gone"
@@ -235,7 +264,12 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision), MarkOnly: true, Reason: reasonPackageMark})
 		case mark.marked && mark.digest == pkg.Digest:
 			// Marked with this content, but uploaded again since.
-			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision) + 1, Reason: reasonPackageDrift})
+			switch in.Drift {
+			case CorrectDrift:
+				actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision) + 1, Reason: reasonPackageDrift})
+			case ReportDrift:
+				p.Drifts = append(p.Drifts, Drift{Name: pkg.Descriptor.ID, What: "package uploaded again in OSM outside Git"})
+			}
 		default:
 			actions = append(actions, PackageAction{Package: pkg, ID: id, Revision: int(admin.Revision) + 1, Reason: reasonPackageChanged})
 		}
@@ -299,6 +333,10 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
+	if in.Observed.settled[ns.Name] {
+		p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry) // not read (RevisionScope)
+		return
+	}
 	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()}
 	id, problem := in.instanceOf(ns.Name, entry)
 	switch {
@@ -312,6 +350,8 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 		// from the declaration, never deleted again.
 		next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, entry.Reason
 		p.create(ns, next, fmt.Sprintf(reasonReplaceCreate, entry.Reason))
+	case entry.ID != "" && entry.Digest == next.Digest && in.Drift != CorrectDrift:
+		p.leaveDrift(in, entry, "deleted in OSM outside Git")
 	case entry.ID != "":
 		p.create(ns, next, reasonRecreated)
 	case owned:
@@ -411,14 +451,15 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		return
 	}
 	if busy(record) {
-		next.State = gitopsv1alpha1.NsInstanceProgressing
+		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reasonBusy
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 		return
 	}
 	// After an upgrade of one KDU of several, the next ones differ still: they were changed in
-	// Git with it, not in OSM.
-	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing
+	// Git with it, not in OSM. An operation found running was not necessarily this
+	// OsmDeployment's (an upgrade by hand): what it changed is drift.
+	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
 	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken,
@@ -428,6 +469,10 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		// up on at the timeout, that ended well) is Ready.
 		next.State = gitopsv1alpha1.NsInstanceFailed
 		next.Digest = last.Digest
+	case differs && !changedInGit && in.Drift != CorrectDrift:
+		next.State = gitopsv1alpha1.NsInstanceReady
+		p.leaveDrift(in, next, strings.TrimSuffix(upgrade.Reason, restoring))
+		return
 	case differs:
 		// One upgrade per instance and plan: OSM refuses (409) a second operation on an instance
 		// while one runs. The other KDUs that differ follow in the next plans, once OSM is done.
@@ -707,6 +752,16 @@ func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry
 		entry.State = gitopsv1alpha1.NsInstanceCreating
 	}
 	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
+	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
+}
+
+// leaveDrift keeps an instance OSM changed outside Git as it is: Drifted and reported with
+// ReportDrift, as the inventory listed it with IgnoreDrift.
+func (p *Plan) leaveDrift(in Input, entry gitopsv1alpha1.NsInstanceEntry, what string) {
+	if in.Drift == ReportDrift {
+		entry.State, entry.Reason = gitopsv1alpha1.NsInstanceDrifted, boundReason(what)
+		p.Drifts = append(p.Drifts, Drift{Name: entry.Name, What: entry.Reason})
+	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }
 

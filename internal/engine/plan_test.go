@@ -297,7 +297,8 @@ func TestComputeNsInstances(t *testing.T) {
 				return observedWith([]osm.NSInstance{busy}, map[string]string{"ns-1": `{"replicaCount": "1"}`})
 			}(),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceProgressing)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceProgressing)}},
+			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
+				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
 		},
 		{
 			name: "a failed intent is not sent again", declared: []gitops.NsInstance{ldap},
@@ -499,8 +500,10 @@ func TestComputePackages(t *testing.T) {
 		name      string
 		observed  *Observed
 		inventory []gitopsv1alpha1.PackageEntry
+		drift     DriftPolicy
 		want      []string
 		problems  []string
+		drifts    []Drift
 	}{
 		{name: "missing packages are created, VNF first", observed: newObserved(nil, nil, nil, nil),
 			want: []string{"create openldap_knf at revision 1: new in Git", "create openldap_ns at revision 1: new in Git"}},
@@ -510,6 +513,10 @@ func TestComputePackages(t *testing.T) {
 			want: []string{"update openldap_knf vnfd-1 to revision 2: changed in Git"}},
 		{name: "a package uploaded again outside Git is restored", observed: observed(admin(2, self, "sha256:knf", 1)), inventory: known,
 			want: []string{"update openldap_knf vnfd-1 to revision 3: changed in OSM outside Git: restoring it"}},
+		{name: "a package uploaded again outside Git is reported with ReportDrift", observed: observed(admin(2, self, "sha256:knf", 1)), inventory: known,
+			drift: ReportDrift, drifts: []Drift{{Name: "openldap_knf", What: "package uploaded again in OSM outside Git"}}},
+		{name: "a package uploaded again outside Git is left with IgnoreDrift", observed: observed(admin(2, self, "sha256:knf", 1)), inventory: known,
+			drift: IgnoreDrift},
 		{name: "a package uploaded before markers is marked, not uploaded again", observed: observed(admin(4, Owner{}, "", 0)), inventory: known,
 			want: []string{"mark openldap_knf vnfd-1 at revision 4: uploaded before: marked as this OsmDeployment's"}},
 		{name: "a mark that failed after this OsmDeployment's update is written again", observed: observed(admin(2, self, "sha256:old", 1)), inventory: known,
@@ -529,7 +536,7 @@ func TestComputePackages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := Compute(Input{Revision: &gitops.Revision{Packages: []gitops.Package{knf, ns}}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{Packages: tt.inventory}, Owner: self, LiveOwners: liveOwners})
+				Inventory: gitopsv1alpha1.Inventory{Packages: tt.inventory}, Owner: self, LiveOwners: liveOwners, Drift: tt.drift})
 			var got, problems []string
 			for _, a := range plan.Packages {
 				switch {
@@ -549,6 +556,9 @@ func TestComputePackages(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.problems, problems); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.drifts, plan.Drifts); diff != "" {
+				t.Errorf("drifts (-want +got):\n%s", diff)
 			}
 		})
 	}
