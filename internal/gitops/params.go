@@ -112,6 +112,11 @@ func (n NsInstance) ParamsEqual(member string, kdu KDU, liveJSON string) (bool, 
 
 // equalsCanonical compares the canonical JSON of declared values with live ones.
 func equalsCanonical(declaredJSON []byte, liveJSON string) (bool, error) {
+	if liveJSON == string(declaredJSON) {
+		// Canonical already (the observation encodes the live values sorted and compact):
+		// spares the decoding and encoding that most KDUs, the unchanged ones, would cost.
+		return true, nil
+	}
 	var live any
 	if trimmed := strings.TrimSpace(liveJSON); trimmed != "" {
 		decoder := json.NewDecoder(strings.NewReader(trimmed))
