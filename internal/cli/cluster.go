@@ -28,6 +28,9 @@ import (
 // pollInterval is how often a wait reads the object again.
 const pollInterval = 500 * time.Millisecond
 
+// waitExitStatus says what the exit status of a command that waits for a reconcile tells.
+const waitExitStatus = "Exit status: 0 Ready, 1 failed or stalled, 2 error (a timeout included)."
+
 // defaultTimeout bounds the waits of reconcile and resume.
 const defaultTimeout = 5 * time.Minute
 
@@ -43,18 +46,18 @@ their state and reason.`,
   osmops get -A`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, namespace, err := kubeClient(kube)
-			if err != nil {
-				return err
-			}
 			var items []gitopsv1alpha1.OsmDeployment
 			if len(args) == 1 {
-				obj := &gitopsv1alpha1.OsmDeployment{}
-				if err := c.Get(cmd.Context(), types.NamespacedName{Namespace: namespace, Name: args[0]}, obj); err != nil {
+				_, obj, err := deploymentOf(cmd.Context(), kube, args[0])
+				if err != nil {
 					return err
 				}
 				items = append(items, *obj)
 			} else {
+				c, namespace, err := kubeClient(kube)
+				if err != nil {
+					return err
+				}
 				var list gitopsv1alpha1.OsmDeploymentList
 				var opts []client.ListOption
 				if !allNamespaces {
@@ -75,6 +78,34 @@ their state and reason.`,
 	}
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the OsmDeployments of every namespace")
 	return cmd
+}
+
+// onDeployment runs act, within timeout (read when the command runs), on the OsmDeployment
+// the command's argument names.
+func onDeployment(kube *genericclioptions.ConfigFlags, timeout *time.Duration,
+	act func(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx, cancel := context.WithTimeout(cmd.Context(), *timeout)
+		defer cancel()
+		c, obj, err := deploymentOf(ctx, kube, args[0])
+		if err != nil {
+			return err
+		}
+		return act(ctx, c, obj, cmd.OutOrStdout())
+	}
+}
+
+// deploymentOf reads the OsmDeployment name of the namespace of the flags.
+func deploymentOf(ctx context.Context, kube *genericclioptions.ConfigFlags, name string) (client.Client, *gitopsv1alpha1.OsmDeployment, error) {
+	c, namespace, err := kubeClient(kube)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj := &gitopsv1alpha1.OsmDeployment{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj); err != nil {
+		return nil, nil, fmt.Errorf("OsmDeployment %s/%s: %w", namespace, name, err)
+	}
+	return c, obj, nil
 }
 
 // RenderGet prints a table of the OsmDeployments, in namespace and name order, each followed by
@@ -125,32 +156,20 @@ as "flux reconcile" sets it), wait until the operator handled it, then until the
 is Ready or fails, and say which with the Ready message. With --with-source, the source
 (GitRepository, OCIRepository or Bucket) is reconciled first, and its new artifact waited for.
 
-Exit status: 0 Ready, 1 failed or stalled, 2 error (a timeout included).`,
+` + waitExitStatus,
 		Example: `  osmops reconcile osm-gitops -n telco --with-source`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, namespace, err := kubeClient(kube)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			key := types.NamespacedName{Namespace: namespace, Name: args[0]}
-			obj := &gitopsv1alpha1.OsmDeployment{}
-			if err := c.Get(ctx, key, obj); err != nil {
-				return err
-			}
+		RunE: onDeployment(kube, &timeout, func(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error {
 			if obj.Spec.Suspend {
-				return fmt.Errorf("OsmDeployment %s is suspended: resume it first (osmops resume %s)", key, key.Name)
+				return fmt.Errorf("OsmDeployment %s/%s is suspended: resume it first (osmops resume %s)", obj.Namespace, obj.Name, obj.Name)
 			}
-			out := cmd.OutOrStdout()
 			if withSource {
 				if err := reconcileSource(ctx, c, obj, out); err != nil {
 					return err
 				}
 			}
 			return requestAndWait(ctx, c, obj, out, nil)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&withSource, "with-source", false, "reconcile the source first and wait for its artifact")
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultTimeout, "how long to wait for each step")
@@ -303,29 +322,24 @@ func reportOutcome(out io.Writer, obj *gitopsv1alpha1.OsmDeployment, verdict out
 }
 
 func newSuspendCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	return &cobra.Command{
+	var timeout time.Duration
+	cmd := &cobra.Command{
 		Use:   "suspend NAME",
 		Short: "Suspend an OsmDeployment: nothing is applied or pruned until it is resumed",
 		Long:  `Set spec.suspend of the OsmDeployment NAME: the operator applies, prunes and checks nothing for it until "osmops resume".`,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, namespace, err := kubeClient(kube)
-			if err != nil {
-				return err
-			}
-			obj := &gitopsv1alpha1.OsmDeployment{}
-			if err := c.Get(cmd.Context(), types.NamespacedName{Namespace: namespace, Name: args[0]}, obj); err != nil {
-				return err
-			}
+		RunE: onDeployment(kube, &timeout, func(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error {
 			patch := client.MergeFrom(obj.DeepCopy())
 			obj.Spec.Suspend = true
-			if err := c.Patch(cmd.Context(), obj, patch); err != nil {
+			if err := c.Patch(ctx, obj, patch); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "✔ OsmDeployment %s/%s suspended\n", namespace, args[0])
+			fmt.Fprintf(out, "✔ OsmDeployment %s/%s suspended\n", obj.Namespace, obj.Name)
 			return nil
-		},
+		}),
 	}
+	cmd.Flags().DurationVar(&timeout, "timeout", defaultTimeout, "bound on the command")
+	return cmd
 }
 
 func newResumeCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -336,21 +350,11 @@ func newResumeCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 		Long: `Unset spec.suspend of the OsmDeployment NAME and request a reconcile, then wait for its outcome
 as reconcile does.
 
-Exit status: 0 Ready, 1 failed or stalled, 2 error (a timeout included).`,
+` + waitExitStatus,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, namespace, err := kubeClient(kube)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			obj := &gitopsv1alpha1.OsmDeployment{}
-			if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: args[0]}, obj); err != nil {
-				return err
-			}
-			return requestAndWait(ctx, c, obj, cmd.OutOrStdout(), func(obj *gitopsv1alpha1.OsmDeployment) { obj.Spec.Suspend = false })
-		},
+		RunE: onDeployment(kube, &timeout, func(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error {
+			return requestAndWait(ctx, c, obj, out, func(obj *gitopsv1alpha1.OsmDeployment) { obj.Spec.Suspend = false })
+		}),
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultTimeout, "how long to wait")
 	return cmd
