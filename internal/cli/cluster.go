@@ -208,7 +208,7 @@ func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.O
 		return fmt.Errorf("%s %s: %w", obj.Spec.SourceRef.Kind, key, err)
 	}
 	fmt.Fprintf(out, "► annotating %s %s\n", obj.Spec.SourceRef.Kind, key)
-	token, err := requestReconcile(ctx, c, src)
+	token, err := requestReconcile(ctx, c, src, nil)
 	if err != nil {
 		return err
 	}
@@ -234,10 +234,14 @@ func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.O
 	return nil
 }
 
-// requestReconcile sets the reconcile request annotation to a new token, and returns it.
-func requestReconcile(ctx context.Context, c client.Client, obj client.Object) (string, error) {
+// requestReconcile sets the reconcile request annotation to a new token, in one patch with
+// the changes change (when not nil) makes to obj, and returns the token.
+func requestReconcile[T client.Object](ctx context.Context, c client.Client, obj T, change func(T)) (string, error) {
 	token := time.Now().Format(time.RFC3339Nano)
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	if change != nil {
+		change(obj)
+	}
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -255,11 +259,8 @@ func requestReconcile(ctx context.Context, c client.Client, obj client.Object) (
 // reports it.
 func requestAndWait(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer, change func(*gitopsv1alpha1.OsmDeployment)) error {
 	key := client.ObjectKeyFromObject(obj)
-	if change != nil {
-		change(obj)
-	}
 	fmt.Fprintf(out, "► annotating OsmDeployment %s\n", key)
-	token, err := requestReconcile(ctx, c, obj)
+	token, err := requestReconcile(ctx, c, obj, change)
 	if err != nil {
 		return err
 	}

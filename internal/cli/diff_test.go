@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
@@ -175,6 +177,26 @@ func TestDiffOfADeployment(t *testing.T) {
 			t.Errorf("the output shows the Secret's value %q", secret)
 		}
 	}
+
+	// On the same cluster: resume unsets spec.suspend in the patch that requests the reconcile.
+	t.Run("resume's patch", func(t *testing.T) {
+		suspended := osmtenant.Deployment(namespace, "suspended", "osm-gitops")
+		suspended.Spec.Suspend = true
+		if err := c.Create(ctx, suspended); err != nil {
+			t.Fatal(err)
+		}
+		token, err := requestReconcile(ctx, c, suspended, func(obj *gitopsv1alpha1.OsmDeployment) { obj.Spec.Suspend = false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &gitopsv1alpha1.OsmDeployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(suspended), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.Suspend || got.Annotations[meta.ReconcileRequestAnnotation] != token {
+			t.Errorf("suspend %v, request %q; want false and %q", got.Spec.Suspend, got.Annotations[meta.ReconcileRequestAnnotation], token)
+		}
+	})
 }
 
 // Without a cluster, --osm plans as a new OsmDeployment, which owns nothing: an instance OSM
