@@ -136,7 +136,7 @@ func TestCheckOwnReferences(t *testing.T) {
 		"osm-pkgs/openldap_knf/openldap_vnfd.yaml": vnfd("openldap_knf", "ldap"),
 		"osm-pkgs/openldap_ns/openldap_nsd.yaml":   nsd("openldap_ns", "openldap_knf", "elsewhere_knf"),
 		// The profile is wrong, but OSM may hold the NSD: nothing is known offline.
-		"in-osm.osmops.yaml": strings.ReplaceAll(deployment("in-osm"), "nsdName: openldap_ns\nvnfName: openldap", "nsdName: osm_ns\nvnfName: nowhere"),
+		"in-osm.osmops.yaml":  strings.ReplaceAll(deployment("in-osm"), "nsdName: openldap_ns\nvnfName: openldap", "nsdName: osm_ns\nvnfName: nowhere"),
 		"profile.osmops.yaml": strings.Replace(deployment("profile"), "vnfName: openldap", "vnfName: openldapx", 1),
 		"kdu.osmops.yaml": strings.Replace(strings.Replace(deployment("kdu"), "vnfName: openldap", "vnfName: openldap_knf-profile", 1),
 			"name: ldap", "name: ldapx", 1),
