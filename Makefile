@@ -93,9 +93,11 @@ demo-stop: ## Stop the local demo and every process it started.
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the manager and the NBI simulator binaries.
+build: manifests generate fmt vet ## Build the manager, the NBI simulator and the osmops command line tool (also as bin/kubectl-osmops, for `kubectl osmops`).
 	go build -o $(LOCALBIN)/manager ./cmd
 	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
+	go build -o $(LOCALBIN)/osmops ./cmd/osmops
+	ln -sf osmops $(LOCALBIN)/kubectl-osmops
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.

@@ -35,18 +35,24 @@ import (
 
 // valuesGetter reads the ConfigMaps and Secrets of namespace for gitops.ResolveValues.
 func (r *OsmDeploymentReconciler) valuesGetter(namespace string) gitops.ValuesGetter {
+	return ValuesGetter(r.APIReader, namespace)
+}
+
+// ValuesGetter reads with reader the ConfigMaps and Secrets of namespace, as the reconciler
+// reads them for gitops.ResolveValues (the osmops command line tool reads them alike).
+func ValuesGetter(reader client.Reader, namespace string) gitops.ValuesGetter {
 	return func(ctx context.Context, kind, name string) (gitops.ValuesObject, bool, error) {
 		key := types.NamespacedName{Namespace: namespace, Name: name}
 		switch kind {
 		case gitops.ValuesKindSecret:
 			secret := &corev1.Secret{}
-			if err := r.APIReader.Get(ctx, key, secret); err != nil {
+			if err := reader.Get(ctx, key, secret); err != nil {
 				return gitops.ValuesObject{}, false, client.IgnoreNotFound(err)
 			}
 			return gitops.ValuesObject{Data: secret.Data, Version: objectVersion(secret)}, true, nil
 		case gitops.ValuesKindConfigMap:
 			configMap := &corev1.ConfigMap{}
-			if err := r.APIReader.Get(ctx, key, configMap); err != nil {
+			if err := reader.Get(ctx, key, configMap); err != nil {
 				return gitops.ValuesObject{}, false, client.IgnoreNotFound(err)
 			}
 			data := make(map[string][]byte, len(configMap.Data))

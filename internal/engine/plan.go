@@ -182,8 +182,7 @@ const (
 // revision's references are checked against OSM first: a plan is made of resolved ones only.
 func Compute(in Input) Plan {
 	p := Plan{Owner: in.Owner, Inventory: in.Inventory}
-	nsds, vnfds := in.Observed.Descriptors()
-	for _, problem := range in.Revision.CheckReferences(gitops.NewCatalog(nsds, vnfds, in.Observed.VIMNames(), in.Revision)) {
+	for _, problem := range CheckReferences(in.Revision, in.Observed) {
 		p.Problems = append(p.Problems, Problem{Problem: problem, Kind: Unresolved})
 	}
 	if len(p.Problems) > 0 {
@@ -219,6 +218,13 @@ func Compute(in Input) Plan {
 		p.Inventory = in.Inventory
 	}
 	return p
+}
+
+// CheckReferences checks what the revision names (descriptors, vnf-profiles, KDUs, VIM accounts)
+// against what OSM holds, the revision's own packages laid over it, as Compute does first.
+func CheckReferences(rev *gitops.Revision, o *Observed) []gitops.Problem {
+	nsds, vnfds := o.Descriptors()
+	return rev.CheckReferences(gitops.NewCatalog(nsds, vnfds, o.VIMNames(), rev))
 }
 
 // planPackages plans the uploads that make OSM hold the revision's packages. A package another

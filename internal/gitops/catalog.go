@@ -81,6 +81,31 @@ func (r *Revision) CheckReferences(c Catalog) []Problem {
 	return problems
 }
 
+// CheckOwnReferences checks, without OSM, what the revision's own packages can tell: the
+// vnf-profiles of the NS instances whose NSD the revision holds, and the KDUs of those whose
+// VNFD it holds too. What only OSM can tell (VIM accounts, descriptors OSM holds) is not
+// checked: CheckReferences does.
+func (r *Revision) CheckOwnReferences() []Problem {
+	catalog := NewCatalog(nil, nil, nil, r)
+	var problems []Problem
+	for _, instance := range r.NsInstances {
+		nsd, known := catalog.NSDs[instance.NsdName]
+		if !known {
+			continue
+		}
+		for _, vnf := range instance.Members() {
+			if profile, found := findVnfProfile(nsd, vnf.MemberVnfIndex); found {
+				if _, known := catalog.VNFDs[profile.VnfdID]; !known {
+					continue
+				}
+			}
+			problems = append(problems, instance.checkVNF(catalog, nsd, vnf)...)
+		}
+	}
+	sortProblems(problems)
+	return problems
+}
+
 // checkReferences checks one NS instance; a reference is checked only when
 // the one it depends on resolved.
 func (n NsInstance) checkReferences(c Catalog) []Problem {

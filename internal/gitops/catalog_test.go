@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,5 +128,32 @@ func TestNewCatalogWithoutRevision(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, catalog); diff != "" {
 		t.Errorf("NewCatalog (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckOwnReferences(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"osm-pkgs/openldap_knf/openldap_vnfd.yaml": vnfd("openldap_knf", "ldap"),
+		"osm-pkgs/openldap_ns/openldap_nsd.yaml":   nsd("openldap_ns", "openldap_knf", "elsewhere_knf"),
+		// The profile is wrong, but OSM may hold the NSD: nothing is known offline.
+		"in-osm.osmops.yaml":  strings.ReplaceAll(deployment("in-osm"), "nsdName: openldap_ns\nvnfName: openldap", "nsdName: osm_ns\nvnfName: nowhere"),
+		"profile.osmops.yaml": strings.Replace(deployment("profile"), "vnfName: openldap", "vnfName: openldapx", 1),
+		"kdu.osmops.yaml": strings.Replace(strings.Replace(deployment("kdu"), "vnfName: openldap", "vnfName: openldap_knf-profile", 1),
+			"name: ldap", "name: ldapx", 1),
+		// The VNFD is OSM's: its KDUs are not known offline.
+		"other-vnfd.osmops.yaml": strings.Replace(strings.Replace(deployment("other"), "vnfName: openldap", "vnfName: elsewhere_knf-profile", 1),
+			"name: ldap", "name: whatever", 1),
+		"valid.osmops.yaml": strings.Replace(deployment("valid"), "vnfName: openldap", "vnfName: openldap_knf-profile", 1),
+	})
+	revision, err := Load(root, Options{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []string{
+		`kdu.osmops.yaml:7: kdu.name "ldapx" is not a KDU of VNFD "openldap_knf" (valid: "ldap")`,
+		`profile.osmops.yaml:4: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "elsewhere_knf-profile", "openldap_knf-profile")`,
+	}
+	if diff := cmp.Diff(want, problemStrings(revision.CheckOwnReferences())); diff != "" {
+		t.Errorf("CheckOwnReferences (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,451 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+)
+
+// previewOwner marks the plan of a new OsmDeployment: no NS instance carries it, so none is
+// owned, as none is by an OsmDeployment before its first reconcile.
+var previewOwner = engine.Owner{Manager: "osmops-diff", Namespace: "preview", Name: "new"}
+
+// diffFlags are the diff command's own flags.
+type diffFlags struct {
+	revision      revisionFlags
+	osm           osmFlags
+	deployment    string
+	ownerIdentity string
+	prune         bool
+	adoptExisting bool
+	force         bool
+}
+
+func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
+	var f diffFlags
+	cmd := &cobra.Command{
+		Use:   "diff [DIR] (--osm URL | --deployment NAMESPACE/NAME)",
+		Short: "Show the plan a revision would make in OSM, sending no change",
+		Long: `Plan the checkout DIR (default ".") against OSM with the operator's own engine, and print what
+applying it would send: package uploads, NS instance creates, KDU upgrades with the values that
+change (those from a Secret are never shown), package moves, deletes (prune) and orphans, and the
+problems that would stop it. Only read requests are sent to OSM.
+
+With --osm, the plan is that of a new OsmDeployment, which owns nothing yet; the repository's
+valuesFrom are read from the Kubernetes namespace of -n (or the kubeconfig's). With --deployment,
+everything comes from that OsmDeployment, as its next reconcile would see it: its settings,
+postBuild and valuesFrom, its OsmCluster's OSM and credentials, its inventory and the owner
+marker the operator writes.
+
+Exit status: 0 no change, 1 changes, 2 error (the revision's problems included).`,
+		Example: `  osmops diff --deployment telco/osm-gitops
+  OSM_USERNAME=admin OSM_PASSWORD=... osmops diff ./gitops --osm https://osm.example.com:9999 --prune`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			report, err := f.run(cmd, kube, checkoutDir(args))
+			if err != nil {
+				return err
+			}
+			RenderDiff(cmd.OutOrStdout(), report)
+			return report.exitError()
+		},
+	}
+	f.revision.add(cmd.Flags())
+	f.osm.add(cmd.Flags())
+	cmd.Flags().StringVar(&f.deployment, "deployment", "", "plan as the OsmDeployment NAMESPACE/NAME of the cluster would")
+	cmd.Flags().StringVar(&f.ownerIdentity, "owner-identity", "", "the operator's --owner-identity, with --deployment (default: k8s-<UID of kube-system>, the operator's default)")
+	cmd.Flags().BoolVar(&f.prune, "prune", false, "with --osm: plan as spec.prune")
+	cmd.Flags().BoolVar(&f.adoptExisting, "adopt-existing", false, "with --osm: plan as spec.adoptExisting")
+	cmd.Flags().BoolVar(&f.force, "force", false, "with --osm: plan as spec.force")
+	cmd.MarkFlagsMutuallyExclusive("osm", "deployment")
+	cmd.MarkFlagsOneRequired("osm", "deployment")
+	for _, specFlag := range []string{"path", "file-extensions", "packages-path", "substitute", "substitute-from", "substitute-strict", "prune", "adopt-existing", "force"} {
+		cmd.MarkFlagsMutuallyExclusive("deployment", specFlag)
+	}
+	return cmd
+}
+
+// run plans, as a new OsmDeployment against --osm or as the one of --deployment.
+func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, dir string) (DiffReport, error) {
+	ctx := cmd.Context()
+	report := DiffReport{Dir: dir}
+	if f.deployment != "" {
+		return f.planDeployment(ctx, kube, report)
+	}
+	report.OSM = f.osm.url
+	opts, err := f.revision.options()
+	if err != nil {
+		return report, err
+	}
+	nbi, err := f.osm.client()
+	if err != nil {
+		return report, err
+	}
+	rev, err := gitops.Load(dir, opts)
+	if report, done, err := withProblems(report, rev, err); done {
+		return report, err
+	}
+	var get gitops.ValuesGetter
+	if readsValues(rev) {
+		c, namespace, err := kubeClient(kube)
+		if err != nil {
+			return report, fmt.Errorf("the repository's valuesFrom are read from the cluster: %w", err)
+		}
+		get = controller.ValuesGetter(c, namespace)
+		rev, err = gitops.ResolveValues(ctx, rev, get)
+		if report, done, err := withProblems(report, rev, err); done {
+			return report, err
+		}
+	}
+	observed, err := engine.Observe(ctx, nbi, engine.ScopeOf(rev, gitopsv1alpha1.Inventory{}, previewOwner))
+	if err != nil {
+		return report, fmt.Errorf("observing OSM: %w", err)
+	}
+	// Without a cluster, no owner can be looked up: each counts as existing, as an owner of
+	// another installation does for the operator.
+	live := map[string]bool{}
+	for _, owner := range observed.ForeignOwners(previewOwner) {
+		live[owner.Marker()] = true
+	}
+	plan := engine.Compute(engine.Input{Revision: rev, Observed: observed, Owner: previewOwner, LiveOwners: live,
+		Prune: f.prune, AdoptExisting: f.adoptExisting, Force: f.force})
+	return report.withPlan(ctx, rev, observed, plan, get)
+}
+
+// planDeployment plans as the OsmDeployment of --deployment (controller.PreviewPlan).
+func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.ConfigFlags, report DiffReport) (DiffReport, error) {
+	namespace, name, found := strings.Cut(f.deployment, "/")
+	if !found || namespace == "" || name == "" {
+		return report, fmt.Errorf("--deployment %q: want NAMESPACE/NAME", f.deployment)
+	}
+	c, _, err := kubeClient(kube)
+	if err != nil {
+		return report, err
+	}
+	obj := &gitopsv1alpha1.OsmDeployment{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj); err != nil {
+		return report, fmt.Errorf("OsmDeployment %s: %w", f.deployment, err)
+	}
+	identity, err := controller.ResolveOwnerIdentity(ctx, c, f.ownerIdentity)
+	if err != nil {
+		return report, err
+	}
+	report.Deployment = f.deployment
+	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity)
+	if preview != nil && preview.Cluster != nil {
+		report.OSM = preview.Cluster.Spec.URL
+	}
+	var rev *gitops.Revision
+	if preview != nil {
+		rev = preview.Revision
+	}
+	if report, done, err := withProblems(report, rev, err); done {
+		return report, err
+	}
+	return report.withPlan(ctx, preview.Revision, preview.Observed, preview.Plan, controller.ValuesGetter(c, obj.Namespace))
+}
+
+// withProblems puts the problems of a revision that does not load or resolve into the report;
+// done says that there is no plan to make, err that there is no report to print either.
+func withProblems(report DiffReport, rev *gitops.Revision, err error) (DiffReport, bool, error) {
+	var invalid *gitops.ValidationError
+	var unresolved *gitops.ValuesProblems
+	switch {
+	case errors.As(err, &invalid):
+		report.Problems = invalid.Problems
+	case errors.As(err, &unresolved):
+		report.Problems = unresolved.Problems
+	case err != nil:
+		return report, true, err
+	default:
+		return report, false, nil
+	}
+	if rev != nil {
+		report.Warnings = rev.Warnings
+	}
+	return report, true, nil
+}
+
+// readsValues tells whether a KDU of the revision has valuesFrom.
+func readsValues(rev *gitops.Revision) bool {
+	for _, ns := range rev.NsInstances {
+		for _, vnf := range ns.Members() {
+			for _, kdu := range vnf.KDUs {
+				if len(kdu.ValuesFrom) > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// DiffReport is a plan as the diff command shows it.
+type DiffReport struct {
+	Dir string
+	// OSM is the NBI planned against.
+	OSM string
+	// Deployment is the OsmDeployment planned as ("namespace/name"); "" for a new one.
+	Deployment string
+	Packages   []PackageChange
+	Creates    []InstanceChange
+	Upgrades   []InstanceChange
+	Moves      []InstanceChange
+	Deletes    []InstanceChange
+	// Orphans are owned NS instances Git no longer declares, left running (prune is off).
+	Orphans []string
+	// Warnings are the revision's (repository settings) and the plan's (what OSM may refuse).
+	Warnings []string
+	// Problems stop the revision: nothing would be applied.
+	Problems []gitops.Problem
+}
+
+// PackageChange is one package upload: Verb is create, update or mark.
+type PackageChange struct {
+	Verb, Kind, ID, Source, Reason string
+}
+
+// InstanceChange is one change of an NS instance.
+type InstanceChange struct {
+	Name   string
+	Reason string
+	// Target, for a create, says what the instance is made of.
+	Target string
+	// KDUs are the KDUs whose values or chart differ (creates: every KDU with values).
+	KDUs []KDUChange
+}
+
+// KDUChange is what differs of one KDU.
+type KDUChange struct {
+	Member, Name string
+	// OldChart and NewChart are set when the chart changes.
+	OldChart, NewChart string
+	Values             []ValueChange
+}
+
+// changes counts what the plan sends to OSM.
+func (r DiffReport) changes() int {
+	return len(r.Packages) + len(r.Creates) + len(r.Upgrades) + len(r.Moves) + len(r.Deletes)
+}
+
+// exitError is the diff's exit status: ExitError with problems, ExitFindings with changes.
+func (r DiffReport) exitError() error {
+	switch {
+	case len(r.Problems) > 0:
+		return &exitError{code: ExitError}
+	case r.changes() > 0:
+		return findings
+	}
+	return nil
+}
+
+// withPlan fills the report with the plan, showing each KDU's values as they would change,
+// with what comes from a Secret (read with get) masked.
+func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engine.Observed, plan engine.Plan, get gitops.ValuesGetter) (DiffReport, error) {
+	r.Warnings = rev.Warnings
+	for _, warning := range plan.Warnings {
+		r.Warnings = append(r.Warnings, warning.String())
+	}
+	if err, _ := plan.Invalid(); err != nil {
+		r.Problems = err.Problems
+		return r, nil
+	}
+	for _, action := range plan.Packages {
+		verb := "create"
+		switch {
+		case action.MarkOnly:
+			verb = "mark"
+		case action.ID != "":
+			verb = "update"
+		}
+		r.Packages = append(r.Packages, PackageChange{Verb: verb, Kind: string(action.Package.Descriptor.Kind),
+			ID: action.Package.Descriptor.ID, Source: action.Package.Source, Reason: action.Reason})
+	}
+	for _, action := range plan.Creates {
+		ns := action.Instance
+		change := InstanceChange{Name: action.Name, Reason: action.Reason,
+			Target: fmt.Sprintf("NSD %s on VIM account %s", ns.NsdName, ns.VimAccountName)}
+		kdus, err := kduChanges(ctx, o, ns, "", get)
+		if err != nil {
+			return r, err
+		}
+		change.KDUs = kdus
+		r.Creates = append(r.Creates, change)
+	}
+	for _, action := range plan.Upgrades {
+		kdus, err := kduChanges(ctx, o, action.Instance, action.ID, get)
+		if err != nil {
+			return r, err
+		}
+		r.Upgrades = append(r.Upgrades, InstanceChange{Name: action.Name, Reason: action.Reason, KDUs: kdus})
+	}
+	for _, action := range plan.PackageMoves {
+		r.Moves = append(r.Moves, InstanceChange{Name: action.Name, Reason: action.Reason})
+	}
+	for _, action := range plan.Deletes {
+		r.Deletes = append(r.Deletes, InstanceChange{Name: action.Name, Reason: action.Reason})
+	}
+	r.Orphans = plan.Orphans
+	return r, nil
+}
+
+// kduChanges lists the KDUs of ns whose values or chart differ from what the instance id runs
+// ("" for one to create: every KDU with values is new). A KDU whose running values were not
+// observed is compared with none.
+func kduChanges(ctx context.Context, o *engine.Observed, ns gitops.NsInstance, id string, get gitops.ValuesGetter) ([]KDUChange, error) {
+	var changes []KDUChange
+	for _, vnf := range ns.Members() {
+		for _, kdu := range vnf.KDUs {
+			var masked [][]string
+			if get != nil {
+				var err error
+				if masked, err = gitops.SecretValuePaths(ctx, kdu, get); err != nil {
+					return nil, err
+				}
+			}
+			running := o.KDUValues[id][vnf.MemberVnfIndex][kdu.Name]
+			change := KDUChange{Member: vnf.MemberVnfIndex, Name: kdu.Name,
+				Values: diffValues(running, ns.ParamsJSON(vnf.MemberVnfIndex, kdu), masked)}
+			if chart := o.KDUModels[id][vnf.MemberVnfIndex][kdu.Name]; id != "" && kdu.Model != "" && chart != kdu.Model {
+				change.OldChart, change.NewChart = chart, kdu.Model
+			}
+			if len(change.Values) > 0 || change.NewChart != "" {
+				changes = append(changes, change)
+			}
+		}
+	}
+	return changes, nil
+}
+
+// RenderDiff prints the plan: what it is made for, then each kind of change, then the
+// warnings and problems, then a summary.
+func RenderDiff(w io.Writer, r DiffReport) {
+	owner := "as a new OsmDeployment, which owns nothing yet (--osm: no owner)"
+	if r.Deployment != "" {
+		owner = "as OsmDeployment " + r.Deployment
+	}
+	fmt.Fprintf(w, "Plan of %s against OSM %s, %s\n", r.Dir, r.OSM, owner)
+	if len(r.Packages) > 0 {
+		fmt.Fprintln(w, "\nPackages:")
+		for _, p := range r.Packages {
+			fmt.Fprintf(w, "  %s %s %s package %s (%s): %s\n", verbSign(p.Verb), p.Verb, p.Kind, p.ID, p.Source, p.Reason)
+		}
+	}
+	sections := []struct {
+		title, sign, verb string
+		changes           []InstanceChange
+	}{
+		{"NS instances to create", "+", "create", r.Creates},
+		{"KDUs to upgrade", "~", "upgrade", r.Upgrades},
+		{"VNFs to move to their package's new revision", "~", "move", r.Moves},
+		{"NS instances to delete (prune)", "-", "delete", r.Deletes},
+	}
+	for _, section := range sections {
+		if len(section.changes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", section.title)
+		for _, change := range section.changes {
+			renderInstanceChange(w, section.sign, section.verb, change)
+		}
+	}
+	if len(r.Orphans) > 0 {
+		fmt.Fprintln(w, "\nOrphans (no longer declared, left running as prune is off):")
+		for _, name := range r.Orphans {
+			fmt.Fprintf(w, "  ! %s\n", name)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "\nWarnings:")
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(w, "  ! %s\n", warning)
+		}
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(w, "\nProblems (nothing would be applied):")
+		for _, problem := range r.Problems {
+			fmt.Fprintf(w, "  ✗ %s\n", problem)
+		}
+		fmt.Fprintf(w, "\n✗ %s: the revision would be rejected\n", plural(len(r.Problems), "problem", "problems"))
+		return
+	}
+	if r.changes() == 0 {
+		fmt.Fprintln(w, "\n✔ no change: OSM matches the revision")
+		return
+	}
+	fmt.Fprintf(w, "\n%s, %s, %s, %s, %s, %s\n",
+		plural(len(r.Packages), "package upload", "package uploads"), plural(len(r.Creates), "create", "creates"),
+		plural(len(r.Upgrades), "upgrade", "upgrades"), plural(len(r.Moves), "package move", "package moves"),
+		plural(len(r.Deletes), "delete", "deletes"), plural(len(r.Orphans), "orphan", "orphans"))
+}
+
+// verbSign marks a package action: + new, ~ changed, * marked.
+func verbSign(verb string) string {
+	switch verb {
+	case "create":
+		return "+"
+	case "update":
+		return "~"
+	}
+	return "*"
+}
+
+// renderInstanceChange prints one NS instance change and its KDUs' changes.
+func renderInstanceChange(w io.Writer, sign, verb string, c InstanceChange) {
+	target := ""
+	if c.Target != "" {
+		target = " (" + c.Target + ")"
+	}
+	fmt.Fprintf(w, "  %s %s %s%s: %s\n", sign, verb, c.Name, target, c.Reason)
+	for _, kdu := range c.KDUs {
+		fmt.Fprintf(w, "      KDU %s of VNF %s:\n", kdu.Name, kdu.Member)
+		if kdu.NewChart != "" {
+			fmt.Fprintf(w, "        ~ chart: %s → %s\n", orNone(kdu.OldChart), kdu.NewChart)
+		}
+		for _, v := range kdu.Values {
+			fmt.Fprintf(w, "        %s\n", renderValueChange(v))
+		}
+	}
+}
+
+// renderValueChange is one line of a values diff: "+ path: new", "- path: old", "~ path: old
+// → new"; a masked value shows as "(from a Secret: not shown)".
+func renderValueChange(v ValueChange) string {
+	old, next := v.Old, v.New
+	if v.Masked {
+		const hidden = "(from a Secret: not shown)"
+		switch {
+		case old == "":
+			return fmt.Sprintf("+ %s: %s", v.Path, hidden)
+		case next == "":
+			return fmt.Sprintf("- %s: %s", v.Path, hidden)
+		}
+		return fmt.Sprintf("~ %s: %s", v.Path, hidden)
+	}
+	switch {
+	case old == "":
+		return fmt.Sprintf("+ %s: %s", v.Path, next)
+	case next == "":
+		return fmt.Sprintf("- %s: %s", v.Path, old)
+	}
+	return fmt.Sprintf("~ %s: %s → %s", v.Path, old, next)
+}
+
+// orNone is s, or "(none)" when empty.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/openldap"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
+	"github.com/osmops/osmops/internal/testing/testenv"
+)
+
+// startCluster starts an API server with osmops' CRDs and returns a client of it and the
+// path of a kubeconfig of it.
+func startCluster(t *testing.T) (client.Client, string) {
+	t.Helper()
+	env, err := testenv.NewEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "tester", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, path
+}
+
+// demoRepo is a copy of the demo repository, with files (slash path to content, "" to
+// remove) changed.
+func demoRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "hack", "demo-repo"))); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if content == "" {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// The diff plans as the operator would, from the cluster's OsmDeployment, and sends OSM no
+// change: a create, a KDU upgrade whose value from a Secret is masked, a prune.
+func TestDiffOfADeployment(t *testing.T) {
+	ctx := context.Background()
+	c, kubeconfig := startCluster(t)
+	sim, url := startSimulator(t)
+	sim.SetOperationDelay(0)
+	const namespace, name, firstSecret, secondSecret = "telco", "gitops", "first-secret-value", "second-secret-value"
+	deployment := osmtenant.Deployment(namespace, name, "osm-gitops")
+	deployment.Spec.Prune = true
+	valuesSecret := osmtenant.ValuesSecret(namespace, "ldap-admin", map[string]string{"password": firstSecret})
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		osmtenant.CredentialsSecret(namespace, nbisim.DefaultUsername, nbisim.DefaultPassword),
+		osmtenant.Cluster(namespace, url), valuesSecret, deployment,
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// OSM runs the demo repository as the operator applied it, and the status says so.
+	applied := demoRepo(t, nil)
+	identity, err := controller.ResolveOwnerIdentity(ctx, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview, err := controller.PreviewPlan(ctx, c, deployment, applied, identity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbi, err := osm.NewClient(url, osm.Credentials{Username: nbisim.DefaultUsername, Password: nbisim.DefaultPassword, Project: nbisim.DefaultProject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result := engine.Apply(ctx, nbi, &preview.Plan, preview.Observed, 1); len(result.Errors) > 0 {
+		t.Fatalf("applying the demo repository: %v", result.Errors)
+	}
+	if preview, err = controller.PreviewPlan(ctx, c, deployment, applied, identity); err != nil {
+		t.Fatal(err)
+	}
+	deployment.Status.Inventory = &preview.Plan.Inventory
+	if err := c.Status().Update(ctx, deployment); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "diff", applied, "--deployment", namespace+"/"+name, "--kubeconfig", kubeconfig)
+	if code != ExitOK || !strings.Contains(stdout, "✔ no change") {
+		t.Fatalf("diff of what runs: exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitOK, stdout, stderr)
+	}
+
+	// A new password, one value changed, one instance added, one removed.
+	valuesSecret.StringData = map[string]string{"password": secondSecret}
+	if err := c.Update(ctx, valuesSecret); err != nil {
+		t.Fatal(err)
+	}
+	demoLDAP, err := os.ReadFile(filepath.Join(applied, "deploy", "ldap.osmops.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := demoRepo(t, map[string]string{
+		"deploy/ldap.osmops.yaml":       strings.Replace(string(demoLDAP), `replicaCount: "1"`, `replicaCount: "2"`, 1),
+		"deploy/ldap-stack.osmops.yaml": "",
+		"deploy/ldap2.osmops.yaml":      openldap.NsInstanceFile("ldap2", simVIM, "3"),
+	})
+	before := sim.Stats()
+	code, stdout, stderr = run(t, "diff", changed, "--deployment", namespace+"/"+name, "--kubeconfig", kubeconfig)
+	if code != ExitFindings {
+		t.Fatalf("exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
+	}
+	if after := sim.Stats(); after.MutatingRequests != before.MutatingRequests {
+		t.Errorf("the diff sent %d mutating requests", after.MutatingRequests-before.MutatingRequests)
+	}
+	want := lines(
+		"Plan of "+changed+" against OSM "+url+", as OsmDeployment "+namespace+"/"+name,
+		"",
+		"NS instances to create:",
+		"  + create ldap2 (NSD openldap_ns on VIM account "+simVIM+"): declared in Git",
+		"      KDU ldap of VNF openldap:",
+		`        + replicaCount: "3"`,
+		"",
+		"KDUs to upgrade:",
+		"  ~ upgrade ldap: KDU ldap of VNF openldap: values changed in Git",
+		"      KDU ldap of VNF openldap:",
+		"        ~ adminPassword: (from a Secret: not shown)",
+		`        ~ replicaCount: "1" → "2"`,
+		"",
+		"NS instances to delete (prune):",
+		"  - delete ldap-stack: no longer declared in Git",
+		"",
+		"0 package uploads, 1 create, 1 upgrade, 0 package moves, 1 delete, 0 orphans",
+	)
+	if stdout != want {
+		t.Errorf("output:\n%s\nwant:\n%s", stdout, want)
+	}
+	for _, secret := range []string{firstSecret, secondSecret} {
+		if strings.Contains(stdout+stderr, secret) {
+			t.Errorf("the output shows the Secret's value %q", secret)
+		}
+	}
+
+	// On the same cluster: resume unsets spec.suspend in the patch that requests the reconcile.
+	t.Run("resume's patch", func(t *testing.T) {
+		suspended := osmtenant.Deployment(namespace, "suspended", "osm-gitops")
+		suspended.Spec.Suspend = true
+		if err := c.Create(ctx, suspended); err != nil {
+			t.Fatal(err)
+		}
+		token, err := requestReconcile(ctx, c, suspended, func(obj *gitopsv1alpha1.OsmDeployment) { obj.Spec.Suspend = false })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &gitopsv1alpha1.OsmDeployment{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(suspended), got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.Suspend || got.Annotations[meta.ReconcileRequestAnnotation] != token {
+			t.Errorf("suspend %v, request %q; want false and %q", got.Spec.Suspend, got.Annotations[meta.ReconcileRequestAnnotation], token)
+		}
+	})
+}
+
+// Without a cluster, --osm plans as a new OsmDeployment, which owns nothing: an instance OSM
+// runs under the name is not taken without --adopt-existing.
+func TestDiffAgainstOSM(t *testing.T) {
+	t.Setenv(envUsername, nbisim.DefaultUsername)
+	t.Setenv(envPassword, nbisim.DefaultPassword)
+	sim, url := startSimulator(t)
+	repo := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
+	code, stdout, stderr := run(t, "diff", repo, "--osm", url)
+	if code != ExitFindings {
+		t.Fatalf("exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
+	}
+	for _, line := range []string{
+		"as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
+		"  + create vnf package openldap_knf (osm-pkgs/openldap_knf): new in Git",
+		"  + create ldap (NSD openldap_ns on VIM account " + simVIM + "): declared in Git",
+		"4 package uploads, 1 create, 0 upgrades",
+	} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("output lacks %q:\n%s", line, stdout)
+		}
+	}
+	if stats := sim.Stats(); stats.MutatingRequests != 0 {
+		t.Errorf("the diff sent %d mutating requests", stats.MutatingRequests)
+	}
+	for _, test := range []struct {
+		name     string
+		args     []string
+		wantExit int
+	}{
+		{"neither --osm nor --deployment", []string{"diff", repo}, ExitError},
+		{"both", []string{"diff", repo, "--osm", url, "--deployment", "a/b"}, ExitError},
+		{"a spec flag with --deployment", []string{"diff", repo, "--deployment", "a/b", "--prune"}, ExitError},
+		{"an invalid revision", []string{"diff", repo, "--osm", url, "--path", "missing"}, ExitError},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			if code, stdout, _ := run(t, test.args...); code != test.wantExit {
+				t.Errorf("exit status %d, want %d; stdout:\n%s", code, test.wantExit, stdout)
+			}
+		})
+	}
+}

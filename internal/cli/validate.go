@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+)
+
+func newValidateCommand() *cobra.Command {
+	var revision revisionFlags
+	var osmConn osmFlags
+	cmd := &cobra.Command{
+		Use:   "validate [DIR]",
+		Short: "Report every problem of a GitOps repository, as the operator would",
+		Long: `Read the checkout DIR (default ".") as the operator reads a revision, and print every problem
+at once with its file and line, in the operator's own words. Offline by default, where the
+vnf-profiles and KDUs the NS instances name are checked against the repository's own packages;
+with --osm it checks every reference (NSDs, vnf-profiles, VNFDs, KDUs, VIM accounts) against that
+OSM with the repository's packages laid over it, as the operator does before it plans.
+
+Exit status: 0 valid, 1 problems, 2 usage or I/O error.`,
+		Example: `  osmops validate
+  osmops validate ./gitops --path deploy --substitute CLUSTER=eu1
+  OSM_USERNAME=admin OSM_PASSWORD=... osmops validate --osm https://osm.example.com:9999`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := checkoutDir(args)
+			opts, err := revision.options()
+			if err != nil {
+				return err
+			}
+			nbi, err := osmConn.client()
+			if err != nil {
+				return err
+			}
+			var against engine.OSM
+			if nbi != nil {
+				against = nbi
+			}
+			result, err := validate(cmd.Context(), dir, opts, against)
+			if err != nil {
+				return err
+			}
+			result.OSM = osmConn.url
+			RenderValidation(cmd.OutOrStdout(), result)
+			if len(result.Problems) > 0 {
+				return findings
+			}
+			return nil
+		},
+	}
+	revision.add(cmd.Flags())
+	osmConn.add(cmd.Flags())
+	return cmd
+}
+
+// checkoutDir is the DIR argument, "." when not given.
+func checkoutDir(args []string) string {
+	if len(args) == 0 {
+		return "."
+	}
+	return args[0]
+}
+
+// Validation is what validate found in a checkout.
+type Validation struct {
+	Dir string
+	// OSM is the NBI the references were checked against; "" offline.
+	OSM string
+	// Revision is the valid revision; nil with problems.
+	Revision *gitops.Revision
+	Problems []gitops.Problem
+	Warnings []string
+}
+
+// validate reads the checkout at dir with opts, as the reconciler does (gitops.Load), then,
+// when nbi is not nil and the files are valid, checks the references against what it holds,
+// as engine.Compute does first. An error is an I/O or OSM failure, not a problem of the
+// repository.
+func validate(ctx context.Context, dir string, opts gitops.Options, nbi engine.OSM) (Validation, error) {
+	result := Validation{Dir: dir}
+	rev, err := gitops.Load(dir, opts)
+	var invalid *gitops.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		result.Problems, result.Warnings = invalid.Problems, rev.Warnings
+		return result, nil
+	case err != nil:
+		return result, err
+	}
+	result.Revision, result.Warnings = rev, rev.Warnings
+	if nbi == nil {
+		if result.Problems = rev.CheckOwnReferences(); len(result.Problems) > 0 {
+			result.Revision = nil
+		}
+		return result, nil
+	}
+	// The empty scope reads the descriptors and VIM accounts only: no NS instance is needed.
+	observed, err := engine.Observe(ctx, nbi, engine.Scope{})
+	if err != nil {
+		return result, fmt.Errorf("reading OSM: %w", err)
+	}
+	if result.Problems = engine.CheckReferences(rev, observed); len(result.Problems) > 0 {
+		result.Revision = nil
+	}
+	return result, nil
+}
+
+// RenderValidation prints the problems and warnings, one a line, then a verdict.
+func RenderValidation(w io.Writer, v Validation) {
+	for _, problem := range v.Problems {
+		fmt.Fprintf(w, "✗ %s\n", problem)
+	}
+	for _, warning := range v.Warnings {
+		fmt.Fprintf(w, "! %s\n", warning)
+	}
+	checked := "offline: references checked against the repository's packages only"
+	if v.OSM != "" {
+		checked = "references checked against OSM " + v.OSM
+	}
+	if len(v.Problems) > 0 {
+		fmt.Fprintf(w, "%s: %s (%s)\n", v.Dir, plural(len(v.Problems), "problem", "problems"), checked)
+		return
+	}
+	fmt.Fprintf(w, "✔ %s is valid: %s, %s (%s)\n", v.Dir, plural(len(v.Revision.NsInstances), "NS instance", "NS instances"),
+		plural(len(v.Revision.Packages), "package", "packages"), checked)
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/openldap"
+)
+
+// simVIM is the VIM account of the simulators the tests start.
+const simVIM = "openstack-site1"
+
+// writeRepo writes files (slash path to content) into a new folder and returns it.
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// ldapRepo is a repository of the OpenLDAP example's packages and the deployment files.
+func ldapRepo(t *testing.T, deployments map[string]string) string {
+	t.Helper()
+	files, err := openldap.PackageFiles(openldap.StackPackageNames...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := openldap.PackageFiles("openldap_ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(files, more)
+	maps.Copy(files, deployments)
+	return writeRepo(t, files)
+}
+
+// run runs the command line and returns its exit status, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	code := Execute(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// startSimulator starts an NBI simulator with the VIM account simVIM.
+func startSimulator(t *testing.T) (*nbisim.Server, string) {
+	t.Helper()
+	sim := nbisim.New(nbisim.Config{VIMAccounts: []nbisim.VIMAccount{{Name: simVIM}}})
+	server := httptest.NewServer(sim)
+	t.Cleanup(server.Close)
+	return sim, server.URL
+}
+
+func TestValidate(t *testing.T) {
+	// Not parallel: the cases clear the credentials' environment variables.
+	// The three typos of issue 15, in two files: a field name, a vnf-profile and a KDU name.
+	typos := ldapRepo(t, map[string]string{
+		"deploy/ldap.osmops.yaml": strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "vnfName: openldap", "vnfName: openldapx", 1),
+		"deploy/stack.osmops.yaml": strings.Replace(openldap.StackInstanceFile("stack", simVIM,
+			openldap.Stack{LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"}), "- name: admin", "- name: admni", 1),
+	})
+	badField := ldapRepo(t, map[string]string{
+		"deploy/ldap.osmops.yaml": strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "  params:", "  parms:", 1),
+	})
+	valid := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
+	variables := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "${VIM}", "${REPLICAS:=1}")})
+	varsFile := filepath.Join(t.TempDir(), "vars.env")
+	if err := os.WriteFile(varsFile, []byte("# the site\nVIM=nowhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	otherVIM := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "nowhere", "1")})
+	sim, url := startSimulator(t)
+	osmArgs := []string{"--osm", url, "--username", nbisim.DefaultUsername, "--password", nbisim.DefaultPassword}
+
+	for _, test := range []struct {
+		name     string
+		args     []string
+		wantExit int
+		// want are lines the output must hold, in order.
+		want []string
+	}{
+		{"a valid repository", []string{"validate", valid}, ExitOK,
+			[]string{"✔ " + valid + " is valid: 1 NS instance, 4 packages (offline: references checked against the repository's packages only)"}},
+		{"a wrong vnf-profile and KDU name found offline from the repository's own packages, at once", []string{"validate", typos}, ExitFindings, []string{
+			`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
+			`✗ deploy/stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
+			"2 problems"}},
+		{"a file problem, in the operator's words", []string{"validate", badField}, ExitFindings,
+			[]string{`✗ deploy/ldap.osmops.yaml:9: unknown field "kdu.parms"`, "1 problem"}},
+		{"variables substituted from flags and a file, a flag winning", []string{"validate", variables, "--substitute-from", varsFile, "--substitute", "VIM=" + simVIM, "--substitute-strict"}, ExitOK,
+			[]string{"is valid: 1 NS instance"}},
+		{"a strict substitution without value", []string{"validate", variables, "--substitute", "OTHER=x", "--substitute-strict"}, ExitFindings,
+			[]string{`✗ deploy/ldap.osmops.yaml:6: variable substitution (spec.postBuild) failed`}},
+		{"the spec's settings as flags", []string{"validate", valid, "--path", "missing"}, ExitFindings,
+			[]string{`✗ spec.path: the folder "missing" does not exist in the revision`}},
+		{"valid against OSM", append([]string{"validate", valid}, osmArgs...), ExitOK,
+			[]string{"is valid: 1 NS instance, 4 packages (references checked against OSM " + url + ")"}},
+		{"a VIM account OSM lacks", append([]string{"validate", otherVIM}, osmArgs...), ExitFindings,
+			[]string{`✗ deploy/ldap.osmops.yaml:6: vimAccountName "nowhere" is not a VIM account of OSM (known: "` + simVIM + `")`}},
+		{"a folder that does not exist", []string{"validate", filepath.Join(valid, "nothing")}, ExitError, nil},
+		{"an unknown flag", []string{"validate", "--parms"}, ExitError, nil},
+		{"two folders", []string{"validate", valid, valid}, ExitError, nil},
+		{"--osm without credentials", []string{"validate", valid, "--osm", url, "--username", ""}, ExitError, nil},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			t.Setenv(envUsername, "")
+			t.Setenv(envPassword, "")
+			code, stdout, stderr := run(t, test.args...)
+			if code != test.wantExit {
+				t.Fatalf("exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, test.wantExit, stdout, stderr)
+			}
+			rest := stdout
+			for _, line := range test.want {
+				at := strings.Index(rest, line)
+				if at < 0 {
+					t.Fatalf("output lacks %q (in order); stdout:\n%s", line, stdout)
+				}
+				rest = rest[at+len(line):]
+			}
+			if code == ExitError && stderr == "" {
+				t.Error("an error without a word on stderr")
+			}
+		})
+	}
+	if stats := sim.Stats(); stats.MutatingRequests != 0 {
+		t.Errorf("validate sent %d mutating requests", stats.MutatingRequests)
+	}
+}

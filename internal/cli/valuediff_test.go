@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDiffValues(t *testing.T) {
+	for _, test := range []struct {
+		name              string
+		running, declared string
+		masked            [][]string
+		want              []ValueChange
+	}{
+		{"equal values, in another key order and number form, differ in nothing",
+			`{"a":1,"b":{"c":"x"}}`, `{"b":{"c":"x"},"a":1}`, nil, nil},
+		{"a changed, an added and a removed leaf, in path order",
+			`{"replicaCount":"1","old":true}`, `{"replicaCount":"2","service":{"type":"ClusterIP"}}`, nil,
+			[]ValueChange{
+				{Path: "old", Old: "true"},
+				{Path: "replicaCount", Old: `"1"`, New: `"2"`},
+				{Path: "service.type", New: `"ClusterIP"`},
+			}},
+		{"list items and empty maps are leaves; odd keys are quoted",
+			`{"hosts":["a","b"],"extra":{}}`, `{"hosts":["a"],"extra":{},"x.y":null}`, nil,
+			[]ValueChange{
+				{Path: `["x.y"]`, New: "null"},
+				{Path: "hosts[1]", Old: `"b"`},
+			}},
+		{"a value from a Secret is masked on both sides, below its path too",
+			`{"adminPassword":"old-secret","db":{"password":"p1","user":"u"}}`,
+			`{"adminPassword":"new-secret","db":{"password":"p2","user":"v"}}`,
+			[][]string{{"adminPassword"}, {"db", "password"}},
+			[]ValueChange{
+				{Path: "adminPassword", Old: "-", New: "-", Masked: true},
+				{Path: "db.password", Old: "-", New: "-", Masked: true},
+				{Path: "db.user", Old: `"u"`, New: `"v"`},
+			}},
+		{"a masked map hides every leaf below it",
+			`{}`, `{"tls":{"key":"k","cert":"c"}}`, [][]string{{"tls"}},
+			[]ValueChange{
+				{Path: "tls.cert", New: "-", Masked: true},
+				{Path: "tls.key", New: "-", Masked: true},
+			}},
+		{"a create compares with nothing", ``, `{"replicaCount":"1"}`, nil,
+			[]ValueChange{{Path: "replicaCount", New: `"1"`}}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			if diff := cmp.Diff(test.want, diffValues(test.running, test.declared, test.masked)); diff != "" {
+				t.Errorf("diffValues (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRenderValueChange(t *testing.T) {
+	for _, test := range []struct {
+		change ValueChange
+		want   string
+	}{
+		{ValueChange{Path: "a", New: `"1"`}, `+ a: "1"`},
+		{ValueChange{Path: "a", Old: `"1"`}, `- a: "1"`},
+		{ValueChange{Path: "a", Old: `"1"`, New: "2"}, `~ a: "1" → 2`},
+		{ValueChange{Path: "p", New: "-", Masked: true}, `+ p: (from a Secret: not shown)`},
+		{ValueChange{Path: "p", Old: "-", Masked: true}, `- p: (from a Secret: not shown)`},
+		{ValueChange{Path: "p", Old: "-", New: "-", Masked: true}, `~ p: (from a Secret: not shown)`},
+	} {
+		if got := renderValueChange(test.change); got != test.want {
+			t.Errorf("renderValueChange(%+v) = %q, want %q", test.change, got, test.want)
+		}
+	}
+}

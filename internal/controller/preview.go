@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
+)
+
+// Preview is the plan a reconcile of an OsmDeployment would make of a revision, with what it
+// was made from.
+type Preview struct {
+	// Revision is the revision as the OsmDeployment's settings read it, its valuesFrom merged.
+	Revision *gitops.Revision
+	Observed *engine.Observed
+	Plan     engine.Plan
+	// Cluster is the OsmDeployment's OsmCluster.
+	Cluster *gitopsv1alpha1.OsmCluster
+}
+
+// PreviewPlan makes the plan a reconcile of obj would make of the revision unpacked at dir (a
+// checkout of its source), by the reconciler's own steps: spec.postBuild's variables, the
+// spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets, OSM reached
+// through the OsmCluster and its Secrets, the inventory of status, the owners that still live,
+// the names other OsmDeployments' inventories hold, and ownerIdentity in the markers. It changes
+// nothing, in OSM or in Kubernetes, and reads c past any cache. Names a manager claimed in its
+// memory only are not seen. The revision's problems come as a *gitops.ValidationError (with the
+// Preview's Revision holding its warnings), its unresolved values as a *gitops.ValuesProblems.
+func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity string,
+	clientOptions ...osm.Option) (*Preview, error) {
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity}
+	subst, unresolved, err := r.substitution(ctx, obj)
+	switch {
+	case err != nil:
+		return nil, err
+	case unresolved != "":
+		return nil, &gitops.ValuesProblems{Problems: []gitops.Problem{{Message: unresolved}}}
+	}
+	rev, err := gitops.Load(dir, gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions,
+		PackagesPath: obj.Spec.PackagesPath, Substitution: subst})
+	if err != nil {
+		return &Preview{Revision: rev}, err
+	}
+	if rev, err = gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace)); err != nil {
+		return nil, err
+	}
+	clusterKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := c.Get(ctx, clusterKey, cluster); err != nil {
+		return nil, fmt.Errorf("OsmCluster %s: %w", clusterKey, err)
+	}
+	conn, err := (&ConnectionPool{Reader: c, ClientOptions: clientOptions}).Get(ctx, cluster)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
+	}
+	var previous gitopsv1alpha1.Inventory
+	if obj.Status.Inventory != nil {
+		previous = *obj.Status.Inventory
+	}
+	owner := r.owner(obj)
+	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, previous, owner))
+	if err != nil {
+		return nil, fmt.Errorf("observing OSM: %w", err)
+	}
+	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return nil, err
+	}
+	identity, err := r.osmIdentity(ctx, c, clusterKey)
+	if err != nil {
+		return nil, fmt.Errorf("OsmCluster %s: %w", clusterKey, err)
+	}
+	declared := make(map[string]bool, len(rev.NsInstances))
+	for _, ns := range rev.NsInstances {
+		declared[ns.Name] = true
+	}
+	claims, err := r.heldElsewhere(ctx, true, obj, identity, declared)
+	if err != nil {
+		return nil, err
+	}
+	plan := engine.Compute(engine.Input{
+		Revision: rev, Observed: observed, Inventory: previous, Claims: claims,
+		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages,
+	})
+	return &Preview{Revision: rev, Observed: observed, Plan: plan, Cluster: cluster}, nil
+}
