@@ -652,11 +652,7 @@ func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj
 // reconciles that have not written their status yet. Markers in OSM are the guard; claims only
 // stop two reconciles of this process from creating one name at the same moment.
 func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, identity string) (map[string]string, error) {
-	declared := make(map[string]bool, len(rev.NsInstances))
-	for _, ns := range rev.NsInstances {
-		declared[ns.Name] = true
-	}
-	claims, err := r.heldElsewhere(ctx, false, obj, identity, declared)
+	claims, err := r.heldElsewhere(ctx, false, obj, identity, declaredNames(rev))
 	if err != nil {
 		return nil, err
 	}

@@ -150,11 +150,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 		return stopped(statusBlocked, ctrl.Result{}, err)
 	}
 	st.observed = observed
-	st.plan = engine.Compute(engine.Input{
-		Revision: rev, Observed: observed, Inventory: withoutRetries(st.previous, retryFailed), Claims: claims,
-		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
-		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
-	})
+	st.plan = engine.Compute(planInput(obj, rev, observed, withoutRetries(st.previous, retryFailed), owner, liveOwners, claims))
 	switch {
 	case len(st.plan.Problems) > 0:
 		st.status = statusInvalid
@@ -164,6 +160,26 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 		st.status = statusOutOfSync
 	}
 	return st
+}
+
+// planInput is what the plan of rev for obj is computed from: what was observed and found, and
+// the spec's settings.
+func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed *engine.Observed,
+	inventory gitopsv1alpha1.Inventory, owner engine.Owner, liveOwners map[string]bool, claims map[string]string) engine.Input {
+	return engine.Input{
+		Revision: rev, Observed: observed, Inventory: inventory, Claims: claims,
+		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
+		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
+	}
+}
+
+// declaredNames are the names of the NS instances rev declares.
+func declaredNames(rev *gitops.Revision) map[string]bool {
+	declared := make(map[string]bool, len(rev.NsInstances))
+	for _, ns := range rev.NsInstances {
+		declared[ns.Name] = true
+	}
+	return declared
 }
 
 // driftPolicies are the plan's policies of the drift detection modes.

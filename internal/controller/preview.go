@@ -76,18 +76,10 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err != nil {
 		return nil, fmt.Errorf("OsmCluster %s: %w", clusterKey, err)
 	}
-	declared := make(map[string]bool, len(rev.NsInstances))
-	for _, ns := range rev.NsInstances {
-		declared[ns.Name] = true
-	}
-	claims, err := r.heldElsewhere(ctx, true, obj, identity, declared)
+	claims, err := r.heldElsewhere(ctx, true, obj, identity, declaredNames(rev))
 	if err != nil {
 		return nil, err
 	}
-	plan := engine.Compute(engine.Input{
-		Revision: rev, Observed: observed, Inventory: previous, Claims: claims,
-		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
-		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages,
-	})
+	plan := engine.Compute(planInput(obj, rev, observed, previous, owner, liveOwners, claims))
 	return &Preview{Revision: rev, Observed: observed, Plan: plan, Cluster: cluster}, nil
 }
