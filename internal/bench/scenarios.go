@@ -468,7 +468,12 @@ func (b *Bench) runFleet(ctx context.Context, result *FleetResult, remove bool) 
 	}
 	removeCtx, cancel := context.WithTimeout(ctx, b.Settings.FleetTimeout)
 	defer cancel()
-	return tenant.RemoveDeployments(removeCtx)
+	started := time.Now()
+	if err := tenant.RemoveDeployments(removeCtx); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.Progress, "removed the fleet (%s) in %s\n", fleetSourceTitles[result.Source], time.Since(started).Round(time.Millisecond))
+	return nil
 }
 
 // fleetDeployment is one OsmDeployment of a fleet: its name, its GitRepository and the
