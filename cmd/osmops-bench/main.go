@@ -1,7 +1,7 @@
 // Command osmops-bench runs the benchmark of `make bench`: the scenarios A to D through the
 // real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
-// process, the 1,000-OsmDeployment run and the Go benchmarks of hot functions and memory bounds, and
-// writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
+// process, the 1,000-OsmDeployment runs (separate sources, one shared source) and the Go
+// benchmarks of hot functions and memory bounds, and writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
 // targets are met or not; 1 when a part of the run could not be measured.
 //
 // It needs the envtest binaries (KUBEBUILDER_ASSETS, or `make envtest`), the simulator binary
@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -70,13 +71,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.DurationVar(&s.Latency, "latency", 5*time.Millisecond, "latency injected into every NBI request")
 	flags.DurationVar(&s.OperationDelay, "operation-delay", 100*time.Millisecond, "how long each simulated LCM operation runs")
 	flags.DurationVar(&s.OperationPollInterval, "operation-poll-interval", 100*time.Millisecond, "the reconciler's poll of pending operations")
-	flags.DurationVar(&s.CLIPollInterval, "cli-poll-interval", time.Second, "the CLI pattern's --wait poll")
+	flags.DurationVar(&s.CLIPollInterval, "cli-poll-interval", 5*time.Second, "the CLI pattern's --wait poll (osmclient's is 5 s)")
+	flags.IntSliceVar(&s.CLIWaitSizes, "cli-wait-sizes", []int{10, 100}, "the sizes at which the CLI pattern also runs with --wait (each round of commands then lasts a poll)")
 	flags.IntVar(&s.MaxConcurrentRequests, "max-concurrent-requests", 32, "the OsmCluster's maxConcurrentRequests, and the CLI pattern's commands at once")
 	flags.IntVar(&s.MaxConcurrentReconciles, "concurrent", 4, "the manager's --concurrent")
 	flags.Float32Var(&s.KubeAPIQPS, "kube-api-qps", 100, "the manager's --kube-api-qps")
 	flags.IntVar(&s.KubeAPIBurst, "kube-api-burst", 300, "the manager's --kube-api-burst")
 	flags.DurationVar(&s.DriftInterval, "drift-interval", 2*time.Second, "the OsmDeployment interval that triggers the measured drift check")
-	flags.IntVar(&s.FleetDeployments, "fleet-deployments", 1000, "OsmDeployments of the fleet run")
+	fleets := flags.StringSlice("fleets", []string{string(bench.SeparateSources), string(bench.SharedSource)},
+		"the fleets to run: separate (each OsmDeployment its own GitRepository), shared (all on one GitRepository)")
+	flags.IntVar(&s.FleetDeployments, "fleet-deployments", 1000, "OsmDeployments of each fleet run")
 	flags.IntVar(&s.FleetInstances, "fleet-instances", 10, "NS instances of each fleet OsmDeployment")
 	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
 	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
@@ -94,6 +98,17 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if n < 2 {
 			return nil, fmt.Errorf("--sizes: %d is too small: 10%% of the instances change and 10%% go", n)
 		}
+	}
+	for _, n := range s.CLIWaitSizes {
+		if !slices.Contains(s.Sizes, n) {
+			return nil, fmt.Errorf("--cli-wait-sizes: %d is not one of --sizes", n)
+		}
+	}
+	for _, fleet := range *fleets {
+		if !slices.Contains(bench.FleetSources, bench.FleetSource(fleet)) {
+			return nil, fmt.Errorf("--fleets: %q is neither %q nor %q", fleet, bench.SeparateSources, bench.SharedSource)
+		}
+		s.Fleets = append(s.Fleets, bench.FleetSource(fleet))
 	}
 	return o, nil
 }
@@ -175,9 +190,15 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 		report.Sizes = append(report.Sizes, result)
 	}
 	if o.settings.FleetDeployments > 0 {
-		report.Fleet = b.RunFleet(ctx)
-		if report.Fleet.Error != "" {
-			report.Errors = append(report.Errors, "fleet: "+report.Fleet.Error)
+		var err error
+		report.Fleets, err = b.RunFleets(ctx)
+		if err != nil {
+			report.Errors = append(report.Errors, err.Error())
+		}
+		for _, fleet := range report.Fleets {
+			if fleet.Error != "" {
+				report.Errors = append(report.Errors, fmt.Sprintf("fleet of %s sources: %s", fleet.Source, fleet.Error))
+			}
 		}
 	}
 	return ctx.Err()

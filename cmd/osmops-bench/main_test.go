@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/osmops/osmops/internal/bench"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -15,8 +17,10 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := defaults.settings
-	got := []any{s.Sizes, s.Latency, s.OperationDelay, s.OperationPollInterval, s.CLIPollInterval, s.MaxConcurrentRequests, s.FleetDeployments, s.FleetInstances, s.FleetTarget, defaults.out}
-	want := []any{[]int{10, 100, 1000}, 5 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, time.Second, 32, 1000, 10, time.Minute, "docs/benchmarks.md"}
+	got := []any{s.Sizes, s.Latency, s.OperationDelay, s.OperationPollInterval, s.CLIPollInterval, s.CLIWaitSizes, s.MaxConcurrentRequests,
+		s.Fleets, s.FleetDeployments, s.FleetInstances, s.FleetTarget, defaults.out}
+	want := []any{[]int{10, 100, 1000}, 5 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 5 * time.Second, []int{10, 100}, 32,
+		[]bench.FleetSource{bench.SeparateSources, bench.SharedSource}, 1000, 10, time.Minute, "docs/benchmarks.md"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -28,6 +32,8 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"--sizes=10,1"}, "--sizes: 1 is too small"},
 		{[]string{"--fleet-timeout=10m", "--scenario-timeout=5m"}, "--fleet-timeout 10m0s must not exceed --scenario-timeout 5m0s"},
 		{[]string{"extra"}, "unexpected arguments: extra"},
+		{[]string{"--sizes=10", "--cli-wait-sizes=100"}, "--cli-wait-sizes: 100 is not one of --sizes"},
+		{[]string{"--fleets=shared,mixed"}, `--fleets: "mixed" is neither "separate" nor "shared"`},
 		{[]string{"--latency=soon"}, `invalid argument "soon"`},
 	} {
 		_, err := parseOptions(tt.args, io.Discard)

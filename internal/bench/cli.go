@@ -23,8 +23,9 @@ import (
 // CLIPattern sends what the `osm` command-line client sends, command by command, as
 // the project's NBI notes count it: every command is a new process with a new token
 // and new connections; it finds objects by name by listing their whole collection; there is
-// one command per NS instance; and `--wait` reads the operation (GET ns_lcm_op_occs/{id}) at
-// once, then after each PollInterval, until it has finished.
+// one command per NS instance. A command returns once OSM accepted its request, as the CLI
+// does by default; with Wait (`--wait`) it then reads the operation (GET ns_lcm_op_occs/{id})
+// at once, then after each PollInterval, until it has finished.
 //
 // It speaks the NBI's wire format itself rather than through the operator's client
 // (internal/osm), whose whole point is not to send this pattern. The request bodies are the
@@ -36,7 +37,13 @@ type CLIPattern struct {
 	// NBI is the simulator's base URL; the NBI is under NBI+"/osm".
 	NBI         string
 	Credentials osm.Credentials
-	// PollInterval is --wait's pause between two reads of an operation.
+	// Wait adds `--wait` to the commands that start an LCM operation.
+	Wait bool
+	// PollInterval is --wait's pause between two reads of an operation: osmclient's is 5 s
+	// (POLLING_TIME_INTERVAL of osmclient/common/wait.py, raised from 1 s to 5 s in its commit
+	// 46ee9d6, "wait.py: updated POLLING_TIME_INTERVAL to 5s for --wait option", and so in
+	// release 8), whose wait_for_status reads the operation at once, then sleeps that long
+	// between reads until the operation has finished (for a delete, until the read answers 404).
 	PollInterval time.Duration
 	// Parallelism is how many commands run at once, as a script would with `xargs -P`.
 	Parallelism int
@@ -48,16 +55,14 @@ type CLIPattern struct {
 
 // NBI routes the CLI pattern uses.
 const (
-	tokensPath       = "/osm/admin/v1/tokens"
-	vimAccountsPath  = "/osm/admin/v1/vim_accounts"
-	nsdListPath      = "/osm/nsd/v1/ns_descriptors"
-	nsInstancesPath  = "/osm/nslcm/v1/ns_instances_content"
-	nsActionPath     = "/osm/nslcm/v1/ns_instances/%s/action"
-	operationPath    = "/osm/nslcm/v1/ns_lcm_op_occs/"
-	vnfPackagesPath  = "/osm/vnfpkgm/v1/vnf_packages_content"
-	vnfPackageUpdate = "/osm/vnfpkgm/v1/vnf_packages/%s/package_content"
-	nsPackagesPath   = "/osm/nsd/v1/ns_descriptors_content"
-	nsPackageUpdate  = "/osm/nsd/v1/ns_descriptors/%s/nsd_content"
+	tokensPath      = "/osm/admin/v1/tokens"
+	vimAccountsPath = "/osm/admin/v1/vim_accounts"
+	nsdListPath     = "/osm/nsd/v1/ns_descriptors"
+	nsInstancesPath = "/osm/nslcm/v1/ns_instances_content"
+	nsActionPath    = "/osm/nslcm/v1/ns_instances/%s/action"
+	operationPath   = "/osm/nslcm/v1/ns_lcm_op_occs/"
+	vnfPackagesPath = "/osm/vnfpkgm/v1/vnf_packages_content"
+	nsPackagesPath  = "/osm/nsd/v1/ns_descriptors_content"
 )
 
 // CreatePackages runs `osm nfpkg-create` or `osm nspkg-create` for each package, in order
@@ -69,7 +74,7 @@ func (c *CLIPattern) CreatePackages(ctx context.Context, packages []gitops.Packa
 			if pkg.Descriptor.Kind == osmpkg.KindNS {
 				create = nsPackagesPath
 			}
-			return cmd.upload(ctx, http.MethodPost, create, pkg)
+			return cmd.upload(ctx, create, pkg)
 		})
 		if err != nil {
 			return fmt.Errorf("creating package %s: %w", pkg.Descriptor.ID, err)
@@ -78,38 +83,8 @@ func (c *CLIPattern) CreatePackages(ctx context.Context, packages []gitops.Packa
 	return nil
 }
 
-// UpdatePackages runs `osm nfpkg-update` or `osm nspkg-update` for each package: a token, the
-// whole list of that kind of package to find the id, then the upload.
-func (c *CLIPattern) UpdatePackages(ctx context.Context, packages []gitops.Package) error {
-	for _, pkg := range packages {
-		err := c.command(ctx, func(cmd *cliCommand) error {
-			list, update := vnfPackagesPath, vnfPackageUpdate
-			if pkg.Descriptor.Kind == osmpkg.KindNS {
-				list, update = nsdListPath, nsPackageUpdate
-			}
-			var descriptors []struct {
-				ID           string `json:"_id"`
-				DescriptorID string `json:"id"`
-			}
-			if err := cmd.send(ctx, http.MethodGet, list, nil, &descriptors); err != nil {
-				return err
-			}
-			for _, d := range descriptors {
-				if d.DescriptorID == pkg.Descriptor.ID {
-					return cmd.upload(ctx, http.MethodPut, fmt.Sprintf(update, url.PathEscape(d.ID)), pkg)
-				}
-			}
-			return fmt.Errorf("OSM has no package %s", pkg.Descriptor.ID)
-		})
-		if err != nil {
-			return fmt.Errorf("updating package %s: %w", pkg.Descriptor.ID, err)
-		}
-	}
-	return nil
-}
-
-// CreateInstances runs `osm ns-create --wait` for each instance: a token, all NSDs, all VIM
-// accounts, the VIM account, the create, then the wait.
+// CreateInstances runs `osm ns-create` for each instance: a token, all NSDs, all VIM
+// accounts, the VIM account, the create, then with Wait the wait.
 func (c *CLIPattern) CreateInstances(ctx context.Context, instances []gitops.NsInstance) error {
 	return c.each(ctx, instances, "creating", func(cmd *cliCommand, ns gitops.NsInstance) error {
 		var nsds []osm.NSDescriptor
@@ -135,12 +110,12 @@ func (c *CLIPattern) CreateInstances(ctx context.Context, instances []gitops.NsI
 			return err
 		}
 		c.setID(ns.Name, created.ID)
-		return cmd.wait(ctx, created.OperationID, false)
+		return c.wait(ctx, cmd, created.OperationID, false)
 	})
 }
 
-// UpgradeInstances runs `osm ns-action --action_name upgrade --wait` for each instance: a
-// token, the whole NS instance list twice, the action, then the wait.
+// UpgradeInstances runs `osm ns-action --action_name upgrade` for each instance: a token, the
+// whole NS instance list twice, the action, then with Wait the wait.
 func (c *CLIPattern) UpgradeInstances(ctx context.Context, instances []gitops.NsInstance) error {
 	return c.each(ctx, instances, "upgrading", func(cmd *cliCommand, ns gitops.NsInstance) error {
 		id, err := c.lookUpInstance(ctx, cmd, ns.Name, 2)
@@ -158,12 +133,12 @@ func (c *CLIPattern) UpgradeInstances(ctx context.Context, instances []gitops.Ns
 		if err := cmd.sendJSON(ctx, http.MethodPost, fmt.Sprintf(nsActionPath, url.PathEscape(id)), body, &started); err != nil {
 			return err
 		}
-		return cmd.wait(ctx, started.ID, false)
+		return c.wait(ctx, cmd, started.ID, false)
 	})
 }
 
-// DeleteInstances runs `osm ns-delete --wait` for each instance: a token, the whole NS
-// instance list, the delete, then the wait (until the operation is gone with the instance).
+// DeleteInstances runs `osm ns-delete` for each instance: a token, the whole NS instance
+// list, the delete, then with Wait the wait (until the operation is gone with the instance).
 func (c *CLIPattern) DeleteInstances(ctx context.Context, names []string) error {
 	instances := make([]gitops.NsInstance, len(names))
 	for i, name := range names {
@@ -180,7 +155,7 @@ func (c *CLIPattern) DeleteInstances(ctx context.Context, names []string) error 
 		if err := cmd.send(ctx, http.MethodDelete, nsInstancesPath+"/"+url.PathEscape(id), nil, &started); err != nil {
 			return err
 		}
-		return cmd.wait(ctx, started.ID, true)
+		return c.wait(ctx, cmd, started.ID, true)
 	})
 }
 
@@ -251,8 +226,18 @@ type cliCommand struct {
 // errGone is a 404 answer, which ends the wait for a delete.
 var errGone = errors.New("not found")
 
-// wait polls an operation until it has finished; for a delete, until it is gone.
-func (cmd *cliCommand) wait(ctx context.Context, operationID string, deleting bool) error {
+// wait is --wait: it polls an operation until it has finished (for a delete, until it is
+// gone); without Wait the command returns at once.
+func (c *CLIPattern) wait(ctx context.Context, cmd *cliCommand, operationID string, deleting bool) error {
+	if !c.Wait {
+		return nil
+	}
+	return cmd.poll(ctx, operationID, deleting)
+}
+
+// poll reads an operation at once, then after each pause, until it has finished; for a
+// delete, until it is gone.
+func (cmd *cliCommand) poll(ctx context.Context, operationID string, deleting bool) error {
 	for {
 		var op osm.Operation
 		err := cmd.send(ctx, http.MethodGet, operationPath+url.PathEscape(operationID), nil, &op)
@@ -275,12 +260,12 @@ func (cmd *cliCommand) wait(ctx context.Context, operationID string, deleting bo
 }
 
 // upload sends a package tarball with the headers the NBI checks.
-func (cmd *cliCommand) upload(ctx context.Context, method, path string, pkg gitops.Package) error {
+func (cmd *cliCommand) upload(ctx context.Context, path string, pkg gitops.Package) error {
 	header := http.Header{}
 	header.Set("Content-Type", "application/gzip")
 	header.Set("Content-Filename", pkg.Name+".tar.gz")
 	header.Set("Content-File-MD5", pkg.MD5)
-	return cmd.do(ctx, method, path, pkg.Tarball, header, nil)
+	return cmd.do(ctx, http.MethodPost, path, pkg.Tarball, header, nil)
 }
 
 // sendJSON sends a JSON body.

@@ -212,12 +212,37 @@ func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]stri
 	return artifact.Revision, nil
 }
 
-// CreateDeployment creates an OsmDeployment of the GitRepository repo, with prune.
-func (t *Tenant) CreateDeployment(ctx context.Context, name, repo string) error {
+// CreateDeployment creates an OsmDeployment of the GitRepository repo, with prune, that
+// substitutes the variables of substitute (none when nil). Its deletionPolicy is Orphan: the
+// benchmark deletes OsmDeployments only to make room for the next run, and leaves OSM as it is.
+func (t *Tenant) CreateDeployment(ctx context.Context, name, repo string, substitute map[string]string) error {
 	d := osmtenant.Deployment(t.namespace, name, repo)
 	d.Spec.Interval = &metav1.Duration{Duration: quietInterval}
 	d.Spec.Prune = true
+	d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyOrphan
+	if substitute != nil {
+		d.Spec.PostBuild = &gitopsv1alpha1.PostBuild{Substitute: substitute}
+	}
 	return t.op.client.Create(ctx, d)
+}
+
+// RemoveDeployments deletes the tenant's OsmDeployments and GitRepositories, and waits until
+// the OsmDeployments are gone, the reconciler having let them go (and dropped what it held for
+// them).
+func (t *Tenant) RemoveDeployments(ctx context.Context) error {
+	for _, list := range []client.Object{&gitopsv1alpha1.OsmDeployment{}, &sourcev1.GitRepository{}} {
+		if err := t.op.client.DeleteAllOf(ctx, list, client.InNamespace(t.namespace)); err != nil {
+			return fmt.Errorf("deleting the %T objects of %s: %w", list, t.namespace, err)
+		}
+	}
+	return t.op.watch.waitUntil(ctx, func(seen observed) bool {
+		for key := range seen.latest {
+			if key.Namespace == t.namespace {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // WaitApplied waits until the OsmDeployment is Ready with revision applied.
@@ -375,8 +400,15 @@ func (w *deploymentWatch) OnAdd(obj any, _ bool) { w.record(obj) }
 // OnUpdate records a changed OsmDeployment.
 func (w *deploymentWatch) OnUpdate(_, obj any) { w.record(obj) }
 
-// OnDelete is a no-op: the benchmark never waits for a deletion.
-func (w *deploymentWatch) OnDelete(any) {}
+// OnDelete forgets a deleted OsmDeployment.
+func (w *deploymentWatch) OnDelete(obj any) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if d, ok := obj.(*gitopsv1alpha1.OsmDeployment); ok {
+		w.update(func(seen observed) { delete(seen.latest, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}) })
+	}
+}
 
 var _ toolscache.ResourceEventHandler = (*deploymentWatch)(nil)
 

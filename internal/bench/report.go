@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/openldap"
 )
@@ -23,7 +24,7 @@ type Report struct {
 	Machine      Machine
 	Settings     Settings
 	Sizes        []SizeResult
-	Fleet        FleetResult
+	Fleets       []FleetResult
 	GoBenchmarks []GoBenchmark
 	// Errors are parts of the run that could not be measured.
 	Errors []string
@@ -63,7 +64,9 @@ func Render(w io.Writer, r *Report) error {
 	for _, scenario := range Scenarios {
 		renderScenario(md, r, scenario)
 	}
-	renderFleet(md, r)
+	for _, f := range r.Fleets {
+		renderFleet(md, r, f)
+	}
 	renderGoBenchmarks(md, r)
 	renderMethod(md, r)
 	_, err := io.WriteString(w, md.String())
@@ -123,9 +126,14 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("OsmCluster maxConcurrentRequests", fmt.Sprint(s.MaxConcurrentRequests))
 	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst))
 	md.row("OsmDeployment interval (drift check: interval set to)", fmt.Sprintf("1h (%s)", formatDuration(s.DriftInterval)))
-	md.row("CLI pattern: commands at once, --wait poll", fmt.Sprintf("%d, %s", s.MaxConcurrentRequests, formatDuration(s.CLIPollInterval)))
+	md.row("CLI pattern: commands at once, --wait poll (sizes run with --wait)", fmt.Sprintf("%d, %s (%s)", s.MaxConcurrentRequests,
+		formatDuration(s.CLIPollInterval), joinInts(s.CLIWaitSizes)))
 	md.row("repository sizes N", joinInts(s.Sizes))
-	md.row("fleet", fmt.Sprintf("%s OsmDeployments of %d instances", formatCount(int64(s.FleetDeployments)), s.FleetInstances))
+	fleets := make([]string, len(s.Fleets))
+	for i, source := range s.Fleets {
+		fleets[i] = fleetSourceTitles[source]
+	}
+	md.row("fleets", fmt.Sprintf("%s OsmDeployments of %d instances: %s", formatCount(int64(s.FleetDeployments)), s.FleetInstances, strings.Join(fleets, "; ")))
 }
 
 // scenarioTitles say what each scenario does.
@@ -139,59 +147,134 @@ var scenarioTitles = map[Scenario]string{
 
 func renderScenario(md *markdown, r *Report, scenario Scenario) {
 	md.heading("Scenario " + scenarioTitles[scenario])
-	if scenario == DriftCheck {
-		md.line("The CLI pattern has no drift check: the first generation re-applied everything, so its column is C1's.")
-		md.line("The wall time is the drift check reconcile's own duration.")
-		md.line("")
+	switch scenario {
+	case SameRevision:
+		md.line("A CLI user whose repository did not change runs no command: the CLI pattern sends nothing. The operator is")
+		md.line("asked to reconcile the revision it has applied (`flux reconcile`), and must only read.")
+	case DriftCheck:
+		renderDriftCost(md, r)
+	default:
+		md.line("CLI: the `osm` commands as the CLI runs them by default, without `--wait`: each returns once OSM has accepted its")
+		md.line("request, so its wall time ends before OSM's work does. CLI --wait: the same commands with `--wait`, which read the")
+		md.line("operation at once and then every %s until it has finished, run at N = %s only (see [Method](#method)).",
+			formatDuration(r.Settings.CLIPollInterval), joinInts(r.Settings.CLIWaitSizes))
+		md.line("The operator's wall time runs until it reports Ready, OSM's operations done.")
 	}
+	md.line("")
 	for _, s := range r.Sizes {
 		op, hasOp := s.Operator[scenario]
-		cli, hasCLI := s.CLI[cliScenario(scenario)]
-		if !hasOp || !hasCLI {
+		var others []column
+		if !unchangedScenario(scenario) {
+			cli, hasCLI := s.CLI[scenario]
+			hasOp = hasOp && hasCLI
+			others = append(others, column{"CLI", cli})
+			if wait, ok := s.CLIWait[scenario]; ok {
+				others = append(others, column{"CLI --wait", wait})
+			}
+		}
+		if !hasOp {
 			md.line("N = %d: not measured.", s.N)
 			md.line("")
 			continue
 		}
-		renderComparison(md, r, s.N, scenario, op, cli)
+		renderComparison(md, r, s.N, scenario, op, others)
 	}
 }
 
-func renderComparison(md *markdown, r *Report, n int, scenario Scenario, op, cli Measurement) {
+// unchangedScenario tells the scenarios of an unchanged repository, where the CLI pattern sends
+// nothing.
+func unchangedScenario(s Scenario) bool { return s == SameRevision || s == DriftCheck }
+
+// checksPerDay is how many drift checks an OsmDeployment makes a day at the default interval.
+const checksPerDay = int64(24 * time.Hour / gitopsv1alpha1.DefaultInterval)
+
+// defaultInterval is an OsmDeployment's default interval, in minutes.
+func defaultInterval() string { return fmt.Sprintf("%g min", gitopsv1alpha1.DefaultInterval.Minutes()) }
+
+// renderDriftCost states what the drift check costs at each size, and a day of them.
+func renderDriftCost(md *markdown, r *Report) {
+	md.line("The CLI pattern has no drift check: a CLI user whose repository did not change runs no command and sends nothing")
+	md.line("(nor learns what was changed in OSM by hand). What the operator spends instead, for each OsmDeployment and each")
+	md.line("interval (the wall time below is the drift check reconcile's own duration):")
+	md.line("")
+	md.row("N", "NBI requests a check", "mutating", "bytes a check", "bytes per declared instance",
+		fmt.Sprintf("a day at the default %s interval (%d checks)", defaultInterval(), checksPerDay))
+	md.row("---:", "---:", "---:", "---:", "---:", "---:")
+	requests := map[int64]bool{}
+	for _, s := range r.Sizes {
+		m, ok := s.Operator[DriftCheck]
+		if !ok {
+			md.row(formatCount(int64(s.N)), "not measured", "", "", "", "")
+			continue
+		}
+		requests[m.Stats.Requests] = true
+		md.row(formatCount(int64(s.N)), formatCount(m.Stats.Requests), formatCount(m.Stats.MutatingRequests),
+			formatBytes(uint64(totalBytes(m.Stats))), formatBytes(uint64(totalBytes(m.Stats)/int64(s.N))),
+			fmt.Sprintf("%s requests, %s", formatCount(checksPerDay*m.Stats.Requests), formatBytes(uint64(checksPerDay*totalBytes(m.Stats)))))
+	}
+	md.line("")
+	if len(requests) == 1 {
+		md.line("The requests are the same at every N; the bytes grow as N: the NS and VNF records of every declared instance,")
+	} else {
+		md.line("The requests vary with N; the bytes grow as N: the NS and VNF records of every declared instance,")
+	}
+	md.line("which the NBI serves whole (it has no field selection). A day of checks costs the figures above per OsmDeployment.")
+}
+
+// column is another client's figures beside the operator's.
+type column struct {
+	name string
+	m    Measurement
+}
+
+func renderComparison(md *markdown, r *Report, n int, scenario Scenario, op Measurement, others []column) {
 	floor := minimum(r.Settings, n, scenario, op.Stats)
 	md.line("**N = %s**", formatCount(int64(n)))
 	md.line("")
-	md.row("", "operator", "CLI pattern", "CLI ÷ operator", "minimum")
-	md.row("---", "---:", "---:", "---:", "---:")
-	counts := []struct {
-		what     string
-		op, cli  int64
-		atLeast  string
-		isTotals bool
-	}{
-		{"NBI requests", op.Stats.Requests, cli.Stats.Requests, formatCount(floor.requests), true},
-		{"mutating", op.Stats.MutatingRequests, cli.Stats.MutatingRequests, formatCount(floor.mutating), false},
-		{"read", op.Stats.ReadRequests, cli.Stats.ReadRequests, "", false},
-		{"session (token)", op.Stats.SessionRequests, cli.Stats.SessionRequests, "", false},
+	header, align := []string{"", "operator"}, []string{"---", "---:"}
+	for _, c := range others {
+		header = append(header, c.name, c.name+" ÷ operator")
+		align = append(align, "---:", "---:")
 	}
-	for _, c := range counts {
-		what := c.what
-		if !c.isTotals {
-			what = "&nbsp;&nbsp;" + what
+	md.row(append(header, "minimum")...)
+	md.row(append(align, "---:")...)
+	compared := func(what string, value func(Measurement) int64, format func(int64) string, least string) {
+		cells := []string{what, format(value(op))}
+		for _, c := range others {
+			cells = append(cells, format(value(c.m)), formatRatio(value(c.m), value(op)))
 		}
-		md.row(what, formatCount(c.op), formatCount(c.cli), formatRatio(c.cli, c.op), c.atLeast)
+		md.row(append(cells, least)...)
 	}
-	md.row("bytes sent to the NBI", formatBytes(uint64(op.Stats.BytesReceived)), formatBytes(uint64(cli.Stats.BytesReceived)),
-		formatRatio(cli.Stats.BytesReceived, op.Stats.BytesReceived), "")
-	md.row("bytes received from the NBI", formatBytes(uint64(op.Stats.BytesSent)), formatBytes(uint64(cli.Stats.BytesSent)),
-		formatRatio(cli.Stats.BytesSent, op.Stats.BytesSent), "")
-	md.row("bytes in all", formatBytes(uint64(totalBytes(op.Stats))), formatBytes(uint64(totalBytes(cli.Stats))),
-		formatRatio(totalBytes(cli.Stats), totalBytes(op.Stats)), formatBytes(uint64(floor.bytes)))
-	md.row("wall time until Ready", formatDuration(op.Usage.Wall), formatDuration(cli.Usage.Wall),
-		formatRatio(int64(cli.Usage.Wall), int64(op.Usage.Wall)), formatDuration(floor.wall))
-	md.row("operator CPU time", formatDuration(op.Usage.CPU), "", "", "")
-	md.row("operator peak memory: heap+stack (RSS)", fmt.Sprintf("%s (%s)", formatBytes(op.Usage.PeakHeap), formatBytes(op.Usage.PeakRSS)), "", "", "")
-	for _, e := range endpointRows(op.Stats, cli.Stats) {
-		md.row("&nbsp;&nbsp;`"+e.name+"`", formatCount(e.op), formatCount(e.cli), formatRatio(e.cli, e.op), "")
+	operatorOnly := func(what, value string) {
+		cells := append([]string{what, value}, make([]string, 2*len(others)+1)...)
+		md.row(cells...)
+	}
+	count := func(v int64) string { return formatCount(v) }
+	size := func(v int64) string { return formatBytes(uint64(v)) }
+	duration := func(v int64) string { return formatDuration(time.Duration(v)) }
+	compared("NBI requests", func(m Measurement) int64 { return m.Stats.Requests }, count, formatCount(floor.requests))
+	compared("&nbsp;&nbsp;mutating", func(m Measurement) int64 { return m.Stats.MutatingRequests }, count, formatCount(floor.mutating))
+	compared("&nbsp;&nbsp;read", func(m Measurement) int64 { return m.Stats.ReadRequests }, count, "")
+	compared("&nbsp;&nbsp;session (token)", func(m Measurement) int64 { return m.Stats.SessionRequests }, count, "")
+	compared("bytes sent to the NBI", func(m Measurement) int64 { return m.Stats.BytesReceived }, size, "")
+	compared("bytes received from the NBI", func(m Measurement) int64 { return m.Stats.BytesSent }, size, "")
+	compared("bytes in all", func(m Measurement) int64 { return totalBytes(m.Stats) }, size, formatBytes(uint64(floor.bytes)))
+	if unchangedScenario(scenario) {
+		operatorOnly("bytes in all per declared instance", formatBytes(uint64(totalBytes(op.Stats)/int64(n))))
+	}
+	compared("wall time", func(m Measurement) int64 { return int64(m.Usage.Wall) }, duration, formatDuration(floor.wall))
+	operatorOnly("operator CPU time", formatDuration(op.Usage.CPU))
+	operatorOnly("operator peak memory: heap+stack (RSS)", fmt.Sprintf("%s (%s)", formatBytes(op.Usage.PeakHeap), formatBytes(op.Usage.PeakRSS)))
+	stats := []nbisim.Stats{op.Stats}
+	for _, c := range others {
+		stats = append(stats, c.m.Stats)
+	}
+	for _, e := range endpointRows(stats...) {
+		cells := []string{"&nbsp;&nbsp;`" + e.name + "`", formatCount(e.requests[0])}
+		for i := range others {
+			cells = append(cells, formatCount(e.requests[i+1]), formatRatio(e.requests[i+1], e.requests[0]))
+		}
+		md.row(append(cells, "")...)
 	}
 	md.line("")
 }
@@ -239,26 +322,24 @@ func minimum(s Settings, n int, scenario Scenario, operator nbisim.Stats) floor 
 	return f
 }
 
-// endpointRow compares the requests of one endpoint.
+// endpointRow compares the requests of one endpoint: requests[i] are those of stats[i].
 type endpointRow struct {
-	name    string
-	op, cli int64
+	name     string
+	requests []int64
 }
 
-// endpointRows lists the endpoints either client used, by method and route, statuses summed.
-func endpointRows(op, cli nbisim.Stats) []endpointRow {
+// endpointRows lists the endpoints any client used, by method and route, statuses summed.
+func endpointRows(stats ...nbisim.Stats) []endpointRow {
 	rows := map[string]*endpointRow{}
-	add := func(stats nbisim.Stats, count func(*endpointRow, int64)) {
-		for _, e := range stats.Endpoints {
+	for i, client := range stats {
+		for _, e := range client.Endpoints {
 			name := e.Method + " " + e.Route
 			if rows[name] == nil {
-				rows[name] = &endpointRow{name: name}
+				rows[name] = &endpointRow{name: name, requests: make([]int64, len(stats))}
 			}
-			count(rows[name], e.Requests)
+			rows[name].requests[i] += e.Requests
 		}
 	}
-	add(op, func(r *endpointRow, n int64) { r.op += n })
-	add(cli, func(r *endpointRow, n int64) { r.cli += n })
 	out := make([]endpointRow, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, *r)
@@ -267,10 +348,22 @@ func endpointRows(op, cli nbisim.Stats) []endpointRow {
 	return out
 }
 
-func renderFleet(md *markdown, r *Report) {
-	f := r.Fleet
-	md.heading(fmt.Sprintf("%s OsmDeployments of %d instances on one OSM", formatCount(int64(f.Deployments)), f.InstancesEach))
-	md.line("Each OsmDeployment has its own GitRepository; the packages were onboarded beforehand; all share one OsmCluster.")
+// fleetSourceTitles say how each fleet is built.
+var fleetSourceTitles = map[FleetSource]string{
+	SeparateSources: "each on its own GitRepository",
+	SharedSource:    "all on one GitRepository",
+}
+
+func renderFleet(md *markdown, r *Report, f FleetResult) {
+	md.heading(fmt.Sprintf("%s OsmDeployments of %d instances on one OSM, %s", formatCount(int64(f.Deployments)), f.InstancesEach, fleetSourceTitles[f.Source]))
+	switch f.Source {
+	case SharedSource:
+		md.line("All apply one GitRepository (one artifact of %d deployment files whose NS instance names start with `${%s}`);", f.InstancesEach, sharedVariable)
+		md.line("each OsmDeployment sets `spec.postBuild.substitute.%s` to its own name, so that their NS instances do not", sharedVariable)
+		md.line("conflict in the one OSM. The packages were onboarded beforehand; all share one OsmCluster.")
+	default:
+		md.line("Each OsmDeployment has its own GitRepository; the packages were onboarded beforehand; all share one OsmCluster.")
+	}
 	md.line("Times count from the first OsmDeployment's creation.")
 	md.line("")
 	if f.Error != "" {
@@ -296,8 +389,8 @@ func renderFleet(md *markdown, r *Report) {
 	}
 	md.row("NBI requests (mutating)", fmt.Sprintf("%s (%s)", formatCount(f.Stats.Requests), formatCount(f.Stats.MutatingRequests)))
 	md.row("bytes sent to / received from the NBI", fmt.Sprintf("%s / %s", formatBytes(uint64(f.Stats.BytesReceived)), formatBytes(uint64(f.Stats.BytesSent))))
-	for _, e := range endpointRows(f.Stats, nbisim.Stats{}) {
-		md.row("&nbsp;&nbsp;`"+e.name+"`", formatCount(e.op))
+	for _, e := range endpointRows(f.Stats) {
+		md.row("&nbsp;&nbsp;`"+e.name+"`", formatCount(e.requests[0]))
 	}
 }
 
@@ -340,15 +433,34 @@ func renderMethod(md *markdown, r *Report) {
 		fmt.Sprintf("**CLI pattern.** A fresh simulator with the same settings gets what the `osm` CLI (osmclient) sends, "+
 			"command by command: each command logs in anew on new connections; `ns-create` lists all NSDs and "+
 			"all VIM accounts and reads the VIM account before the POST; `ns-action` lists every NS instance twice; "+
-			"`ns-delete` lists them once; `nfpkg-create`/`nspkg-create` log in and upload; `nfpkg-update`/`nspkg-update` also "+
-			"list the packages. One command per instance, %d commands at once (a script with `xargs -P %d`), each with "+
-			"`--wait`, which reads `GET ns_lcm_op_occs/{id}` at once and then every %s (osmclient's own pause is 5 s; %s "+
-			"is kinder to the CLI). The bodies are the operator's (the same package tarballs and create and upgrade "+
-			"requests). A: package creates, then N `ns-create`; B: an `ns-action` upgrade of each changed instance; C: what "+
-			"the first generation did for a revision it had already applied, a re-upload of every package and an upgrade of "+
-			"every instance; D: an `ns-delete` of each removed instance. The large lists are read and discarded rather than "+
-			"searched, so the CLI pattern's wall time is a lower bound.",
-			s.MaxConcurrentRequests, s.MaxConcurrentRequests, formatDuration(s.CLIPollInterval), formatDuration(s.CLIPollInterval)),
+			"`ns-delete` lists them once; `nfpkg-create`/`nspkg-create` log in and upload. One command per instance, %d "+
+			"commands at once (a script with `xargs -P %d`). The bodies are the operator's (the same package tarballs "+
+			"and create and upgrade requests). A: package creates, then N `ns-create`; B: an `ns-action` upgrade of each "+
+			"changed instance; D: an `ns-delete` of each removed instance; C: nothing, since a CLI user whose repository "+
+			"did not change runs no command. The large lists are read and discarded rather than searched, so the CLI "+
+			"pattern's wall time is a lower bound. The CLI column is the CLI's default, without `--wait`: a command "+
+			"returns once OSM has accepted its request, and the operations OSM still runs are completed (the simulator's "+
+			"control API, unmeasured) before the next scenario, as they would be by the time a user makes the next "+
+			"change. The CLI --wait column adds `--wait`, which reads `GET ns_lcm_op_occs/{id}` at once and then every %s "+
+			"until the operation has finished (for a delete, until it is gone): osmclient's `wait_for_status`, whose pause "+
+			"(`POLLING_TIME_INTERVAL`) is 5 s. With operations shorter than the pause, each `--wait` costs two reads and "+
+			"each round of %d commands one pause, so its figures grow with N as the smaller sizes show; it runs at N = %s "+
+			"only, each on its own simulator, to keep `make bench` short.",
+			s.MaxConcurrentRequests, s.MaxConcurrentRequests, formatDuration(s.CLIPollInterval), s.MaxConcurrentRequests,
+			joinInts(s.CLIWaitSizes)),
+		fmt.Sprintf("**Drift check cost.** C2's figures are one check of one OsmDeployment; a day of them is %d checks at "+
+			"the default interval of %s (`spec.interval`), each OsmDeployment checking on its own.",
+			checksPerDay, defaultInterval()),
+		fmt.Sprintf("**Fleets.** Each fleet gets its own simulator (the same settings) and namespace with one OsmCluster; "+
+			"the packages are uploaded first, then the %s OsmDeployments (prune on) are created, %d at a time, and the "+
+			"benchmark waits until all are Ready with their revision, for at most %s. Separate sources: each "+
+			"OsmDeployment has its own GitRepository of %d deployment files. Shared source: one GitRepository whose %d "+
+			"deployment files name their NS instances `${%s}-NNNN`, and each OsmDeployment sets `%s` to its own name in "+
+			"`spec.postBuild.substitute`. The fleets run one after the other on the same operator process; a fleet is "+
+			"removed before the next starts (its OsmDeployments, whose deletionPolicy is Orphan, and its GitRepositories "+
+			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own.",
+			formatCount(int64(s.FleetDeployments)), fleetWriters, formatDuration(s.FleetTimeout), s.FleetInstances,
+			s.FleetInstances, sharedVariable, sharedVariable),
 		"**Minimum.** The physical minimum of a scenario: each change sent once (packages, then the NS changes), plus one " +
 			"log in for a first revision, with the bytes the operator's own changes took; its wall time is one latency per " +
 			"package and per round of maxConcurrentRequests NS changes, plus one operation's delay. Reading what OSM runs, " +

@@ -46,6 +46,10 @@ type Settings struct {
 	// OperationPollInterval is the reconciler's; CLIPollInterval the CLI model's --wait.
 	OperationPollInterval time.Duration
 	CLIPollInterval       time.Duration
+	// CLIWaitSizes are the sizes at which the CLI model also runs with --wait: at the CLI's
+	// 5 s poll each round of commands lasts 5 s, and its figures grow with N as the
+	// smaller sizes show.
+	CLIWaitSizes []int
 	// MaxConcurrentRequests is the OsmCluster's bound, and the CLI model's commands at once.
 	MaxConcurrentRequests int
 	// MaxConcurrentReconciles, KubeAPIQPS and KubeAPIBurst are the manager's flags.
@@ -54,8 +58,10 @@ type Settings struct {
 	KubeAPIBurst            int
 	// DriftInterval is the OsmDeployment interval that makes the drift check happen.
 	DriftInterval time.Duration
-	// FleetDeployments OsmDeployments of FleetInstances instances each share one OSM;
-	// FleetTarget is the target for all of them to be Ready, FleetTimeout when to stop waiting.
+	// FleetDeployments OsmDeployments of FleetInstances instances each share one OSM, once for
+	// each of Fleets; FleetTarget is the target for all of them to be Ready, FleetTimeout when
+	// to stop waiting.
+	Fleets           []FleetSource
 	FleetDeployments int
 	FleetInstances   int
 	FleetTarget      time.Duration
@@ -75,10 +81,12 @@ type Measurement struct {
 // SizeResult holds the figures of one repository size.
 type SizeResult struct {
 	N int
-	// Operator and CLI map each scenario that ran to its figures; the CLI model has no drift
-	// check of its own (the first generation re-applied everything: C stands for both).
+	// Operator, CLI and CLIWait map each scenario that ran to its figures: the operator's, the
+	// CLI model's without --wait (the CLI's default) and with it (nil when not run at this
+	// size). The CLI model has no C: a CLI user whose repository did not change sends nothing.
 	Operator map[Scenario]Measurement
 	CLI      map[Scenario]Measurement
+	CLIWait  map[Scenario]Measurement
 	// Changed are the instances B changes; Upgraded those OSM ran an upgrade on.
 	Changed  []string
 	Upgraded []string
@@ -112,8 +120,13 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 	if result.Operator, result.Upgraded, err = b.runOperator(ctx, workload); err != nil {
 		result.Errors = append(result.Errors, "operator: "+err.Error())
 	}
-	if result.CLI, err = b.runCLI(ctx, workload); err != nil {
+	if result.CLI, err = b.runCLI(ctx, workload, false); err != nil {
 		result.Errors = append(result.Errors, "CLI pattern: "+err.Error())
+	}
+	if slices.Contains(b.Settings.CLIWaitSizes, n) {
+		if result.CLIWait, err = b.runCLI(ctx, workload, true); err != nil {
+			result.Errors = append(result.Errors, "CLI pattern with --wait: "+err.Error())
+		}
 	}
 	return result
 }
@@ -200,7 +213,7 @@ func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measu
 	}
 	err = record(FirstRevision, func(ctx context.Context) (span, error) {
 		untilReady, err := timed(ctx, func(ctx context.Context) error {
-			if err := tenant.CreateDeployment(ctx, repository, repository); err != nil {
+			if err := tenant.CreateDeployment(ctx, repository, repository, nil); err != nil {
 				return err
 			}
 			return tenant.WaitApplied(ctx, repository, first)
@@ -296,9 +309,11 @@ func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
 	return names, nil
 }
 
-// runCLI drives the scenarios through the CLI model. Its C is the first generation's way to
-// apply the same revision again: re-upload every package and upgrade every instance.
-func (b *Bench) runCLI(ctx context.Context, w Workload) (map[Scenario]Measurement, error) {
+// runCLI drives the scenarios A, B and D through the CLI model, with or without --wait.
+// Without it, OSM still runs the operations when the commands return: they are completed
+// (unmeasured) before the next scenario, as they would be by the time a user makes the next
+// change.
+func (b *Bench) runCLI(ctx context.Context, w Workload, wait bool) (map[Scenario]Measurement, error) {
 	sim, err := b.startSimulator(ctx)
 	if err != nil {
 		return nil, err
@@ -313,7 +328,7 @@ func (b *Bench) runCLI(ctx context.Context, w Workload) (map[Scenario]Measuremen
 		return nil, err
 	}
 	cli := &CLIPattern{
-		NBI: sim.URL(), Credentials: b.Credentials, PollInterval: b.Settings.CLIPollInterval,
+		NBI: sim.URL(), Credentials: b.Credentials, Wait: wait, PollInterval: b.Settings.CLIPollInterval,
 		Parallelism: b.Settings.MaxConcurrentRequests,
 	}
 	steps := []struct {
@@ -329,19 +344,20 @@ func (b *Bench) runCLI(ctx context.Context, w Workload) (map[Scenario]Measuremen
 		{ChangedValues, func(ctx context.Context) error {
 			return cli.UpgradeInstances(ctx, instancesNamed(changed.NsInstances, w.ChangedNames()))
 		}},
-		{SameRevision, func(ctx context.Context) error {
-			if err := cli.UpdatePackages(ctx, changed.Packages); err != nil {
-				return err
-			}
-			return cli.UpgradeInstances(ctx, changed.NsInstances)
-		}},
 		{Pruned, func(ctx context.Context) error { return cli.DeleteInstances(ctx, w.PrunedNames()) }},
+	}
+	pattern := "CLI pattern"
+	if wait {
+		pattern += " --wait"
 	}
 	results := map[Scenario]Measurement{}
 	for _, s := range steps {
-		m, err := b.measure(ctx, sim, fmt.Sprintf("N=%d CLI pattern %s", w.N, s.scenario), func(ctx context.Context) (span, error) {
+		m, err := b.measure(ctx, sim, fmt.Sprintf("N=%d %s %s", w.N, pattern, s.scenario), func(ctx context.Context) (span, error) {
 			return span{}, s.work(ctx)
 		})
+		if err == nil {
+			err = sim.CompleteOperations(ctx)
+		}
 		if err != nil {
 			return results, err
 		}
@@ -360,8 +376,27 @@ func instancesNamed(instances []gitops.NsInstance, names []string) []gitops.NsIn
 	return out
 }
 
+// FleetSource says where a fleet's OsmDeployments take their revisions from.
+type FleetSource string
+
+const (
+	// SeparateSources gives each OsmDeployment its own GitRepository.
+	SeparateSources FleetSource = "separate"
+	// SharedSource has every OsmDeployment apply one GitRepository: one artifact whose NS
+	// instance names hold a variable that each OsmDeployment sets to its own name
+	// (spec.postBuild.substitute), so that their NS instances do not conflict in the one OSM.
+	SharedSource FleetSource = "shared"
+)
+
+// FleetSources are the fleets osmops-bench can run, in their order.
+var FleetSources = []FleetSource{SeparateSources, SharedSource}
+
+// sharedVariable is the variable of the shared source's NS instance names.
+const sharedVariable = "tenant"
+
 // FleetResult holds the figures of many OsmDeployments sharing one OSM.
 type FleetResult struct {
+	Source                     FleetSource
 	Deployments, InstancesEach int
 	// Created is how long creating the OsmDeployments took.
 	Created time.Duration
@@ -382,53 +417,115 @@ type FleetResult struct {
 // fleetWriters bounds the benchmark's own concurrent writes to the API server.
 const fleetWriters = 8
 
-// RunFleet creates FleetDeployments OsmDeployments (each its own GitRepository of
-// FleetInstances instances, the packages onboarded beforehand) on one OsmCluster, and waits
-// until all are Ready. It mutes the operator's logs when it ends: run it last.
-func (b *Bench) RunFleet(ctx context.Context) FleetResult {
-	result := FleetResult{Deployments: b.Settings.FleetDeployments, InstancesEach: b.Settings.FleetInstances}
-	if err := b.runFleet(ctx, &result); err != nil {
-		result.Error = err.Error()
+// RunFleets runs a fleet of each of Settings.Fleets, one after the other, each on its own OSM
+// and namespace: FleetDeployments OsmDeployments of FleetInstances instances on one OsmCluster
+// (the packages onboarded beforehand), until all are Ready. Each fleet but the last is removed
+// before the next starts (its NS instances left in OSM), so that the next one's memory is its
+// own. The error says that a removal failed, and the later fleets were not run. It mutes the
+// operator's logs when it ends: run it last.
+func (b *Bench) RunFleets(ctx context.Context) ([]FleetResult, error) {
+	// The OsmDeployments of the last fleet not Ready yet keep reconciling against its stopped
+	// simulator.
+	defer b.Operator.MuteLogs()
+	var results []FleetResult
+	for i, source := range b.Settings.Fleets {
+		result := FleetResult{Source: source, Deployments: b.Settings.FleetDeployments, InstancesEach: b.Settings.FleetInstances}
+		removal := b.runFleet(ctx, &result, i < len(b.Settings.Fleets)-1)
+		results = append(results, result)
+		if removal != nil {
+			return results, fmt.Errorf("removing the fleet of %s sources: %w", source, removal)
+		}
 	}
-	return result
+	return results, nil
 }
 
-func (b *Bench) runFleet(ctx context.Context, result *FleetResult) error {
+// runFleet measures one fleet into result, and then removes it when remove is set; it returns
+// the removal's error.
+func (b *Bench) runFleet(ctx context.Context, result *FleetResult, remove bool) error {
 	sim, err := b.startSimulator(ctx)
 	if err != nil {
-		return err
+		result.Error = err.Error()
+		return nil
 	}
-	defer func() {
-		// The OsmDeployments not Ready yet keep reconciling against the stopped simulator.
-		b.Operator.MuteLogs()
-		_ = sim.Stop()
-	}()
+	defer func() { _ = sim.Stop() }()
 	if err := b.onboardPackages(ctx, sim); err != nil {
-		return err
+		result.Error = err.Error()
+		return nil
 	}
 	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
-		Namespace: "bench-fleet", NBI: sim.URL(), Credentials: b.Credentials, MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
+		Namespace: "bench-fleet-" + string(result.Source), NBI: sim.URL(), Credentials: b.Credentials,
+		MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
 	})
 	if err != nil {
+		result.Error = err.Error()
+		return nil
+	}
+	if err := b.measureFleet(ctx, sim, tenant, result); err != nil {
+		result.Error = err.Error()
+	}
+	if !remove {
+		return nil
+	}
+	removeCtx, cancel := context.WithTimeout(ctx, b.Settings.FleetTimeout)
+	defer cancel()
+	started := time.Now()
+	if err := tenant.RemoveDeployments(removeCtx); err != nil {
 		return err
 	}
-	names := make([]string, result.Deployments)
+	fmt.Fprintf(b.Progress, "removed the fleet (%s) in %s\n", fleetSourceTitles[result.Source], time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// fleetDeployment is one OsmDeployment of a fleet: its name, its GitRepository and the
+// variables it substitutes.
+type fleetDeployment struct {
+	name, repository string
+	substitute       map[string]string
+}
+
+// publishFleet publishes the fleet's source(s) and returns its OsmDeployments and the revision
+// each must apply.
+func (b *Bench) publishFleet(ctx context.Context, tenant *Tenant, result *FleetResult) ([]fleetDeployment, map[string]string, error) {
+	deployments := make([]fleetDeployment, result.Deployments)
 	revisions := make(map[string]string, result.Deployments)
+	if result.Source == SharedSource {
+		const repository = "fleet"
+		files := RepositoryFiles(Workload{N: result.InstancesEach, Prefix: "${" + sharedVariable + "}"}.First(), nil)
+		revision, err := tenant.Publish(ctx, repository, files)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := range deployments {
+			name := fleetName(i)
+			deployments[i] = fleetDeployment{name: name, repository: repository, substitute: map[string]string{sharedVariable: name}}
+			revisions[name] = revision
+		}
+		return deployments, revisions, nil
+	}
 	published := make([]string, result.Deployments)
-	err = forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
-		names[i] = fmt.Sprintf("fleet-%04d", i)
-		workload := Workload{N: result.InstancesEach, Prefix: names[i]}
-		revision, err := tenant.Publish(ctx, names[i], RepositoryFiles(workload.First(), nil))
-		published[i] = revision
+	err := forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
+		name := fleetName(i)
+		deployments[i] = fleetDeployment{name: name, repository: name}
+		var err error
+		published[i], err = tenant.Publish(ctx, name, RepositoryFiles(Workload{N: result.InstancesEach, Prefix: name}.First(), nil))
 		return err
 	})
+	for i, d := range deployments {
+		revisions[d.name] = published[i]
+	}
+	return deployments, revisions, err
+}
+
+func fleetName(i int) string { return fmt.Sprintf("fleet-%04d", i) }
+
+// measureFleet creates the fleet's OsmDeployments and waits until all are Ready.
+func (b *Bench) measureFleet(ctx context.Context, sim *Simulator, tenant *Tenant, result *FleetResult) error {
+	deployments, revisions, err := b.publishFleet(ctx, tenant, result)
 	if err != nil {
 		return err
 	}
-	for i, name := range names {
-		revisions[name] = published[i]
-	}
-	m, err := b.measure(ctx, sim, fmt.Sprintf("%d OsmDeployments", result.Deployments), func(ctx context.Context) (span, error) {
+	label := fmt.Sprintf("%d OsmDeployments, %s", result.Deployments, fleetSourceTitles[result.Source])
+	m, err := b.measure(ctx, sim, label, func(ctx context.Context) (span, error) {
 		apiBefore, err := metricCount(apiRequestsMetric, nil)
 		if err != nil {
 			return span{}, err
@@ -442,7 +539,8 @@ func (b *Bench) runFleet(ctx context.Context, result *FleetResult) error {
 		}()
 		started := time.Now()
 		if err := forEach(ctx, result.Deployments, func(ctx context.Context, i int) error {
-			return tenant.CreateDeployment(ctx, names[i], names[i])
+			d := deployments[i]
+			return tenant.CreateDeployment(ctx, d.name, d.repository, d.substitute)
 		}); err != nil {
 			return span{}, err
 		}

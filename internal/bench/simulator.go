@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -60,6 +61,13 @@ func StartSimulator(ctx context.Context, opts SimulatorOptions) (*Simulator, err
 		}
 	}
 	return s, nil
+}
+
+// CompleteOperations ends every operation still PROCESSING (the control API's
+// /sim/v1/operations/complete), as if its OperationDelay had passed.
+func (s *Simulator) CompleteOperations(ctx context.Context) error {
+	control := nbisim.ControlClient{URL: s.URL(), HTTPClient: &http.Client{Timeout: time.Minute}}
+	return control.Call(ctx, http.MethodPost, "/sim/v1/operations/complete", nil, nil)
 }
 
 // Stop ends the simulator (SIGTERM, then SIGKILL after a grace time) and removes its folder.
