@@ -5,17 +5,23 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // fakeArtifacts stands for source-controller's storage: it counts the artifacts fetched.
@@ -69,7 +75,9 @@ func newTestCache() (*revisionCache, *fakeArtifacts) {
 	return &revisionCache{fetch: artifacts.fetch}, artifacts
 }
 
-func user(name string) types.NamespacedName { return types.NamespacedName{Namespace: "tenant", Name: name} }
+func user(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "tenant", Name: name}
+}
 
 // keyOf is the key of a revision read with the options named name.
 func keyOf(name string) revisionKey { return revisionKey{digest: "sha256:1", options: name} }
@@ -237,7 +245,9 @@ func TestRevisionCacheKeepsNoFailure(t *testing.T) {
 func TestRevisionCacheKeepsAnInvalidRevision(t *testing.T) {
 	g := NewWithT(t)
 	c, artifacts := newTestCache()
-	artifacts.set(func(f *fakeArtifacts) { f.files = merge(f.files, map[string]string{"deploy/bad.osmops.yaml": "kind: NsInstance\nname: [\n"}) })
+	artifacts.set(func(f *fakeArtifacts) {
+		f.files = merge(f.files, map[string]string{"deploy/bad.osmops.yaml": "kind: NsInstance\nname: [\n"})
+	})
 	var invalid *gitops.ValidationError
 	for _, who := range []string{"a", "b", "a"} {
 		rev, _, err := c.load(t.Context(), user(who), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
@@ -341,4 +351,39 @@ func TestRevisionCacheServesConcurrentReconciles(t *testing.T) {
 	// One that came after the others released the bytes builds them again: at most one fetch
 	// each, besides the load.
 	g.Expect(artifacts.fetched()).To(BeNumerically("<=", reconciles))
+}
+
+// Two OsmDeployments of one GitRepository, on two OSMs, are Ready with one download and one
+// parse of its artifact. Once both OSMs hold the packages, their bytes are released: a drift
+// check that must upload one again (changed in OSM by hand) builds it again from the artifact,
+// and OSM gets the bytes of Git.
+func TestOneRevisionServesTwoOSMsAndPackagesAreBuiltAgainForDrift(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	otherSim, otherNBI := tn.anotherNBI()
+	tn.newCluster("other", otherNBI.URL, osmtenant.SecretName)
+	// The other OSM refuses package uploads at first: its OsmDeployment uses the revision
+	// first, and still lacks the packages when the first OSM has them.
+	tn.g.Expect(otherSim.AddFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/vnfpkgm/v1/vnf_packages_content",
+		Status: http.StatusUnprocessableEntity})).To(Succeed())
+	artifact := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("1", "ldap"))
+	tn.setArtifact("gitops", artifact)
+	onOther := tn.deployment("on-other", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "other" })
+	tn.eventuallyCondition(onOther, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.OSMRequestFailedReason))
+
+	here := tn.deployment("here", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+	})
+	tn.eventuallyApplied(here, artifact.Revision)
+	otherSim.ClearFaults()
+	requestReconcile(tn, onOther, "retry")
+	tn.eventuallyApplied(onOther, artifact.Revision)
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(1), "one download, one parse")
+
+	inGit := tn.packageState("openldap_knf").TarballDigest
+	tn.changeKNFByHand()
+	tn.g.Eventually(func() int { return tn.packageRevision("openldap_knf") }).Should(Equal(3), func() string { return tn.describe(here) })
+	tn.g.Expect(tn.packageState("openldap_knf").TarballDigest).To(Equal(inGit))
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(2), "the released bytes were built again")
+	tn.eventuallyApplied(here, artifact.Revision)
 }
