@@ -369,7 +369,8 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 }
 
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
-// digest and settings), and rejects the whole revision if any file is invalid.
+// digest and settings, for every OsmDeployment that reads it so: revisionCache), and rejects
+// the whole revision if any file is invalid.
 func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, ctrl.Result, error) {
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {

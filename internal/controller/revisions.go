@@ -146,15 +146,11 @@ func (c *revisionCache) use(user types.NamespacedName, key revisionKey, url stri
 
 // read fetches the artifact and reads the revision in it, its tarballs apart.
 func (c *revisionCache) read(ctx context.Context, url, digest string, opts gitops.Options) (*revisionEntry, error) {
-	dir, err := os.MkdirTemp("", "osmops-artifact-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := c.fetch(ctx, url, digest, dir); err != nil {
-		return nil, err
-	}
-	rev, err := gitops.Load(dir, opts)
+	var rev *gitops.Revision
+	err := c.inArtifact(ctx, url, digest, func(dir string) (err error) {
+		rev, err = gitops.Load(dir, opts)
+		return err
+	})
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
@@ -169,6 +165,19 @@ func (c *revisionCache) read(ctx context.Context, url, digest string, opts gitop
 		p.Tarball = nil
 	}
 	return &revisionEntry{revision: rev, tarballs: tarballs}, nil
+}
+
+// inArtifact fetches the artifact into a temporary folder for read, and removes it after.
+func (c *revisionCache) inArtifact(ctx context.Context, url, digest string, read func(dir string) error) error {
+	dir, err := os.MkdirTemp("", "osmops-artifact-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := c.fetch(ctx, url, digest, dir); err != nil {
+		return err
+	}
+	return read(dir)
 }
 
 // last returns the valid revision the OsmDeployment uses, if any.
@@ -281,24 +290,22 @@ func (c *revisionCache) withTarballs(ctx context.Context, user types.NamespacedN
 
 // rebuild fetches the artifact again and builds its packages, as gitops.Load did.
 func (c *revisionCache) rebuild(ctx context.Context, url, digest string, packages []gitops.Package) (map[string][]byte, error) {
-	dir, err := os.MkdirTemp("", "osmops-artifact-")
+	tarballs := make(map[string][]byte, len(packages))
+	err := c.inArtifact(ctx, url, digest, func(dir string) error {
+		for _, p := range packages {
+			built, err := osmpkg.Build(filepath.Join(dir, filepath.FromSlash(p.Source)))
+			switch {
+			case err != nil:
+				return fmt.Errorf("%s: %w", p.Source, err)
+			case built.Digest != p.Digest:
+				return fmt.Errorf("%s builds to %s, not to the %s validated", p.Source, built.Digest, p.Digest)
+			}
+			tarballs[p.Digest] = built.Tarball
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := c.fetch(ctx, url, digest, dir); err != nil {
-		return nil, err
-	}
-	tarballs := make(map[string][]byte, len(packages))
-	for _, p := range packages {
-		built, err := osmpkg.Build(filepath.Join(dir, filepath.FromSlash(p.Source)))
-		switch {
-		case err != nil:
-			return nil, fmt.Errorf("%s: %w", p.Source, err)
-		case built.Digest != p.Digest:
-			return nil, fmt.Errorf("%s builds to %s, not to the %s validated", p.Source, built.Digest, p.Digest)
-		}
-		tarballs[p.Digest] = built.Tarball
 	}
 	return tarballs, nil
 }

@@ -122,6 +122,23 @@ func (c *revisionCache) size() int {
 	return len(c.entries)
 }
 
+// concurrently runs reconcile(0) to reconcile(n-1) at once, closes gate (when not nil) once they
+// are started, and waits for them.
+func concurrently(n int, reconcile func(i int), gate chan struct{}) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reconcile(i)
+		}()
+	}
+	if gate != nil {
+		close(gate)
+	}
+	wg.Wait()
+}
+
 // expectUploadable checks that every upload of plan carries the bytes its digest names.
 func expectUploadable(g *WithT, plan *engine.Plan) {
 	for _, action := range plan.Packages {
@@ -190,22 +207,14 @@ func TestRevisionCacheReadsOnceForConcurrentReconciles(t *testing.T) {
 	c, artifacts := newTestCache()
 	gate := make(chan struct{})
 	artifacts.set(func(f *fakeArtifacts) { f.gate = gate })
-	const reconciles = 8
-	revisions := make([]*gitops.Revision, reconciles)
-	var wg sync.WaitGroup
-	for i := range reconciles {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rev, joined, err := c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
-			if err != nil || !joined {
-				t.Errorf("load %d: joined %t, %v", i, joined, err)
-			}
-			revisions[i] = rev
-		}()
-	}
-	close(gate)
-	wg.Wait()
+	revisions := make([]*gitops.Revision, 8)
+	concurrently(len(revisions), func(i int) {
+		rev, joined, err := c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
+		if err != nil || !joined {
+			t.Errorf("load %d: joined %t, %v", i, joined, err)
+		}
+		revisions[i] = rev
+	}, gate)
 	g.Expect(artifacts.fetched()).To(Equal(1))
 	for _, rev := range revisions {
 		g.Expect(rev).To(BeIdenticalTo(revisions[0]))
@@ -219,16 +228,9 @@ func TestRevisionCacheKeepsNoFailure(t *testing.T) {
 	gate := make(chan struct{})
 	artifacts.set(func(f *fakeArtifacts) { f.fail, f.gate = unreachable, gate })
 	errs := make([]error, 4)
-	var wg sync.WaitGroup
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _, errs[i] = c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
-		}()
-	}
-	close(gate)
-	wg.Wait()
+	concurrently(len(errs), func(i int) {
+		_, _, errs[i] = c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
+	}, gate)
 	for _, err := range errs {
 		g.Expect(err).To(MatchError(unreachable), "every waiter gets the failure")
 	}
@@ -323,25 +325,19 @@ func TestRevisionCacheServesConcurrentReconciles(t *testing.T) {
 	key := keyOf("1")
 	const reconciles = 8
 	plans := make([]*engine.Plan, reconciles)
-	var wg sync.WaitGroup
-	for i := range reconciles {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			who := user(fmt.Sprint(i))
-			rev, _, err := c.load(context.Background(), who, key, "http://artifacts/1.tar.gz", gitops.Options{})
-			if err != nil {
-				t.Errorf("load: %v", err)
-				return
-			}
-			plans[i] = uploads(rev)
-			if err := c.withTarballs(context.Background(), who, plans[i]); err != nil {
-				t.Errorf("withTarballs: %v", err)
-			}
-			c.settle(who, holding(rev.Packages...))
-		}()
-	}
-	wg.Wait()
+	concurrently(reconciles, func(i int) {
+		who := user(fmt.Sprint(i))
+		rev, _, err := c.load(context.Background(), who, key, "http://artifacts/1.tar.gz", gitops.Options{})
+		if err != nil {
+			t.Errorf("load: %v", err)
+			return
+		}
+		plans[i] = uploads(rev)
+		if err := c.withTarballs(context.Background(), who, plans[i]); err != nil {
+			t.Errorf("withTarballs: %v", err)
+		}
+		c.settle(who, holding(rev.Packages...))
+	}, nil)
 	for _, plan := range plans {
 		expectUploadable(g, plan)
 	}
@@ -366,7 +362,10 @@ func TestOneRevisionServesTwoOSMsAndPackagesAreBuiltAgainForDrift(t *testing.T) 
 	// first, and still lacks the packages when the first OSM has them.
 	tn.g.Expect(otherSim.AddFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/vnfpkgm/v1/vnf_packages_content",
 		Status: http.StatusUnprocessableEntity})).To(Succeed())
-	artifact := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("1", "ldap"))
+	// Files of this test's own: a revision of the same digest that another test's OsmDeployment
+	// uses would be shared, with no download.
+	files := merge(demoRepo("1", "ldap"), map[string]string{"NOTES.txt": tn.namespace})
+	artifact := artifacts.PublishFiles(tn.namespace+"/gitops", files)
 	tn.setArtifact("gitops", artifact)
 	onOther := tn.deployment("on-other", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "other" })
 	tn.eventuallyCondition(onOther, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.OSMRequestFailedReason))
