@@ -408,7 +408,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 }
 
 // fetchArtifact downloads an artifact, checks its digest and unpacks it into dir, within
-// the limits of the manager's flags.
+// r.ArtifactLimits.
 func (r *OsmDeploymentReconciler) fetchArtifact(ctx context.Context, url, digest, dir string) error {
 	return artifact.Fetch(ctx, r.HTTPClient, url, digest, dir, r.ArtifactLimits)
 }
