@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -146,6 +144,7 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	if r.HTTPClient == nil {
 		r.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
 	}
+	r.revisions.fetch = r.fetchArtifact
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
@@ -370,7 +369,8 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 }
 
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
-// digest and settings), and rejects the whole revision if any file is invalid.
+// digest and settings, for every OsmDeployment that reads it so: revisionCache), and rejects
+// the whole revision if any file is invalid.
 func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, ctrl.Result, error) {
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
@@ -384,10 +384,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
 	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts), substitution: substitutionKey(subst)}
 	opts.Substitution = subst
-	if rev, ok := r.revisions.get(client.ObjectKeyFromObject(obj), cacheKey); ok {
-		return rev, ctrl.Result{}, nil
-	}
-	rev, err := r.loadRevision(ctx, a, opts)
+	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), cacheKey, a.URL, opts)
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
@@ -402,23 +399,18 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.waitFor(obj, gitopsv1alpha1.ArtifactFailedReason, "the artifact of revision", a.Revision, err.Error())
 		return nil, ctrl.Result{}, err
 	}
-	for _, warning := range rev.Warnings {
-		r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
+	if joined {
+		for _, warning := range rev.Warnings {
+			r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
+		}
 	}
-	r.revisions.put(client.ObjectKeyFromObject(obj), cacheKey, rev)
 	return rev, ctrl.Result{}, nil
 }
 
-func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, a *meta.Artifact, opts gitops.Options) (*gitops.Revision, error) {
-	dir, err := os.MkdirTemp("", "osmops-artifact-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if err := artifact.Fetch(ctx, r.HTTPClient, a.URL, a.Digest, dir, r.ArtifactLimits); err != nil {
-		return nil, err
-	}
-	return gitops.Load(dir, opts)
+// fetchArtifact downloads an artifact, checks its digest and unpacks it into dir, within
+// r.ArtifactLimits.
+func (r *OsmDeploymentReconciler) fetchArtifact(ctx context.Context, url, digest, dir string) error {
+	return artifact.Fetch(ctx, r.HTTPClient, url, digest, dir, r.ArtifactLimits)
 }
 
 // reconcileOperations checks the OSM operations still running. It reports whether all of them
@@ -478,6 +470,10 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 // applyPlan sends the plan to OSM, records what OSM answered and the operations to wait for.
 func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
 	plan, revision := &st.plan, st.revision
+	if err := r.revisions.withTarballs(ctx, client.ObjectKeyFromObject(obj), plan); err != nil {
+		r.waitFor(obj, gitopsv1alpha1.ArtifactFailedReason, "the artifact of revision", revision, err.Error())
+		return ctrl.Result{}, err
+	}
 	obj.Status.LastAttemptedRevision = revision
 	obj.Status.Inventory = &plan.Inventory
 	setSummary(obj, len(st.rev.NsInstances))
@@ -497,6 +493,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
 	recordApplied(obj, st.previous, plan, result, time.Now())
+	r.revisions.settle(client.ObjectKeyFromObject(obj), obj.Status.Inventory.Packages)
 	r.eventApplied(obj, revision, plan, result)
 	if len(result.Errors) > 0 {
 		return r.applyFailure(obj, revision, result.Errors)
@@ -517,6 +514,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
 func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) (ctrl.Result, error) {
+	r.revisions.settle(client.ObjectKeyFromObject(obj), plan.Inventory.Packages)
 	if len(plan.Orphans) > 0 && obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
 	}
@@ -904,7 +902,7 @@ func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
 }
 
 // forget drops what the process holds for an OsmDeployment: its claims on every OsmCluster and
-// its cached revision.
+// its use of a cached revision.
 func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
 	r.Clusters.ReleaseAll(key.String())
 	r.revisions.forget(key)
@@ -915,48 +913,4 @@ func notFoundOr(err error) string {
 		return "not found"
 	}
 	return err.Error()
-}
-
-// revisionCache keeps the last validated revision of each OsmDeployment, so that drift checks
-// and operation polls do not download and parse the artifact again.
-type revisionCache struct {
-	mu      sync.Mutex
-	entries map[types.NamespacedName]revisionEntry
-}
-
-type revisionKey struct{ digest, options, substitution string }
-
-type revisionEntry struct {
-	key      revisionKey
-	revision *gitops.Revision
-}
-
-func (c *revisionCache) get(obj types.NamespacedName, key revisionKey) (*gitops.Revision, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[obj]
-	return e.revision, ok && e.key == key
-}
-
-func (c *revisionCache) put(obj types.NamespacedName, key revisionKey, rev *gitops.Revision) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil {
-		c.entries = map[types.NamespacedName]revisionEntry{}
-	}
-	c.entries[obj] = revisionEntry{key: key, revision: rev}
-}
-
-// last returns the revision last cached for the OsmDeployment, whatever its key.
-func (c *revisionCache) last(obj types.NamespacedName) (*gitops.Revision, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[obj]
-	return e.revision, ok
-}
-
-func (c *revisionCache) forget(obj types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.entries, obj)
 }

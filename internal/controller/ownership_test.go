@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
 )
@@ -176,12 +177,17 @@ func instanceIDs(tn *tenant, name string) []string {
 
 // packageRevision returns OSM's revision of the package with the descriptor id.
 func (tn *tenant) packageRevision(descriptorID string) int {
+	return tn.packageState(descriptorID).Revision
+}
+
+// packageState returns the tenant's OSM's package descriptorID (zero when it has none).
+func (tn *tenant) packageState(descriptorID string) nbisim.PackageState {
 	for _, p := range tn.sim.State().Packages {
 		if p.DescriptorID == descriptorID {
-			return p.Revision
+			return p
 		}
 	}
-	return 0
+	return nbisim.PackageState{}
 }
 
 func TestAPackageOfAnotherOwnerIsNeverReplaced(t *testing.T) {
@@ -213,15 +219,11 @@ func TestIdenticalPackagesAreSharedWithoutAnUpload(t *testing.T) {
 	tn.g.Expect(other.get(second).Status.Inventory.Packages).To(HaveLen(2))
 }
 
-func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
-	revision := tn.publish("gitops", demoRepo("1"))
-	tn.eventuallyApplied(d, revision)
-
-	// Someone uploads another copy with the osm client (osm nfpkg-update).
-	dir := filepath.Join(t.TempDir(), "openldap_knf")
+// changeKNFByHand uploads another copy of the KNF package to the tenant's OSM, as someone
+// with the osm client does (osm nfpkg-update).
+func (tn *tenant) changeKNFByHand() {
+	tn.t.Helper()
+	dir := filepath.Join(tn.t.TempDir(), "openldap_knf")
 	tn.g.Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	for name, content := range merge(packageFiles("openldap_knf"), map[string]string{"osm-pkgs/openldap_knf/README.md": "by hand\n"}) {
 		tn.g.Expect(os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte(content), 0o644)).To(Succeed())
@@ -229,6 +231,16 @@ func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
 	byHand, err := osmpkg.Build(dir)
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	tn.g.Expect(tn.nbiClient().UpdatePackage(tn.ctx, findPackage(tn, "openldap_knf"), byHand)).To(Succeed())
+}
+
+func TestAPackageChangedOutsideGitIsRestored(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = false })
+	revision := tn.publish("gitops", demoRepo("1"))
+	tn.eventuallyApplied(d, revision)
+
+	tn.changeKNFByHand()
 	tn.g.Expect(tn.packageRevision("openldap_knf")).To(Equal(2))
 
 	requestReconcile(tn, d, "drift") // as the drift interval does

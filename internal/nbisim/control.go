@@ -2,6 +2,7 @@ package nbisim
 
 import (
 	"container/heap"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,6 +201,8 @@ type PackageState struct {
 	DescriptorID string `json:"descriptorId"`
 	Revision     int    `json:"revision"`
 	UsageState   string `json:"usageState"`
+	// TarballDigest is "sha256:<hex>" of the tarball last uploaded.
+	TarballDigest string `json:"tarballDigest"`
 }
 
 // NSInstanceState is an NS instance, its KDUs with their values, and its operations.
@@ -271,6 +274,7 @@ func (s *Server) State() State {
 		for _, p := range store.records.all() {
 			state.Packages = append(state.Packages, PackageState{
 				Kind: string(p.kind.kind), ID: p.id, DescriptorID: p.descriptorID, Revision: p.revision, UsageState: p.usageState(),
+				TarballDigest: fmt.Sprintf("sha256:%x", sha256.Sum256(p.tarball)),
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,11 +259,28 @@ func TestDeleteNSInstanceNeedsTheOperationID(t *testing.T) {
 func TestPackageCallsRefuseAnUnknownKind(t *testing.T) {
 	nbi := newFakeNBI(t, answer(http.StatusCreated, `{"id": "x"}`))
 	client := nbi.client(t)
-	pkg := &osmpkg.Package{Name: "p", Descriptor: osmpkg.Descriptor{Kind: "pnf"}}
+	pkg := &osmpkg.Package{Name: "p", Descriptor: osmpkg.Descriptor{Kind: "pnf"}, Tarball: []byte("tarball")}
 	_, createErr := client.CreatePackage(t.Context(), pkg)
 	for _, err := range []error{createErr, client.UpdatePackage(t.Context(), "id", pkg), client.DeletePackage(t.Context(), "pnf", "id")} {
 		if err == nil {
 			t.Error("a package call with an unknown kind succeeded")
+		}
+	}
+	if calls := nbi.received(); len(calls) != 0 {
+		t.Errorf("got %d requests, want none", len(calls))
+	}
+}
+
+// A package whose bytes are missing is never uploaded empty (its tarball is given back to the
+// upload by the controller's revision cache).
+func TestPackageUploadsRefuseAnEmptyTarball(t *testing.T) {
+	nbi := newFakeNBI(t, answer(http.StatusCreated, `{"id": "x"}`))
+	client := nbi.client(t)
+	pkg := &osmpkg.Package{Name: "p", Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF}}
+	_, createErr := client.CreatePackage(t.Context(), pkg)
+	for _, err := range []error{createErr, client.UpdatePackage(t.Context(), "id", pkg)} {
+		if err == nil || !strings.Contains(err.Error(), "no content") {
+			t.Errorf("an upload without content: error %v, want one that says so", err)
 		}
 	}
 	if calls := nbi.received(); len(calls) != 0 {

@@ -180,8 +180,17 @@ func packageUpload(method, route, path string, pkg *osmpkg.Package) request {
 	return request{method: method, route: route, path: path, body: pkg.Tarball, contentType: "application/gzip", header: header}
 }
 
+// uploadRoutesOf returns the routes of a package to upload. One without its tarball (a bug:
+// the controller's revision cache gives the uploads their bytes) is refused, never sent empty.
+func uploadRoutesOf(pkg *osmpkg.Package) (packageRoutesOfKind, error) {
+	if len(pkg.Tarball) == 0 {
+		return packageRoutesOfKind{}, fmt.Errorf("OSM NBI: package %s has no content to upload", pkg.Name)
+	}
+	return routesOf(pkg.Descriptor.Kind)
+}
+
 func createPackageRequest(pkg *osmpkg.Package) (request, error) {
-	routes, err := routesOf(pkg.Descriptor.Kind)
+	routes, err := uploadRoutesOf(pkg)
 	if err != nil {
 		return request{}, err
 	}
@@ -189,7 +198,7 @@ func createPackageRequest(pkg *osmpkg.Package) (request, error) {
 }
 
 func updatePackageRequest(id string, pkg *osmpkg.Package) (request, error) {
-	routes, err := routesOf(pkg.Descriptor.Kind)
+	routes, err := uploadRoutesOf(pkg)
 	if err != nil {
 		return request{}, err
 	}

@@ -26,14 +26,19 @@ type Server struct {
 	*httptest.Server
 	mu    sync.Mutex
 	files map[string][]byte
+	// downloads counts the answers of each path served.
+	downloads map[string]int
 }
 
 // NewServer starts a Server on loopback; Close stops it.
 func NewServer() *Server {
-	s := &Server{files: map[string][]byte{}}
+	s := &Server{files: map[string][]byte{}, downloads: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		body, ok := s.files[r.URL.Path]
+		if ok {
+			s.downloads[r.URL.Path]++
+		}
 		s.mu.Unlock()
 		if !ok {
 			http.NotFound(w, r)
@@ -58,6 +63,13 @@ func (s *Server) Publish(path string, tarball []byte) *meta.Artifact {
 		Digest:         fmt.Sprintf("sha256:%x", sha256.Sum256(tarball)),
 		LastUpdateTime: metav1.Now(),
 	}
+}
+
+// Downloads tells how many times the artifact published at path was served.
+func (s *Server) Downloads(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downloads["/"+strings.TrimPrefix(path, "/")]
 }
 
 // PublishFiles publishes the tarball of files (TarGz) in the folder dir, named after its

@@ -1,0 +1,388 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
+)
+
+// fakeArtifacts stands for source-controller's storage: it counts the artifacts fetched.
+type fakeArtifacts struct {
+	mu      sync.Mutex
+	files   map[string]string
+	fetches int
+	// fail, when not nil, is every fetch's error.
+	fail error
+	// gate, when not nil, holds every fetch until it is closed.
+	gate chan struct{}
+}
+
+func (f *fakeArtifacts) fetch(ctx context.Context, _, _, dir string) error {
+	f.mu.Lock()
+	f.fetches++
+	files, fail, gate := f.files, f.fail, f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if fail != nil {
+		return fail
+	}
+	for name, content := range files {
+		file := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fakeArtifacts) fetched() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fetches
+}
+
+func (f *fakeArtifacts) set(edit func(*fakeArtifacts)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	edit(f)
+}
+
+func newTestCache() (*revisionCache, *fakeArtifacts) {
+	artifacts := &fakeArtifacts{files: demoRepo("1", "ldap")}
+	return &revisionCache{fetch: artifacts.fetch}, artifacts
+}
+
+func user(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "tenant", Name: name}
+}
+
+// keyOf is the key of a revision read with the options named name.
+func keyOf(name string) revisionKey { return revisionKey{digest: "sha256:1", options: name} }
+
+func mustLoad(t *testing.T, c *revisionCache, who string, key revisionKey) (*gitops.Revision, bool) {
+	t.Helper()
+	rev, joined, err := c.load(t.Context(), user(who), key, "http://artifacts/1.tar.gz", gitops.Options{})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return rev, joined
+}
+
+// uploads is a plan that uploads every package of rev.
+func uploads(rev *gitops.Revision) *engine.Plan {
+	plan := &engine.Plan{}
+	for _, p := range rev.Packages {
+		plan.Packages = append(plan.Packages, engine.PackageAction{Package: p})
+	}
+	return plan
+}
+
+// holding is an inventory of packages of rev.
+func holding(packages ...gitops.Package) []gitopsv1alpha1.PackageEntry {
+	entries := make([]gitopsv1alpha1.PackageEntry, 0, len(packages))
+	for _, p := range packages {
+		entries = append(entries, gitopsv1alpha1.PackageEntry{Name: p.Descriptor.ID, Digest: p.Digest})
+	}
+	return entries
+}
+
+// kept counts the tarballs the entry of key keeps.
+func (c *revisionCache) kept(key revisionKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries[key].tarballs)
+}
+
+func (c *revisionCache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// concurrently runs reconcile(0) to reconcile(n-1) at once, closes gate (when not nil) once they
+// are started, and waits for them.
+func concurrently(n int, reconcile func(i int), gate chan struct{}) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reconcile(i)
+		}()
+	}
+	if gate != nil {
+		close(gate)
+	}
+	wg.Wait()
+}
+
+// expectUploadable checks that every upload of plan carries the bytes its digest names.
+func expectUploadable(g *WithT, plan *engine.Plan) {
+	for _, action := range plan.Packages {
+		g.Expect(fmt.Sprintf("sha256:%x", sha256.Sum256(action.Package.Tarball))).To(Equal(action.Package.Digest), action.Package.Source)
+	}
+}
+
+// expectNoBytes checks that the shared revision's packages hold no tarball.
+func expectNoBytes(g *WithT, rev *gitops.Revision) {
+	g.Expect(rev.Packages).To(HaveLen(2))
+	for _, p := range rev.Packages {
+		g.Expect(p.Tarball).To(BeNil(), p.Source)
+	}
+}
+
+func TestRevisionCacheSharesOneRevisionAmongItsUsers(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	first, joined := mustLoad(t, c, "a", keyOf("default"))
+	g.Expect(joined).To(BeTrue())
+	second, joined := mustLoad(t, c, "b", keyOf("default"))
+	g.Expect(joined).To(BeTrue())
+	g.Expect(second).To(BeIdenticalTo(first))
+	again, joined := mustLoad(t, c, "a", keyOf("default"))
+	g.Expect(joined).To(BeFalse(), "a used it already: its warnings are no news")
+	g.Expect(again).To(BeIdenticalTo(first))
+	g.Expect(artifacts.fetched()).To(Equal(1))
+
+	other, _ := mustLoad(t, c, "c", keyOf("other options"))
+	g.Expect(other).NotTo(BeIdenticalTo(first))
+	g.Expect(artifacts.fetched()).To(Equal(2))
+	g.Expect(c.size()).To(Equal(2))
+}
+
+func TestRevisionCacheEntryGoesWithItsLastUser(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	first, _ := mustLoad(t, c, "a", keyOf("1"))
+	mustLoad(t, c, "b", keyOf("1"))
+	second, _ := mustLoad(t, c, "a", keyOf("2")) // a moves to another revision
+	g.Expect(c.size()).To(Equal(2))
+	lastOfA, _ := c.last(user("a"))
+	lastOfB, _ := c.last(user("b"))
+	g.Expect(lastOfA).To(BeIdenticalTo(second))
+	g.Expect(lastOfB).To(BeIdenticalTo(first))
+
+	c.forget(user("b")) // deleted
+	g.Expect(c.size()).To(Equal(1))
+	_, cached := c.last(user("b"))
+	g.Expect(cached).To(BeFalse())
+	mustLoad(t, c, "c", keyOf("1"))
+	g.Expect(artifacts.fetched()).To(Equal(3), "the entry of 1 went with b")
+
+	// However many revisions one OsmDeployment goes through, it holds one entry.
+	c.forget(user("c"))
+	for i := range 5 {
+		mustLoad(t, c, "a", keyOf(fmt.Sprint("push ", i)))
+	}
+	g.Expect(c.size()).To(Equal(1))
+	c.forget(user("a"))
+	g.Expect(c.size()).To(BeZero())
+}
+
+func TestRevisionCacheReadsOnceForConcurrentReconciles(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	gate := make(chan struct{})
+	artifacts.set(func(f *fakeArtifacts) { f.gate = gate })
+	revisions := make([]*gitops.Revision, 8)
+	concurrently(len(revisions), func(i int) {
+		rev, joined, err := c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
+		if err != nil || !joined {
+			t.Errorf("load %d: joined %t, %v", i, joined, err)
+		}
+		revisions[i] = rev
+	}, gate)
+	g.Expect(artifacts.fetched()).To(Equal(1))
+	for _, rev := range revisions {
+		g.Expect(rev).To(BeIdenticalTo(revisions[0]))
+	}
+}
+
+func TestRevisionCacheKeepsNoFailure(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	unreachable := errors.New("source-controller unreachable")
+	gate := make(chan struct{})
+	artifacts.set(func(f *fakeArtifacts) { f.fail, f.gate = unreachable, gate })
+	errs := make([]error, 4)
+	concurrently(len(errs), func(i int) {
+		_, _, errs[i] = c.load(context.Background(), user(fmt.Sprint(i)), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
+	}, gate)
+	for _, err := range errs {
+		g.Expect(err).To(MatchError(unreachable), "every waiter gets the failure")
+	}
+	g.Expect(c.size()).To(BeZero())
+
+	artifacts.set(func(f *fakeArtifacts) { f.fail = nil })
+	fetched := artifacts.fetched()
+	rev, _ := mustLoad(t, c, "0", keyOf("1"))
+	g.Expect(rev.NsInstances).To(HaveLen(1))
+	g.Expect(artifacts.fetched()).To(Equal(fetched + 1))
+}
+
+// An invalid revision is kept like a valid one: reading it again finds the same problems.
+func TestRevisionCacheKeepsAnInvalidRevision(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	artifacts.set(func(f *fakeArtifacts) {
+		f.files = merge(f.files, map[string]string{"deploy/bad.osmops.yaml": "kind: NsInstance\nname: [\n"})
+	})
+	var invalid *gitops.ValidationError
+	for _, who := range []string{"a", "b", "a"} {
+		rev, _, err := c.load(t.Context(), user(who), keyOf("1"), "http://artifacts/1.tar.gz", gitops.Options{})
+		g.Expect(rev).To(BeNil())
+		g.Expect(errors.As(err, &invalid)).To(BeTrue(), "%v", err)
+		g.Expect(err.Error()).To(ContainSubstring("deploy/bad.osmops.yaml"))
+	}
+	g.Expect(artifacts.fetched()).To(Equal(1))
+	_, valid := c.last(user("a"))
+	g.Expect(valid).To(BeFalse())
+	g.Expect(c.withTarballs(t.Context(), user("a"), &engine.Plan{})).To(MatchError(ContainSubstring("no valid revision")))
+}
+
+func TestRevisionCacheReleasesTarballsOnceEveryOSMHoldsThem(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	key := keyOf("1")
+	rev, _ := mustLoad(t, c, "a", key)
+	mustLoad(t, c, "b", key)
+	expectNoBytes(g, rev)
+	g.Expect(c.kept(key)).To(Equal(2))
+
+	plan := uploads(rev)
+	g.Expect(c.withTarballs(t.Context(), user("a"), plan)).To(Succeed())
+	expectUploadable(g, plan)
+	expectNoBytes(g, rev)
+	g.Expect(artifacts.fetched()).To(Equal(1), "kept: not built again")
+
+	c.settle(user("a"), holding(rev.Packages...))
+	g.Expect(c.kept(key)).To(Equal(2), "the OSM of b may lack them")
+	c.settle(user("b"), holding(rev.Packages[0]))
+	g.Expect(c.kept(key)).To(Equal(1))
+	c.settle(user("b"), holding(rev.Packages...))
+	g.Expect(c.kept(key)).To(BeZero())
+
+	// A drift check finds a package changed in the OSM of b: it is built again, right.
+	c.settle(user("b"), holding(rev.Packages[1]))
+	plan = &engine.Plan{Packages: []engine.PackageAction{{Package: rev.Packages[0], ID: "vnfd-1"}, {Package: rev.Packages[1], MarkOnly: true}}}
+	g.Expect(c.withTarballs(t.Context(), user("b"), plan)).To(Succeed())
+	g.Expect(artifacts.fetched()).To(Equal(2))
+	expectUploadable(g, &engine.Plan{Packages: plan.Packages[:1]})
+	g.Expect(plan.Packages[1].Package.Tarball).To(BeNil(), "a mark sends no bytes")
+	expectNoBytes(g, rev)
+	g.Expect(c.kept(key)).To(Equal(1), "until b uploaded it")
+
+	// The last OsmDeployment that lacks it goes: so do the bytes.
+	c.forget(user("b"))
+	g.Expect(c.kept(key)).To(BeZero())
+}
+
+// The bytes built again are those validated, or none: an artifact of the same digest that
+// builds other packages is refused.
+func TestRevisionCacheRefusesPackagesThatBuildOtherwise(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	rev, _ := mustLoad(t, c, "a", keyOf("1"))
+	c.settle(user("a"), holding(rev.Packages...))
+	artifacts.set(func(f *fakeArtifacts) {
+		f.files = merge(f.files, map[string]string{"osm-pkgs/openldap_knf/README.md": "other content\n"})
+	})
+	plan := uploads(rev)
+	g.Expect(c.withTarballs(t.Context(), user("a"), plan)).To(MatchError(ContainSubstring("osm-pkgs/openldap_knf builds to")))
+	for _, action := range plan.Packages {
+		g.Expect(action.Package.Tarball).To(BeNil(), "never an upload of other or empty content")
+	}
+}
+
+// OsmDeployments of one revision reconciled at once (run with -race): each upload has its
+// bytes, and the shared revision is never changed.
+func TestRevisionCacheServesConcurrentReconciles(t *testing.T) {
+	g := NewWithT(t)
+	c, artifacts := newTestCache()
+	key := keyOf("1")
+	const reconciles = 8
+	plans := make([]*engine.Plan, reconciles)
+	concurrently(reconciles, func(i int) {
+		who := user(fmt.Sprint(i))
+		rev, _, err := c.load(context.Background(), who, key, "http://artifacts/1.tar.gz", gitops.Options{})
+		if err != nil {
+			t.Errorf("load: %v", err)
+			return
+		}
+		plans[i] = uploads(rev)
+		if err := c.withTarballs(context.Background(), who, plans[i]); err != nil {
+			t.Errorf("withTarballs: %v", err)
+		}
+		c.settle(who, holding(rev.Packages...))
+	}, nil)
+	for _, plan := range plans {
+		expectUploadable(g, plan)
+	}
+	rev, _ := c.last(user("0"))
+	expectNoBytes(g, rev)
+	g.Expect(c.kept(key)).To(BeZero(), "every OSM holds them")
+	// One that came after the others released the bytes builds them again: at most one fetch
+	// each, besides the load.
+	g.Expect(artifacts.fetched()).To(BeNumerically("<=", reconciles))
+}
+
+// Two OsmDeployments of one GitRepository, on two OSMs, are Ready with one download and one
+// parse of its artifact. Once both OSMs hold the packages, their bytes are released: a drift
+// check that must upload one again (changed in OSM by hand) builds it again from the artifact,
+// and OSM gets the bytes of Git.
+func TestOneRevisionServesTwoOSMsAndPackagesAreBuiltAgainForDrift(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	otherSim, otherNBI := tn.anotherNBI()
+	tn.newCluster("other", otherNBI.URL, osmtenant.SecretName)
+	// The other OSM refuses package uploads at first: its OsmDeployment uses the revision
+	// first, and still lacks the packages when the first OSM has them.
+	tn.g.Expect(otherSim.AddFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/vnfpkgm/v1/vnf_packages_content",
+		Status: http.StatusUnprocessableEntity})).To(Succeed())
+	// Files of this test's own: a revision of the same digest that another test's OsmDeployment
+	// uses would be shared, with no download.
+	files := merge(demoRepo("1", "ldap"), map[string]string{"NOTES.txt": tn.namespace})
+	artifact := artifacts.PublishFiles(tn.namespace+"/gitops", files)
+	tn.setArtifact("gitops", artifact)
+	onOther := tn.deployment("on-other", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "other" })
+	tn.eventuallyCondition(onOther, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.OSMRequestFailedReason))
+
+	here := tn.deployment("here", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+	})
+	tn.eventuallyApplied(here, artifact.Revision)
+	otherSim.ClearFaults()
+	requestReconcile(tn, onOther, "retry")
+	tn.eventuallyApplied(onOther, artifact.Revision)
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(1), "one download, one parse")
+
+	inGit := tn.packageState("openldap_knf").TarballDigest
+	tn.changeKNFByHand()
+	tn.g.Eventually(func() int { return tn.packageRevision("openldap_knf") }).Should(Equal(3), func() string { return tn.describe(here) })
+	tn.g.Expect(tn.packageState("openldap_knf").TarballDigest).To(Equal(inGit))
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(2), "the released bytes were built again")
+	tn.eventuallyApplied(here, artifact.Revision)
+}
