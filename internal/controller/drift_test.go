@@ -57,18 +57,25 @@ func TestANewRevisionReadsOnlyWhatChanged(t *testing.T) {
 // osmOwnerParam is the owner marker's key, as it shows in a list's query.
 const osmOwnerParam = "osmops_owner"
 
+// appliedWithDriftDetection applies one NS instance with an OsmDeployment of that drift
+// detection mode, whose drift checks come every 100 ms.
+func (tn *tenant) appliedWithDriftDetection(mode gitopsv1alpha1.DriftDetectionMode) *gitopsv1alpha1.OsmDeployment {
+	tn.t.Helper()
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
+		d.Spec.DriftDetection = &gitopsv1alpha1.DriftDetection{Mode: mode}
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	return d
+}
+
 // With driftDetection warn, what changes in OSM outside Git is reported in the Drifted
 // condition, an event and the instance's state, and left as it is; mode enabled then sets it
 // back, and the condition goes.
 func TestDriftIsReportedInWarnMode(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
-		d.Spec.DriftDetection = &gitopsv1alpha1.DriftDetection{Mode: gitopsv1alpha1.DriftDetectionWarn}
-	})
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-	tn.eventuallyApplied(d, revision)
+	d := tn.appliedWithDriftDetection(gitopsv1alpha1.DriftDetectionWarn)
 	id := tn.instances("ldap")[0].ID
 	_, err := tn.nbiClient().UpgradeKDU(context.Background(), id, osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "9"}})
 	tn.g.Expect(err).NotTo(HaveOccurred())
@@ -95,11 +102,7 @@ func TestDriftIsReportedInWarnMode(t *testing.T) {
 func TestDriftIsIgnoredWhenDisabled(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
-		d.Spec.DriftDetection = &gitopsv1alpha1.DriftDetection{Mode: gitopsv1alpha1.DriftDetectionDisabled}
-	})
-	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	d := tn.appliedWithDriftDetection(gitopsv1alpha1.DriftDetectionDisabled)
 	_, err := tn.nbiClient().DeleteNSInstance(context.Background(), tn.instances("ldap")[0].ID, true)
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	tn.sim.ResetStats()
