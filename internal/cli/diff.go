@@ -205,6 +205,8 @@ type DiffReport struct {
 	Deletes    []InstanceChange
 	// Orphans are owned NS instances Git no longer declares, left running (prune is off).
 	Orphans []string
+	// Drifts are what changed in OSM outside Git and driftDetection.mode warn leaves as it is.
+	Drifts []engine.Drift
 	// Warnings are the revision's (repository settings) and the plan's (what OSM may refuse).
 	Warnings []string
 	// Problems stop the revision: nothing would be applied.
@@ -296,7 +298,7 @@ func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engin
 	for _, action := range plan.Deletes {
 		r.Deletes = append(r.Deletes, InstanceChange{Name: action.Name, Reason: action.Reason})
 	}
-	r.Orphans = plan.Orphans
+	r.Orphans, r.Drifts = plan.Orphans, plan.Drifts
 	return r, nil
 }
 
@@ -366,6 +368,12 @@ func RenderDiff(w io.Writer, r DiffReport) {
 			fmt.Fprintf(w, "  ! %s\n", name)
 		}
 	}
+	if len(r.Drifts) > 0 {
+		fmt.Fprintln(w, "\nChanged in OSM outside Git, left as it is (driftDetection.mode warn):")
+		for _, d := range r.Drifts {
+			fmt.Fprintf(w, "  ! %s: %s\n", d.Name, d.What)
+		}
+	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nWarnings:")
 		for _, warning := range r.Warnings {
@@ -380,7 +388,11 @@ func RenderDiff(w io.Writer, r DiffReport) {
 		fmt.Fprintf(w, "\n✗ %s: the revision would be rejected\n", plural(len(r.Problems), "problem", "problems"))
 		return
 	}
-	if r.changes() == 0 {
+	switch {
+	case r.changes() == 0 && len(r.Drifts) > 0:
+		fmt.Fprintln(w, "\n✔ no change to send: OSM differs from the revision only where drift is left as it is")
+		return
+	case r.changes() == 0:
 		fmt.Fprintln(w, "\n✔ no change: OSM matches the revision")
 		return
 	}

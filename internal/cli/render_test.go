@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 )
 
@@ -108,6 +109,11 @@ func TestRenderDiffAndItsExitStatus(t *testing.T) {
 		{"orphans alone change nothing", DiffReport{Dir: ".", OSM: "http://osm", Deployment: "a/b", Orphans: []string{"left"}},
 			lines("Plan of . against OSM http://osm, as OsmDeployment a/b", "",
 				"Orphans (no longer declared, left running as prune is off):", "  ! left", "", "✔ no change: OSM matches the revision"), ExitOK},
+		{"drift left in warn mode changes nothing", DiffReport{Dir: ".", OSM: "http://osm", Deployment: "a/b",
+			Drifts: []engine.Drift{{Name: "ldap", What: "deleted in OSM outside Git"}}},
+			lines("Plan of . against OSM http://osm, as OsmDeployment a/b", "",
+				"Changed in OSM outside Git, left as it is (driftDetection.mode warn):", "  ! ldap: deleted in OSM outside Git",
+				"", "✔ no change to send: OSM differs from the revision only where drift is left as it is"), ExitOK},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			var out strings.Builder
