@@ -362,24 +362,13 @@ func RenderDiff(w io.Writer, r DiffReport) {
 			renderInstanceChange(w, section.sign, section.verb, change)
 		}
 	}
-	if len(r.Orphans) > 0 {
-		fmt.Fprintln(w, "\nOrphans (no longer declared, left running as prune is off):")
-		for _, name := range r.Orphans {
-			fmt.Fprintf(w, "  ! %s\n", name)
-		}
+	drifts := make([]string, len(r.Drifts))
+	for i, d := range r.Drifts {
+		drifts[i] = d.Name + ": " + d.What
 	}
-	if len(r.Drifts) > 0 {
-		fmt.Fprintln(w, "\nChanged in OSM outside Git, left as it is (driftDetection.mode warn):")
-		for _, d := range r.Drifts {
-			fmt.Fprintf(w, "  ! %s: %s\n", d.Name, d.What)
-		}
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(w, "\nWarnings:")
-		for _, warning := range r.Warnings {
-			fmt.Fprintf(w, "  ! %s\n", warning)
-		}
-	}
+	renderNotes(w, "Orphans (no longer declared, left running as prune is off)", r.Orphans)
+	renderNotes(w, "Changed in OSM outside Git, left as it is (driftDetection.mode warn)", drifts)
+	renderNotes(w, "Warnings", r.Warnings)
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "\nProblems (nothing would be applied):")
 		for _, problem := range r.Problems {
@@ -400,6 +389,17 @@ func RenderDiff(w io.Writer, r DiffReport) {
 		plural(len(r.Packages), "package upload", "package uploads"), plural(len(r.Creates), "create", "creates"),
 		plural(len(r.Upgrades), "upgrade", "upgrades"), plural(len(r.Moves), "package move", "package moves"),
 		plural(len(r.Deletes), "delete", "deletes"), plural(len(r.Orphans), "orphan", "orphans"))
+}
+
+// renderNotes prints a titled list of what the plan leaves or warns of, when it is not empty.
+func renderNotes(w io.Writer, title string, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	for _, note := range notes {
+		fmt.Fprintf(w, "  ! %s\n", note)
+	}
 }
 
 // verbSign marks a package action: + new, ~ changed, * marked.
