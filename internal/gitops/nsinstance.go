@@ -71,14 +71,16 @@ type sealedForms struct {
 	// paramsJSON are the KDUs' canonical values, by kduKey.
 	paramsJSON map[string]string
 	digest     string
+	// members are what Members returns, made once.
+	members []VNF
 }
 
 // Sealed returns the instance with its JSON forms and Digest computed once, as Load returns
 // instances; changes made to its fields afterwards are not seen by them.
 func (n NsInstance) Sealed() NsInstance {
 	n.sealed = nil
-	forms := &sealedForms{paramsJSON: map[string]string{}, digest: n.Digest()}
-	for _, vnf := range n.Members() {
+	forms := &sealedForms{paramsJSON: map[string]string{}, digest: n.Digest(), members: n.Members()}
+	for _, vnf := range forms.members {
 		for _, kdu := range vnf.KDUs {
 			forms.paramsJSON[kduKey(vnf.MemberVnfIndex, kdu.Name)] = n.ParamsJSON(vnf.MemberVnfIndex, kdu)
 		}
@@ -125,8 +127,12 @@ type KDU struct {
 }
 
 // Members returns the VNFs the instance declares, the short form as one VNF of one KDU, with
-// the Path of each VNF and KDU filled in.
+// the Path of each VNF and KDU filled in. The VNFs of a sealed instance are made once and
+// shared: read them, do not change them.
 func (n NsInstance) Members() []VNF {
+	if n.sealed != nil {
+		return n.sealed.members
+	}
 	if n.VNFs == nil {
 		kdu := n.KDU
 		kdu.Path = "kdu"
