@@ -97,7 +97,7 @@ func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags,
 		return report, err
 	}
 	var get gitops.ValuesGetter
-	if readsValues(rev) {
+	if rev.ReadsValues(func(gitops.ValuesReference) bool { return true }) {
 		c, namespace, err := kubeClient(kube)
 		if err != nil {
 			return report, fmt.Errorf("the repository's valuesFrom are read from the cluster: %w", err)
@@ -175,20 +175,6 @@ func withProblems(report DiffReport, rev *gitops.Revision, err error) (DiffRepor
 		report.Warnings = rev.Warnings
 	}
 	return report, true, nil
-}
-
-// readsValues tells whether a KDU of the revision has valuesFrom.
-func readsValues(rev *gitops.Revision) bool {
-	for _, ns := range rev.NsInstances {
-		for _, vnf := range ns.Members() {
-			for _, kdu := range vnf.KDUs {
-				if len(kdu.ValuesFrom) > 0 {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // DiffReport is a plan as the diff command shows it.

@@ -180,16 +180,7 @@ func (r *OsmDeploymentReconciler) reads(d *gitopsv1alpha1.OsmDeployment, kind, n
 	if !cached {
 		return true
 	}
-	for _, instance := range rev.NsInstances {
-		for _, vnf := range instance.Members() {
-			for _, kdu := range vnf.KDUs {
-				if slices.ContainsFunc(kdu.ValuesFrom, func(ref gitops.ValuesReference) bool { return ref.Kind == kind && ref.Name == name }) {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return rev.ReadsValues(func(ref gitops.ValuesReference) bool { return ref.Kind == kind && ref.Name == name })
 }
 
 // labelledConfigs lets through the ConfigMaps and Secrets the selector (Flux's

@@ -66,6 +66,20 @@ type ValuesReference struct {
 }
 
 // String names the reference's object and key ("Secret db-password key values.yaml").
+// ReadsValues tells whether a KDU of the revision has a valuesFrom reference that match accepts.
+func (r *Revision) ReadsValues(match func(ValuesReference) bool) bool {
+	for _, ns := range r.NsInstances {
+		for _, vnf := range ns.Members() {
+			for _, kdu := range vnf.KDUs {
+				if slices.ContainsFunc(kdu.ValuesFrom, match) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func (r ValuesReference) String() string {
 	return fmt.Sprintf("%s %s key %s", r.Kind, r.Name, r.ValuesKey)
 }
