@@ -13,7 +13,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/object"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
 )
 
 // pollInterval is how often a wait reads the object again.
@@ -176,32 +176,12 @@ is Ready or fails, and say which with the Ready message. With --with-source, the
 	return cmd
 }
 
-// source is a Flux source as reconcile reads it.
-type source interface {
-	client.Object
-	conditions.Getter
-	GetArtifact() *meta.Artifact
-}
-
-// newSourceObject is an empty source of kind.
-func newSourceObject(kind string) (source, error) {
-	switch kind {
-	case sourcev1.GitRepositoryKind:
-		return &sourcev1.GitRepository{}, nil
-	case sourcev1.OCIRepositoryKind:
-		return &sourcev1.OCIRepository{}, nil
-	case sourcev1.BucketKind:
-		return &sourcev1.Bucket{}, nil
-	}
-	return nil, fmt.Errorf("source kind %q is not one of %s, %s, %s", kind, sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind, sourcev1.BucketKind)
-}
-
 // reconcileSource requests a reconcile of the OsmDeployment's source and waits until the
 // source handled it and is Ready, as `flux reconcile source` does.
 func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error {
-	src, err := newSourceObject(obj.Spec.SourceRef.Kind)
-	if err != nil {
-		return err
+	src, known := controller.NewSource(obj.Spec.SourceRef.Kind)
+	if !known {
+		return fmt.Errorf("source kind %q is not supported", obj.Spec.SourceRef.Kind)
 	}
 	key := types.NamespacedName{Namespace: obj.GetSourceNamespace(), Name: obj.Spec.SourceRef.Name}
 	if err := c.Get(ctx, key, src); err != nil {

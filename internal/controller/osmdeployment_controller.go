@@ -203,25 +203,27 @@ func (r *OsmDeploymentReconciler) requestsFor(ctx context.Context, opts ...clien
 	return requests
 }
 
-// artifactSource is a Flux source: its artifact (url, digest, revision) has the same contract
-// whatever the kind, so fetching it is the same.
-type artifactSource interface {
+// ArtifactSource is a Flux source: its artifact (url, digest, revision) has the same contract
+// whatever the kind, so fetching it is the same; its conditions say whether it is Ready.
+type ArtifactSource interface {
 	client.Object
+	conditions.Getter
 	GetArtifact() *meta.Artifact
 }
 
 // sourceKinds are the kinds spec.sourceRef.kind accepts (its enum), with their types.
 var sourceKinds = []struct {
 	name string
-	new  func() artifactSource
+	new  func() ArtifactSource
 }{
-	{sourcev1.GitRepositoryKind, func() artifactSource { return &sourcev1.GitRepository{} }},
-	{sourcev1.OCIRepositoryKind, func() artifactSource { return &sourcev1.OCIRepository{} }},
-	{sourcev1.BucketKind, func() artifactSource { return &sourcev1.Bucket{} }},
+	{sourcev1.GitRepositoryKind, func() ArtifactSource { return &sourcev1.GitRepository{} }},
+	{sourcev1.OCIRepositoryKind, func() ArtifactSource { return &sourcev1.OCIRepository{} }},
+	{sourcev1.BucketKind, func() ArtifactSource { return &sourcev1.Bucket{} }},
 }
 
-// newSource returns an empty source of kind, or false for a kind the API does not accept.
-func newSource(kind string) (artifactSource, bool) {
+// NewSource returns an empty source of kind, or false for a kind the API does not accept (the
+// osmops command line tool reads sources with it too).
+func NewSource(kind string) (ArtifactSource, bool) {
 	for _, k := range sourceKinds {
 		if k.name == kind {
 			return k.new(), true
@@ -234,8 +236,8 @@ func newSource(kind string) (artifactSource, bool) {
 type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	before, okOld := e.ObjectOld.(artifactSource)
-	after, okNew := e.ObjectNew.(artifactSource)
+	before, okOld := e.ObjectOld.(ArtifactSource)
+	after, okNew := e.ObjectNew.(ArtifactSource)
 	if !okOld || !okNew || after.GetArtifact() == nil {
 		return false
 	}
@@ -347,7 +349,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 			"cross-namespace reference to %s %s is forbidden (--no-cross-namespace-refs)", kind, key)
 		return nil, ctrl.Result{}, nil
 	}
-	source, ok := newSource(kind)
+	source, ok := NewSource(kind)
 	if !ok {
 		// The API's enum refuses other kinds; a CRD newer than this operator (installed before
 		// it during an upgrade) may not.
