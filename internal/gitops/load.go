@@ -62,7 +62,7 @@ func Load(root string, opts Options) (*Revision, error) {
 	}
 
 	if opts.Substitution != nil {
-		if problems := opts.Substitution.checkVariableNames(); len(problems) > 0 {
+		if problems := opts.Substitution.checkVariables(); len(problems) > 0 {
 			return revision, newValidationError(problems)
 		}
 	}
