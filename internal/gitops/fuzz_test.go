@@ -16,7 +16,7 @@ func FuzzParseDeploymentFile(f *testing.F) {
 	f.Add([]byte(deployment("x") + "  params: {<<: {a: 1}, [k]: v, n: .nan}\n"))
 	f.Add([]byte(strings.Repeat("[", 100)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		instance, problems := parseDeploymentFile("f.ops.yaml", data)
+		instance, _, problems := parseDeploymentFile("f.ops.yaml", data)
 		if len(problems) > 0 {
 			for _, problem := range problems {
 				if problem.File != "f.ops.yaml" || problem.Message == "" {

@@ -258,7 +258,7 @@ func capped(n int64) int64 {
 // with the annotation or label SubstituteAnnotation: disabled, as Flux reads it on an object.
 // A file that is not YAML is substituted: parsing it reports what is wrong.
 func substitutionDisabled(data []byte) bool {
-	node, problems := decodeSingleDocument("", data)
+	node, _, problems := decodeSingleDocument("", data)
 	if problems != nil || node == nil {
 		return false
 	}
