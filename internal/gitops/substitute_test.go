@@ -158,9 +158,16 @@ func TestSubstitutionUpToItsBounds(t *testing.T) {
 	if problems := subst.checkVariables(); problems != nil {
 		t.Fatalf("a variable at the bound: %v", problems)
 	}
-	substituted, _, problem := subst.substitute("a.osmops.yaml", file)
+	var substituted []byte
+	var problem *Problem
+	allocated := allocatedBy(func() { substituted, _, problem = subst.substitute("a.osmops.yaml", file) })
 	if problem != nil || len(substituted) != MaxSubstitutedFileBytes {
 		t.Fatalf("a file substituted to exactly the bound: %d bytes, %v", len(substituted), problem)
+	}
+	t.Logf("substituting to the bound allocated %d bytes", allocated)
+	// docs/operations.md (Memory model): about 4 MiB allocated at the bound.
+	if allocated > 6<<20 {
+		t.Errorf("substituting to the bound allocated %d bytes, more than 6 MiB", allocated)
 	}
 	_, _, problem = subst.substitute("a.osmops.yaml", append(file, '\n'))
 	want := `a.osmops.yaml:1: variable substitution (spec.postBuild) failed: from this line on the file is larger than the limit of 1048576 bytes`
