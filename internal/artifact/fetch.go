@@ -50,7 +50,8 @@ type Limits struct {
 	MaxDownloadBytes int64
 	// MaxUnpackedBytes bounds the total size of the unpacked files.
 	MaxUnpackedBytes int64
-	// MaxFiles bounds the number of tar entries (files, folders, symlinks).
+	// MaxFiles bounds the number of tar entries, and the number of files, folders and symlinks
+	// they make, the parent folders their paths imply included.
 	MaxFiles int
 }
 

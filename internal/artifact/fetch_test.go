@@ -9,6 +9,7 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -251,6 +252,12 @@ func TestFetchRefusesHostileTarballs(t *testing.T) {
 			`tar entry "` + strings.Repeat("d/", 32) + `"... has a name longer than 1024 bytes`},
 		{"too many files", []entry{file("a", ""), file("b", ""), file("c", ""), file("d", "")}, Limits{MaxFiles: 3},
 			`the tarball has more than 3 entries`},
+		{"too many implied folders", []entry{file("a/b/c/d", "")}, Limits{MaxFiles: 3},
+			`the tarball makes more than 3 files and folders (counting the folders its paths imply)`},
+		// 60 entries whose paths imply 511 folders each: 30,660 folders, more than the default
+		// bound too (20,000), which would take a minute of unpacking to reach here.
+		{"folder bomb", folderBomb(60), Limits{MaxFiles: 1000},
+			`the tarball makes more than 1000 files and folders (counting the folders its paths imply)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,6 +274,16 @@ func TestFetchRefusesHostileTarballs(t *testing.T) {
 			assertConfined(t, parent)
 		})
 	}
+}
+
+// folderBomb makes entries files, each the end of a path of 511 one-letter folders (a name of
+// 1,024 bytes, the bound on names) of its own.
+func folderBomb(entries int) []entry {
+	bomb := make([]entry, entries)
+	for i := range bomb {
+		bomb[i] = file(fmt.Sprintf("%02d/%sf", i, strings.Repeat("d/", 510)), "")
+	}
+	return bomb
 }
 
 // assertConfined checks that parent holds only the unpack folder, which holds

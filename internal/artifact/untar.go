@@ -35,8 +35,9 @@ const maxEntryNameBytes = 1024
 // folder. It refuses (with ErrInvalidArtifact) absolute names, ".."
 // components, names over maxEntryNameBytes, hard links, devices and FIFOs,
 // an entry given twice, an entry below a file or symlink, a symlink that
-// resolves outside dir, and an archive over limits.MaxFiles entries or
-// limits.MaxUnpackedBytes of contents; the size is checked from each header
+// resolves outside dir, and an archive over limits.MaxFiles entries, or
+// making over limits.MaxFiles files, folders and symlinks (the folders its
+// paths imply included), or over limits.MaxUnpackedBytes of contents; the size is checked from each header
 // before anything of the entry is written.
 //
 // Symlinks are created last, once every target is known, so that no entry is
@@ -157,6 +158,11 @@ func (u *unpacker) register(name string, kind byte) error {
 		}
 	}
 	u.kinds[name] = kind
+	// Every name in kinds is a file, folder or symlink the unpacking makes: one entry of a
+	// long path implies hundreds of folders, which the bound on entries alone would not see.
+	if len(u.kinds) > u.limits.MaxFiles {
+		return invalidf("the tarball makes more than %d files and folders (counting the folders its paths imply)", u.limits.MaxFiles)
+	}
 	return nil
 }
 

@@ -3,6 +3,9 @@ package gitops
 import (
 	"strings"
 	"testing"
+
+	"github.com/fluxcd/pkg/envsubst"
+	"github.com/fluxcd/pkg/envsubst/parse"
 )
 
 // FuzzParseDeploymentFile checks that no input makes the parser panic, and
@@ -16,7 +19,7 @@ func FuzzParseDeploymentFile(f *testing.F) {
 	f.Add([]byte(deployment("x") + "  params: {<<: {a: 1}, [k]: v, n: .nan}\n"))
 	f.Add([]byte(strings.Repeat("[", 100)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		instance, problems := parseDeploymentFile("f.ops.yaml", data)
+		instance, _, problems := parseDeploymentFile("f.ops.yaml", data)
 		if len(problems) > 0 {
 			for _, problem := range problems {
 				if problem.File != "f.ops.yaml" || problem.Message == "" {
@@ -40,5 +43,28 @@ func FuzzParseDeploymentFile(f *testing.F) {
 			}
 		}
 		_ = instance.Digest()
+	})
+}
+
+// FuzzSubstitutionBound checks that the bound substitution computes before expanding is never
+// less than what envsubst writes.
+func FuzzSubstitutionBound(f *testing.F) {
+	for _, seed := range []string{"a: ${v}", "${v//a/${w}}", "${v:-${w}x}", "${v^^}${#w}", "${v/#a/b}${v/%a/bb}", "${v:1:2}${w##a*}", "${v//${w}/x}", "$${v}${v//}"} {
+		f.Add(seed, "aaé\xff", "a")
+	}
+	f.Fuzz(func(t *testing.T, text, v, w string) {
+		vars := map[string]string{"v": v, "w": w}
+		tree, err := parse.Parse(text)
+		if err != nil {
+			return
+		}
+		output, err := envsubst.Eval(text, func(name string) (string, bool) { return vars[name], true })
+		if err != nil {
+			return
+		}
+		walk := &expansionWalk{vars: vars}
+		if bound, _ := walk.bound(tree.Root); int64(len(output)) > bound {
+			t.Fatalf("%q with v=%q w=%q: %d bytes written, bound %d", text, v, w, len(output), bound)
+		}
 	})
 }

@@ -68,7 +68,7 @@ func nsd(id string, vnfdIDs ...string) string {
 // mustParse parses a deployment file that has no problems.
 func mustParse(t *testing.T, text string) NsInstance {
 	t.Helper()
-	instance, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
+	instance, _, problems := parseDeploymentFile("a.ops.yaml", []byte(text))
 	if problems != nil {
 		t.Fatalf("problems: %v", problems)
 	}

@@ -62,7 +62,7 @@ func Load(root string, opts Options) (*Revision, error) {
 	}
 
 	if opts.Substitution != nil {
-		if problems := opts.Substitution.checkVariableNames(); len(problems) > 0 {
+		if problems := opts.Substitution.checkVariables(); len(problems) > 0 {
 			return revision, newValidationError(problems)
 		}
 	}
@@ -117,6 +117,7 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 	}
 	var instances []NsInstance
 	declaredAt := map[string]NsInstance{}
+	var parsed int64
 	for _, file := range files {
 		data, tooBig, err := readBoundedFile(fsys, file)
 		if err != nil {
@@ -131,7 +132,13 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 			problems = append(problems, *substProblem)
 			continue
 		}
-		instance, fileProblems := parseDeploymentFile(file, data)
+		instance, size, fileProblems := parseDeploymentFile(file, data)
+		if parsed += size; parsed > MaxParsedRevisionBytes {
+			// What the revision keeps is bounded, whatever the bounds on bytes let through.
+			problems = append(problems, problemf(file, 0, "the deployment files up to this one are larger than the limit of %d bytes once parsed (%d bytes a key, value or item, and twice its text)",
+				MaxParsedRevisionBytes, ParsedNodeBytes))
+			break
+		}
 		if readSecret {
 			fileProblems = subst.redact(fileProblems)
 			instance = instance.withDigestKey(string(subst.DigestKey))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,7 +217,7 @@ kdu:
 }
 
 func TestFieldLines(t *testing.T) {
-	instance, problems := parseDeploymentFile("a.ops.yaml", []byte("# header\n"+deployment("ldap")+"  params: {a: 1}\ndescription: x\n"))
+	instance, _, problems := parseDeploymentFile("a.ops.yaml", []byte("# header\n"+deployment("ldap")+"  params: {a: 1}\ndescription: x\n"))
 	if problems != nil {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -697,5 +699,76 @@ func TestLoadOfAMissingFolderIsAnIOError(t *testing.T) {
 	var validationErr *ValidationError
 	if err == nil || errors.As(err, &validationErr) {
 		t.Fatalf("Load error = %v, want an I/O error", err)
+	}
+}
+
+// tinyKeysDeployment is a deployment file of name whose KDU params are tiny keys, as many as
+// keep its parsed size within parsedSize: what parsing makes the most of for its bytes.
+func tinyKeysDeployment(t testing.TB, name string, parsedSize int64) string {
+	t.Helper()
+	header := deployment(name) + "  params: {"
+	_, headerSize, _ := decodeSingleDocument("", []byte(header+"}\n"))
+	var file strings.Builder
+	file.WriteString(header)
+	for i, size := 0, headerSize; ; i++ {
+		key := "k" + strconv.FormatInt(int64(i), 36)
+		if size += 2*ParsedNodeBytes + 2*int64(len(key)+1); size > parsedSize {
+			break
+		}
+		file.WriteString(key + ": 1, ")
+	}
+	file.WriteString("}\n")
+	return file.String()
+}
+
+// heapInUse is the heap the program holds, after collecting what it does not.
+func heapInUse() uint64 {
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return stats.HeapAlloc
+}
+
+// TestParsedRevisionAtItsBoundStaysWithinItsParsedSize loads a revision at the full bounds of
+// what parsing makes of it, each deployment file filled with tiny keys up to
+// MaxParsedFileBytes and as many files as MaxParsedRevisionBytes takes, and measures the heap
+// the loaded revision holds: at most its parsed size. One file more is refused.
+func TestParsedRevisionAtItsBoundStaysWithinItsParsedSize(t *testing.T) {
+	files := map[string]string{}
+	var textBytes int
+	for i := range MaxParsedRevisionBytes / MaxParsedFileBytes {
+		name := fmt.Sprintf("tiny%d", i)
+		files[name+".osmops.yaml"] = tinyKeysDeployment(t, name, MaxParsedFileBytes)
+		textBytes += len(files[name+".osmops.yaml"])
+	}
+	root := writeTree(t, files)
+	before := heapInUse()
+	rev, err := Load(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := heapInUse() - before
+	t.Logf("%d files, %d bytes of text, %d NS instances: %d bytes held", len(files), textBytes, len(rev.NsInstances), held)
+	if held > MaxParsedRevisionBytes {
+		t.Errorf("the revision holds %d bytes, more than its parsed size's bound, %d", held, MaxParsedRevisionBytes)
+	}
+	runtime.KeepAlive(rev)
+
+	if err := os.WriteFile(filepath.Join(root, "zz.osmops.yaml"), []byte(deployment("zz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(root, Options{})
+	want := "invalid revision, 1 problem: zz.osmops.yaml: the deployment files up to this one are larger than the limit of 67108864 bytes once parsed (48 bytes a key, value or item, and twice its text)"
+	if err == nil || err.Error() != want {
+		t.Errorf("one file more: %v\nwant %s", err, want)
+	}
+}
+
+func TestAFileLargerOnceParsedIsRefused(t *testing.T) {
+	file := tinyKeysDeployment(t, "tiny", MaxParsedFileBytes+4*ParsedNodeBytes)
+	_, err := Load(writeTree(t, map[string]string{"tiny.osmops.yaml": file}), Options{})
+	want := "invalid revision, 1 problem: tiny.osmops.yaml:8: from this line on the YAML is larger than the limit of 8388608 bytes once parsed (48 bytes a key, value or item, and twice its text)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load: %v\nwant %s", err, want)
 	}
 }

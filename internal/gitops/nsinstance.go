@@ -276,17 +276,17 @@ var (
 )
 
 // parseDeploymentFile reads one deployment file (file is its slash path
-// relative to the artifact root). It returns every problem it finds; the
-// NsInstance is meaningful only without problems.
-func parseDeploymentFile(file string, data []byte) (NsInstance, []Problem) {
-	top, problems := decodeSingleDocument(file, data)
+// relative to the artifact root), and returns its parsed size too. It returns
+// every problem it finds; the NsInstance is meaningful only without problems.
+func parseDeploymentFile(file string, data []byte) (NsInstance, int64, []Problem) {
+	top, size, problems := decodeSingleDocument(file, data)
 	switch {
 	case problems != nil:
-		return NsInstance{}, problems
+		return NsInstance{}, size, problems
 	case top == nil:
-		return NsInstance{}, []Problem{problemf(file, 0, "the file is empty; it must declare one %s", KindNsInstance)}
+		return NsInstance{}, size, []Problem{problemf(file, 0, "the file is empty; it must declare one %s", KindNsInstance)}
 	case top.Kind != yaml.MappingNode:
-		return NsInstance{}, []Problem{problemf(file, top.Line, "the document is %s; it must be a map with kind: %s", describeNode(top), KindNsInstance)}
+		return NsInstance{}, size, []Problem{problemf(file, top.Line, "the document is %s; it must be a map with kind: %s", describeNode(top), KindNsInstance)}
 	}
 
 	d := &deploymentReader{file: file, lines: map[string]int{}}
@@ -294,7 +294,7 @@ func parseDeploymentFile(file string, data []byte) (NsInstance, []Problem) {
 	kind := d.requiredString(values, "", "kind", top.Line)
 	if kind != "" && kind != KindNsInstance {
 		// Another kind of YAML file: its fields would only add noise.
-		return NsInstance{}, []Problem{problemf(file, values["kind"].line, "field \"kind\" is %q; it must be %q", kind, KindNsInstance)}
+		return NsInstance{}, size, []Problem{problemf(file, values["kind"].line, "field \"kind\" is %q; it must be %q", kind, KindNsInstance)}
 	}
 	instance := NsInstance{
 		Name:           d.requiredString(values, "", "name", top.Line),
@@ -325,7 +325,7 @@ func parseDeploymentFile(file string, data []byte) (NsInstance, []Problem) {
 	if field, ok := values["kind"]; ok {
 		instance.Source.Line = field.line
 	}
-	return instance, d.problems
+	return instance, size, d.problems
 }
 
 // deploymentReader collects the problems and field lines of one deployment

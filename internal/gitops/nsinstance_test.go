@@ -37,7 +37,7 @@ vnfs:
 `
 
 func TestParseFullForm(t *testing.T) {
-	instance, problems := parseDeploymentFile("core.ops.yaml", []byte(fullForm))
+	instance, _, problems := parseDeploymentFile("core.ops.yaml", []byte(fullForm))
 	if problems != nil {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -69,7 +69,7 @@ func TestParseFullForm(t *testing.T) {
 }
 
 func TestShortFormIsOneVNFOfOneKDU(t *testing.T) {
-	instance, problems := parseDeploymentFile("a.ops.yaml", []byte(deployment("a")+"  model: bitnami/openldap:1.2.7\n  k8sNamespace: ldap\n"))
+	instance, _, problems := parseDeploymentFile("a.ops.yaml", []byte(deployment("a")+"  model: bitnami/openldap:1.2.7\n  k8sNamespace: ldap\n"))
 	if problems != nil {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -192,7 +192,7 @@ func TestParseProblemsOfTheNewFields(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, problems := parseDeploymentFile("a.ops.yaml", []byte(tc.text))
+			_, _, problems := parseDeploymentFile("a.ops.yaml", []byte(tc.text))
 			got := problemStrings(problems)
 			if diff := cmp.Diff(tc.want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
@@ -250,7 +250,7 @@ func TestDigestOfTheNewFields(t *testing.T) {
 }
 
 func TestCheckReferencesOfTheFullForm(t *testing.T) {
-	instance, problems := parseDeploymentFile("core.ops.yaml", []byte(fullForm))
+	instance, _, problems := parseDeploymentFile("core.ops.yaml", []byte(fullForm))
 	if problems != nil {
 		t.Fatalf("problems: %v", problems)
 	}

@@ -115,7 +115,7 @@ func readRepoConfig(fsys fs.FS) (config repoConfig, warnings []string, problems 
 	if err != nil || tooBig != nil {
 		return repoConfig{}, nil, problemList(tooBig), err
 	}
-	top, problems := decodeSingleDocument(ConfigFileName, data)
+	top, _, problems := decodeSingleDocument(ConfigFileName, data)
 	switch {
 	case problems != nil:
 		return repoConfig{}, nil, problems, nil

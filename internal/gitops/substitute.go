@@ -1,12 +1,14 @@
 package gitops
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/envsubst"
+	"github.com/fluxcd/pkg/envsubst/parse"
 )
 
 // SubstituteAnnotation is the annotation (or label) of a deployment file's metadata that, set
@@ -15,6 +17,21 @@ import (
 const (
 	SubstituteAnnotation = "kustomize.toolkit.fluxcd.io/substitute"
 	SubstituteDisabled   = "disabled"
+)
+
+// Bounds on substitution, which multiplies what a file holds: each reference may expand to a
+// whole variable, so that a 4 KiB file of ${v} with a 16 KiB variable would be 16 MiB. They
+// hold whatever the variables, which may come from Secrets, are.
+const (
+	// MaxVariableBytes bounds the value of each variable.
+	MaxVariableBytes = 64 << 10
+	// MaxSubstitutedFileBytes bounds a deployment file once substituted: the bound on a file
+	// as read. Arguments of a reference (a default, a replacement) count as envsubst expands
+	// them, whether used or not.
+	MaxSubstitutedFileBytes = maxYAMLFileBytes
+	// MaxVariableReferences bounds the references (each ${) of one deployment file: parsing
+	// them takes envsubst about 250 bytes of memory each, heap and stack.
+	MaxVariableReferences = 4096
 )
 
 // variableNamePattern is the name a variable must have (kustomize-controller's varsubRegex).
@@ -38,8 +55,9 @@ type Substitution struct {
 	Strict bool
 }
 
-// checkVariableNames refuses the variables whose names envsubst could never read.
-func (s *Substitution) checkVariableNames() []Problem {
+// checkVariables refuses the variables whose names envsubst could never read, and those
+// over MaxVariableBytes, naming them, never telling their values.
+func (s *Substitution) checkVariables() []Problem {
 	var problems []Problem
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for name := range s.Vars {
@@ -48,9 +66,13 @@ func (s *Substitution) checkVariableNames() []Problem {
 			}
 		}
 	}) {
-		if !variableNamePattern.MatchString(name) {
+		switch {
+		case !variableNamePattern.MatchString(name):
 			problems = append(problems, Problem{Message: fmt.Sprintf("spec.postBuild: variable %q has an invalid name: it must match %s",
 				truncate(name, 64), variableNamePattern)})
+		case len(s.Vars[name]) > MaxVariableBytes:
+			problems = append(problems, Problem{Message: fmt.Sprintf("spec.postBuild: variable %q is %d bytes long, more than the limit of %d",
+				name, len(s.Vars[name]), MaxVariableBytes)})
 		}
 	}
 	return problems
@@ -62,6 +84,9 @@ func (s *Substitution) checkVariableNames() []Problem {
 func (s *Substitution) substitute(file string, data []byte) (substituted []byte, readSecret bool, problem *Problem) {
 	if s == nil || substitutionDisabled(data) {
 		return data, false, nil
+	}
+	if problem := s.checkExpansion(file, data); problem != nil {
+		return nil, false, problem
 	}
 	lookup := func(name string) (string, bool) {
 		value, set := s.Vars[name]
@@ -85,11 +110,155 @@ func (s *Substitution) substitute(file string, data []byte) (substituted []byte,
 	return nil, readSecret, &p
 }
 
+// checkExpansion refuses, before anything is expanded, a file of more than
+// MaxVariableReferences references, or whose substituted text could be larger than
+// MaxSubstitutedFileBytes: it adds up, in file order, the text and what each reference can
+// write (expansionBound), and stops at the first that goes past the bound, reported at its
+// line. A file envsubst cannot parse passes: substituting it reports the error.
+func (s *Substitution) checkExpansion(file string, data []byte) *Problem {
+	if line := lineOfReference(data, MaxVariableReferences+1); line > 0 {
+		p := problemf(file, line, "variable substitution (spec.postBuild) failed: the file has more than %d variable references (${)", MaxVariableReferences)
+		return &p
+	}
+	tree, err := parse.Parse(string(data))
+	if err != nil {
+		return nil
+	}
+	w := &expansionWalk{vars: s.Vars}
+	var written int64
+	// The root is a chain of lists, one deeper per reference: walked with a stack.
+	pending := []parse.Node{tree.Root}
+	for len(pending) > 0 {
+		node := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if list, ok := node.(*parse.ListNode); ok {
+			for i := len(list.Nodes) - 1; i >= 0; i-- {
+				pending = append(pending, list.Nodes[i])
+			}
+			continue
+		}
+		line := w.newlines + 1
+		if _, work := w.bound(node); written+work <= MaxSubstitutedFileBytes {
+			written += work
+			continue
+		}
+		p := problemf(file, line, "variable substitution (spec.postBuild) failed: from this line on the file is larger than the limit of %d bytes",
+			MaxSubstitutedFileBytes)
+		switch node := node.(type) {
+		case *parse.TextNode:
+			p.Line += strings.Count(node.Value[:MaxSubstitutedFileBytes-written], "\n")
+		case *parse.FuncNode:
+			p.Message = fmt.Sprintf("variable substitution (spec.postBuild) failed: expanding variable %q here makes the file larger than the limit of %d bytes",
+				truncate(node.Param, 64), MaxSubstitutedFileBytes)
+		}
+		return &p
+	}
+	return nil
+}
+
+// lineOfReference is the line of the nth reference (${) of data, 0 when there are fewer.
+func lineOfReference(data []byte, n int) int {
+	offset := 0
+	for range n {
+		i := bytes.Index(data[offset:], []byte("${"))
+		if i < 0 {
+			return 0
+		}
+		offset += i + len("${")
+	}
+	return 1 + bytes.Count(data[:offset], []byte("\n"))
+}
+
+// expansionWalk bounds what envsubst writes for the nodes of a parse tree, without expanding
+// them, and counts the lines of the text it walks.
+type expansionWalk struct {
+	vars     map[string]string
+	newlines int
+}
+
+// bound returns an upper bound of the bytes node writes to its output, and of all it writes
+// (its arguments first, each in a buffer of its own), both capped past
+// MaxSubstitutedFileBytes. It is exact for all but the case functions, counted as three
+// bytes per byte (an invalid one becomes U+FFFD), and a ${v//pattern/...} whose pattern is
+// itself a reference, counted as if it matched everywhere.
+func (w *expansionWalk) bound(node parse.Node) (output, work int64) {
+	switch node := node.(type) {
+	case *parse.TextNode:
+		w.newlines += strings.Count(node.Value, "\n")
+		output = int64(len(node.Value))
+		return output, output
+	case *parse.ListNode:
+		for _, item := range node.Nodes {
+			itemOutput, itemWork := w.bound(item)
+			output, work = capped(output+itemOutput), capped(work+itemWork)
+		}
+		return output, work
+	case *parse.FuncNode:
+		output = w.functionBound(node, &work)
+		return output, capped(work + output)
+	default:
+		return 0, 0
+	}
+}
+
+// functionBound is bound's output of a function (see lookupFunc in envsubst's template.go),
+// adding the work of its arguments to work.
+func (w *expansionWalk) functionBound(node *parse.FuncNode, work *int64) int64 {
+	args := make([]int64, len(node.Args))
+	for i, arg := range node.Args {
+		var argWork int64
+		args[i], argWork = w.bound(arg)
+		*work = capped(*work + argWork)
+	}
+	value := w.vars[node.Param]
+	length := int64(len(value))
+	arg := func(i int) int64 {
+		if i < len(args) {
+			return args[i]
+		}
+		return 0
+	}
+	switch node.Name {
+	case "#":
+		if len(args) == 0 {
+			return int64(len("9223372036854775807")) // the length itself
+		}
+		return length
+	case "##", "%", "%%", ":":
+		return length
+	case ",", ",,", "^", "^^":
+		return capped(3 * length)
+	case "/", "/#", "/%":
+		return capped(length + arg(1))
+	case "//":
+		matches := length + 1 // an empty pattern matches before every rune and at the end
+		if pattern, ok := node.Args[0].(*parse.TextNode); ok {
+			matches = int64(strings.Count(value, pattern.Value))
+		}
+		return capped(length + matches*arg(1))
+	default: // the default functions and ${v}: the value, or else the arguments
+		if length > 0 {
+			return length
+		}
+		var joined int64
+		for _, a := range args {
+			joined = capped(joined + a)
+		}
+		return joined
+	}
+}
+
+// capped keeps a bound from growing past MaxSubstitutedFileBytes+1 (nor overflowing): past
+// the limit, by how much does not matter.
+func capped(n int64) int64 {
+	return min(n, MaxSubstitutedFileBytes+1)
+}
+
 // substitutionDisabled tells whether a deployment file's metadata opts out of substitution
 // with the annotation or label SubstituteAnnotation: disabled, as Flux reads it on an object.
 // A file that is not YAML is substituted: parsing it reports what is wrong.
 func substitutionDisabled(data []byte) bool {
-	node, problems := decodeSingleDocument("", data)
+	node, _, problems := decodeSingleDocument("", data)
 	if problems != nil || node == nil {
 		return false
 	}

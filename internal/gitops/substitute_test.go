@@ -2,6 +2,9 @@ package gitops
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -93,5 +96,90 @@ func TestMetadataIsValidated(t *testing.T) {
 	want := `invalid revision, 2 problems: ldap.osmops.yaml:2: unknown field "metadata.name"; ldap.osmops.yaml:3: field "metadata.labels" must be a map of strings, not a list`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load: %v\nwant: %s", err, want)
+	}
+}
+
+// allocatedBy returns the bytes of heap f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestSubstitutionIsBoundedWhileSubstituting(t *testing.T) {
+	// A 4 KiB file of ${v}, 16 on each line of params, with a 16 KiB variable: 16 MiB once
+	// substituted. Each line of params adds 256 KiB: the fourth (line 12) passes 1 MiB.
+	header := "kind: NsInstance\nname: ldap\nnsdName: openldap_ns\nvnfName: openldap\nvimAccountName: mylocation1\nkdu:\n  name: ldap\n  params:\n"
+	var file strings.Builder
+	file.WriteString(header)
+	for i := 0; file.Len() < 4<<10; i++ {
+		fmt.Fprintf(&file, "    a%d: %s\n", i, strings.Repeat("${v}", 16))
+	}
+	sixteenKiB := strings.Repeat("x", 16<<10)
+	sixtyFourKiB := strings.Repeat("a", MaxVariableBytes)
+	tests := []struct {
+		name, file  string
+		vars        map[string]string
+		wantProblem string
+	}{
+		{name: "a 4 KiB file of ${v} with a 16 KiB variable", file: file.String(), vars: map[string]string{"v": sixteenKiB},
+			wantProblem: `a.osmops.yaml:12: variable substitution (spec.postBuild) failed: expanding variable "v" here makes the file larger than the limit of 1048576 bytes`},
+		{name: "a replacement multiplies a variable", file: "name: ${v//a/${w}}\n", vars: map[string]string{"v": sixtyFourKiB, "w": sixteenKiB},
+			wantProblem: `a.osmops.yaml:1: variable substitution (spec.postBuild) failed: expanding variable "v" here makes the file larger than the limit of 1048576 bytes`},
+		{name: "an unused default still expands", file: "a: 1\nb: ${v:-" + strings.Repeat("${w}", 80) + "}\n", vars: map[string]string{"v": "set", "w": sixteenKiB},
+			wantProblem: `a.osmops.yaml:2: variable substitution (spec.postBuild) failed: expanding variable "v" here makes the file larger than the limit of 1048576 bytes`},
+		{name: "text after the variables", file: "a: ${v}\n" + strings.Repeat("b\n", 600<<10), vars: map[string]string{"v": strings.Repeat("x", 48<<10)},
+			wantProblem: `a.osmops.yaml:` + strconv.Itoa(2+(1<<20-48<<10-len("a: ")-1)/2) + `: variable substitution (spec.postBuild) failed: from this line on the file is larger than the limit of 1048576 bytes`},
+		{name: "too many references", file: strings.Repeat("${v}\n", MaxVariableReferences+1), vars: map[string]string{"v": "x"},
+			wantProblem: `a.osmops.yaml:4097: variable substitution (spec.postBuild) failed: the file has more than 4096 variable references (${)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			subst := &Substitution{Vars: tc.vars}
+			var problem *Problem
+			allocated := allocatedBy(func() { _, _, problem = subst.substitute("a.osmops.yaml", []byte(tc.file)) })
+			if problem == nil || problem.String() != tc.wantProblem {
+				t.Fatalf("problem %v\nwant %s", problem, tc.wantProblem)
+			}
+			// The file is refused before anything is expanded: what it costs is its parse.
+			if allocated > 4<<20 {
+				t.Errorf("refusing it allocated %d bytes, more than 4 MiB", allocated)
+			}
+		})
+	}
+}
+
+func TestSubstitutionUpToItsBounds(t *testing.T) {
+	atBound := strings.Repeat("x", MaxVariableBytes)
+	file := []byte(strings.Repeat("${v}", MaxSubstitutedFileBytes/MaxVariableBytes))
+	subst := &Substitution{Vars: map[string]string{"v": atBound}}
+	if problems := subst.checkVariables(); problems != nil {
+		t.Fatalf("a variable at the bound: %v", problems)
+	}
+	var substituted []byte
+	var problem *Problem
+	allocated := allocatedBy(func() { substituted, _, problem = subst.substitute("a.osmops.yaml", file) })
+	if problem != nil || len(substituted) != MaxSubstitutedFileBytes {
+		t.Fatalf("a file substituted to exactly the bound: %d bytes, %v", len(substituted), problem)
+	}
+	t.Logf("substituting to the bound allocated %d bytes", allocated)
+	// docs/operations.md (Memory model): about 4 MiB allocated at the bound.
+	if allocated > 6<<20 {
+		t.Errorf("substituting to the bound allocated %d bytes, more than 6 MiB", allocated)
+	}
+	_, _, problem = subst.substitute("a.osmops.yaml", append(file, '\n'))
+	want := `a.osmops.yaml:1: variable substitution (spec.postBuild) failed: from this line on the file is larger than the limit of 1048576 bytes`
+	if problem == nil || problem.String() != want {
+		t.Errorf("one byte more: %v\nwant %s", problem, want)
+	}
+
+	subst.Vars["v"] = atBound + "y"
+	subst.FromSecret = map[string]bool{"v": true}
+	problems := subst.checkVariables()
+	want = `spec.postBuild: variable "v" is 65537 bytes long, more than the limit of 65536`
+	if len(problems) != 1 || problems[0].String() != want {
+		t.Errorf("a variable over the bound: %v\nwant %s", problems, want)
 	}
 }

@@ -334,7 +334,7 @@ func (r *valuesResolver) shown(ref ValuesReference, err error) string {
 // types of a deployment file's params (no aliases, bounded nesting); null or empty is no
 // values. The problem names the reference and never quotes a Secret.
 func readValuesDocument(ref ValuesReference, data []byte) (map[string]any, string) {
-	top, problems := decodeSingleDocument(ref.String(), data)
+	top, _, problems := decodeSingleDocument(ref.String(), data)
 	if problems == nil && top != nil && top.Kind != yaml.MappingNode && top.ShortTag() != "!!null" {
 		problems = []Problem{problemf(ref.String(), top.Line, "the document is %s; it must be a map of Helm values", describeNode(top))}
 	}

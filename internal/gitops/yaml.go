@@ -22,6 +22,22 @@ const (
 	maxYAMLDepth = 64
 )
 
+// Bounds on what parsing makes of a revision's YAML, which the bounds on bytes do not see: a
+// 1 MiB file of tiny keys is millions of bytes of Go maps. The parsed size of a document
+// counts ParsedNodeBytes for each node (key, value, list item) and twice the bytes of its text
+// (a value is kept as a string and again in its canonical JSON); what a revision keeps once
+// loaded is at most its parsed size (TestParsedRevisionAtItsBoundStaysWithinItsParsedSize).
+const (
+	// ParsedNodeBytes is what one YAML node counts: more than it costs once kept (measured: 40
+	// bytes a map key or value, 18 a list item, canonical JSON included).
+	ParsedNodeBytes = 48
+	// MaxParsedFileBytes bounds the parsed size of one YAML document: a deployment file, the
+	// settings file, a key of values from a ConfigMap or Secret.
+	MaxParsedFileBytes = 8 << 20
+	// MaxParsedRevisionBytes bounds the parsed size of a revision's deployment files together.
+	MaxParsedRevisionBytes = 64 << 20
+)
+
 // readBoundedFile reads the file name of fsys, refusing it with a problem,
 // before reading it, when it is over maxYAMLFileBytes.
 func readBoundedFile(fsys fs.FS, name string) ([]byte, *Problem, error) {
@@ -50,32 +66,34 @@ func readBoundedFile(fsys fs.FS, name string) ([]byte, *Problem, error) {
 }
 
 // decodeSingleDocument parses data, which must hold at most one YAML
-// document, and returns that document's top node: nil for a file without
-// any document (empty or only comments). The node has no alias and is at
-// most maxYAMLDepth deep: yaml.v3 does not expand aliases into nodes, and
+// document, and returns that document's top node, nil for a file without
+// any document (empty or only comments), and its parsed size. The node has
+// no alias, is at most maxYAMLDepth deep and of a parsed size at most
+// MaxParsedFileBytes: yaml.v3 does not expand aliases into nodes, and
 // refusing them here keeps an alias bomb from ever being expanded later.
-func decodeSingleDocument(file string, data []byte) (*yaml.Node, []Problem) {
+func decodeSingleDocument(file string, data []byte) (*yaml.Node, int64, []Problem) {
 	decoder := yaml.NewDecoder(bytes.NewReader(data))
 	var document yaml.Node
 	if err := decoder.Decode(&document); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil
+			return nil, 0, nil
 		}
-		return nil, []Problem{syntaxProblem(file, err)}
+		return nil, 0, []Problem{syntaxProblem(file, err)}
 	}
 	var next yaml.Node
 	switch err := decoder.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, []Problem{syntaxProblem(file, err)}
+		return nil, 0, []Problem{syntaxProblem(file, err)}
 	default:
-		return nil, []Problem{problemf(file, documentLine(&next), "a second YAML document starts here; the file must hold only one")}
+		return nil, 0, []Problem{problemf(file, documentLine(&next), "a second YAML document starts here; the file must hold only one")}
 	}
 	top := document.Content[0]
-	if problem := checkNesting(file, top, 1); problem != nil {
-		return nil, []Problem{*problem}
+	var size int64
+	if problem := checkNodes(file, top, 1, &size); problem != nil {
+		return nil, 0, []Problem{*problem}
 	}
-	return top, nil
+	return top, size, nil
 }
 
 // documentLine is the line where a document's content starts.
@@ -86,8 +104,9 @@ func documentLine(document *yaml.Node) int {
 	return document.Line
 }
 
-// checkNesting refuses aliases and nesting deeper than maxYAMLDepth.
-func checkNesting(file string, node *yaml.Node, depth int) *Problem {
+// checkNodes refuses aliases, nesting deeper than maxYAMLDepth, and a parsed size, added up
+// in size, over MaxParsedFileBytes.
+func checkNodes(file string, node *yaml.Node, depth int, size *int64) *Problem {
 	if node.Kind == yaml.AliasNode {
 		problem := problemf(file, node.Line, "YAML aliases (*%s) are not allowed", node.Value)
 		return &problem
@@ -96,8 +115,14 @@ func checkNesting(file string, node *yaml.Node, depth int) *Problem {
 		problem := problemf(file, node.Line, "the YAML is nested deeper than %d levels", maxYAMLDepth)
 		return &problem
 	}
+	*size += ParsedNodeBytes + 2*int64(len(node.Value))
+	if *size > MaxParsedFileBytes {
+		problem := problemf(file, node.Line, "from this line on the YAML is larger than the limit of %d bytes once parsed (%d bytes a key, value or item, and twice its text)",
+			MaxParsedFileBytes, ParsedNodeBytes)
+		return &problem
+	}
 	for _, child := range node.Content {
-		if problem := checkNesting(file, child, depth+1); problem != nil {
+		if problem := checkNodes(file, child, depth+1, size); problem != nil {
 			return problem
 		}
 	}
