@@ -40,6 +40,7 @@ type listingOSM struct {
 	owned, named                      []osm.NSInstance
 	askedOwner                        []string
 	askedNames, askedNS, askedActions [][]string
+	askedRunning                      [][]string
 }
 
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
@@ -65,6 +66,11 @@ func (l *listingOSM) ListVNFInstances(_ context.Context, ids ...string) ([]osm.V
 
 func (l *listingOSM) ListCompletedActions(_ context.Context, ids ...string) ([]osm.Operation, error) {
 	l.askedActions = append(l.askedActions, ids)
+	return nil, nil
+}
+
+func (l *listingOSM) ListRunningOperations(_ context.Context, ids ...string) ([]osm.Operation, error) {
+	l.askedRunning = append(l.askedRunning, ids)
 	return nil, nil
 }
 
