@@ -267,6 +267,11 @@ func TestOperationBeforeLCMTakesItUp(t *testing.T) {
 	if detail := a.object(t)["detail"]; detail != "ns_instance '"+nsID+"' cannot be 'action' because it is not instantiated" {
 		t.Errorf("action before LCM: %v", detail)
 	}
+	// A prune's DELETE then makes no terminate, and nbi.py answers 204 keeping the record.
+	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+	if ops := h.must(http.StatusOK, "GET", operationsPath+"?nsInstanceId="+nsID, nil).list(t); len(ops) != 1 {
+		t.Errorf("operations after the DELETE: %d, want the instantiate only", len(ops))
+	}
 
 	lcmAdmin := func() []any {
 		admin, _ := h.ns(nsID)["_admin"].(map[string]any)
