@@ -569,7 +569,7 @@ func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance,
 	next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, change
 	switch {
 	case in.Observed.Busy(next.ID):
-		// Terminating (the delete was sent), or another operation runs: nothing is sent now.
+		// The delete was sent, or OSM runs or queued another operation on it: nothing is sent now.
 	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		next.State = gitopsv1alpha1.NsInstanceFailed
 	default:
