@@ -303,6 +303,52 @@ func TestDeletionPolicyDeleteTerminatesWithoutPrune(t *testing.T) {
 	tn.g.Expect(warnings(d)).To(BeEmpty())
 }
 
+// Deleting an OsmDeployment sends one terminate per instance and waits for it. OSM's NBI accepts
+// a DELETE of an instance whose terminate LCM has not started yet (LCM slow, or busy with
+// another operation on it, which it finishes first): the NS record is unchanged until then, so
+// a deletion that sent a DELETE for every instance not shown terminating queued one more
+// terminate in OSM at every poll. Here LCM runs a KDU upgrade of ldap when the deletion comes,
+// and takes up no new operation for a long while.
+func TestDeletionTerminatesEachInstanceOnce(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []struct {
+		name string
+		edit func(*gitopsv1alpha1.OsmDeployment)
+	}{
+		{"MirrorPrune", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune = true }},
+		{"Delete", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.Prune = false
+			d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete
+		}},
+	} {
+		t.Run(policy.name, func(t *testing.T) {
+			t.Parallel()
+			tn := newTenant(t)
+			d := tn.appliedDeployment([]string{"ldap", "ldap2"}, policy.edit)
+
+			tn.sim.HoldOperations()
+			tn.publish("gitops", demoRepoOf(map[string]string{"ldap": "2", "ldap2": "1"}))
+			tn.g.Eventually(func() int64 { return tn.acceptedRequests()[upgradeRoute] }).Should(BeEquivalentTo(1))
+			tn.sim.SetPickupDelay(time.Hour)
+			tn.deleteAll(d)
+			// ldap2's terminate is accepted, not started: its record still says READY.
+			tn.eventuallyTerminatesSent(1)
+			tn.eventuallyReconciledSinceNow(listNSDescriptorsRoute)
+			tn.g.Expect(tn.acceptedRequests()[deleteNSRoute]).To(BeEquivalentTo(1), "terminates sent while OSM had not started the first")
+			tn.g.Expect(tn.instances("ldap2")).To(ConsistOf(HaveField("NSState", "READY")))
+
+			// LCM catches up: the upgrade ends, then ldap gets its terminate, once.
+			tn.sim.SetPickupDelay(0)
+			tn.sim.ReleaseOperations()
+			tn.sim.CompleteOperations()
+			tn.eventuallyGone(d)
+			tn.g.Expect(tn.sim.State().NSInstances).To(BeEmpty())
+			tn.g.Expect(tn.acceptedRequests()[deleteNSRoute]).To(BeEquivalentTo(2))
+			tn.g.Expect(warnings(d)).To(BeEmpty())
+		})
+	}
+}
+
 // deleteWithoutFinalizer removes the finalizer of d by hand and deletes it, as a person who
 // unsticks a deletion does: d is gone at once, and no reconcile of its deletion ran.
 func (tn *tenant) deleteWithoutFinalizer(d *gitopsv1alpha1.OsmDeployment) {

@@ -755,6 +755,17 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		}
 		return r.deletionBlocked(obj, blocked, final, nil)
 	}
+	// The operations OSM accepted are followed until they end, and nothing more is sent to
+	// their instances meanwhile (engine.Observed.Busy): each terminate is sent once.
+	failed, err := r.followDeletionOperations(ctx, obj, conn)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctrl.Result{}, err // the manager is stopping: no wait to report
+	case err != nil:
+		return r.deletionBlocked(obj, "checking OSM operations: "+err.Error(), false, err)
+	case failed != "":
+		return r.deletionBlocked(obj, failed, false, nil) // sent again after the retry interval
+	}
 	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
 	// OSM still say this OsmDeployment owns.
 	owner := r.owner(obj)
@@ -804,6 +815,36 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
 	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+}
+
+// followDeletionOperations checks the OSM operations the status lists (the terminates sent, and
+// any operation of the apply path still running when the deletion came) and records those that
+// ended in the inventory: a completed terminate removes its instance. It returns the failures of
+// terminates.
+func (r *OsmDeploymentReconciler) followDeletionOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (string, error) {
+	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
+	if err != nil {
+		return "", err
+	}
+	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
+	obj.Status.Operations = running
+	var failures []string
+	for _, outcome := range append(finished, expired...) {
+		state := gitopsv1alpha1.NsInstanceReady
+		if outcome.Failed {
+			state = gitopsv1alpha1.NsInstanceFailed
+		}
+		if outcome.Failed && outcome.Operation.Type == osm.OperationTypeTerminate {
+			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",
+				outcome.Operation.NsInstance, outcome.Operation.Type, outcome.Operation.State, outcome.Message))
+		}
+		setInstanceState(obj, outcome.Operation, state)
+	}
+	failed := strings.Join(failures, "; ")
+	if failed != "" {
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OperationFailedReason, "deletion: %s", failed)
+	}
+	return failed, nil
 }
 
 // deletionConnection takes the OsmCluster's connection from the pool, whatever the OsmCluster's

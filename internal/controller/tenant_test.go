@@ -74,6 +74,8 @@ func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
 	sim := nbisim.New(nbisim.Config{
 		Username: "operator", Password: testPassword, Project: "admin",
 		OperationDelay: testOperationDelay, VIMAccounts: []nbisim.VIMAccount{{Name: testVIMAccount}},
+		// LCM starts an operation queued behind another within this of its end (10 s in OSM).
+		QueuePollInterval: testOperationDelay,
 	})
 	server := httptest.NewServer(sim)
 	t.Cleanup(server.Close)

@@ -24,6 +24,7 @@ type OSM interface {
 	ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]osm.VNFInstance, error)
 	ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
+	ListRunningOperations(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
 	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
 	SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id string, data map[string]string) error
@@ -45,6 +46,9 @@ type Observed struct {
 	NSByName    map[string][]string
 	// owners are the owners the NS instances carry, by _id: read once, as plans ask often.
 	owners map[string]Owner
+	// Running are the ids of the operations OSM lists as PROCESSING, by NS instance _id: those
+	// the NS record shows and those it does not (queued by LCM, or not yet taken up).
+	Running map[string][]string
 	// settled are the declared NS instances not read (Scope.Settled).
 	settled map[string]bool
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
@@ -167,12 +171,57 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	o.settled = scope.Settled
+	if err := observeRunning(ctx, nbi, o); err != nil {
+		return nil, err
+	}
 	if scope.WithValues {
 		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
 			return nil, err
 		}
 	}
 	return o, nil
+}
+
+// observeRunning reads the operations still running on the observed instances, with one
+// request (none when there is no instance).
+func observeRunning(ctx context.Context, nbi OSM, o *Observed) error {
+	ids := make([]string, 0, len(o.NSInstances))
+	for id := range o.NSInstances {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	running, err := nbi.ListRunningOperations(ctx, ids...)
+	if err != nil {
+		return fmt.Errorf("listing the running operations of NS instances: %w", err)
+	}
+	o.Running = map[string][]string{}
+	for _, op := range running {
+		if !op.Done() {
+			o.Running[op.NSInstanceID] = append(o.Running[op.NSInstanceID], op.ID)
+		}
+	}
+	return nil
+}
+
+// Busy tells whether OSM has an operation on the NS instance that has not ended: the NS record
+// shows the one LCM runs, the operations list also those the NBI accepted that LCM queued
+// behind it or has not taken up yet. Nothing is sent to a busy instance, whatever the plan
+// would send (an upgrade, a package move, a terminate for a prune, a replace or a deletion):
+// OSM would accept it and run it after the other, and a plan made again at every poll would
+// send it again each time.
+func (o *Observed) Busy(id string) bool {
+	if len(o.Running[id]) > 0 {
+		return true
+	}
+	record := o.NSInstances[id]
+	if record.NSState == osm.NSStateBuilding || record.NSState == osm.NSStateTerminating {
+		return true
+	}
+	op := string(record.CurrentOperation)
+	return op != "" && op != osm.CurrentOperationIdle
 }
 
 // unfound returns the names that no instance of found has.

@@ -40,6 +40,8 @@ type listingOSM struct {
 	owned, named                      []osm.NSInstance
 	askedOwner                        []string
 	askedNames, askedNS, askedActions [][]string
+	askedRunning                      [][]string
+	running                           []osm.Operation
 }
 
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
@@ -66,6 +68,31 @@ func (l *listingOSM) ListVNFInstances(_ context.Context, ids ...string) ([]osm.V
 func (l *listingOSM) ListCompletedActions(_ context.Context, ids ...string) ([]osm.Operation, error) {
 	l.askedActions = append(l.askedActions, ids)
 	return nil, nil
+}
+
+func (l *listingOSM) ListRunningOperations(_ context.Context, ids ...string) ([]osm.Operation, error) {
+	l.askedRunning = append(l.askedRunning, ids)
+	return l.running, nil
+}
+
+// An operation the NBI accepted and LCM has not started (queued behind another, or not yet
+// taken up) shows only in OSM's operations list: the observation reads it, with one request
+// for all the instances, and the instance is busy.
+func TestObserveFindsOperationsTheNSRecordDoesNotShow(t *testing.T) {
+	l := &listingOSM{
+		owned:   []osm.NSInstance{{ID: "id-a", Name: "a"}, {ID: "id-b", Name: "b"}},
+		running: []osm.Operation{{ID: "op-1", NSInstanceID: "id-a", OperationState: osm.OperationProcessing}},
+	}
+	o, err := Observe(context.Background(), l, Scope{Owner: self.Marker()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"id-a", "id-b"}}, l.askedRunning); diff != "" {
+		t.Errorf("running operations asked (-want +got):\n%s", diff)
+	}
+	if !o.Busy("id-a") || o.Busy("id-b") {
+		t.Errorf("busy: a %v, b %v; want a only", o.Busy("id-a"), o.Busy("id-b"))
+	}
 }
 
 func TestObserveReadsOnlyItsScope(t *testing.T) {

@@ -438,7 +438,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 			p.problem(ns, refusal)
 			return
 		}
-		planReplace(p, ns, record, last, next, change)
+		planReplace(in, p, ns, record, last, next, change)
 		return
 	}
 	if changes := instantiationChanges(in.Observed, ns, record); len(changes) > 0 {
@@ -453,10 +453,10 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		for i, c := range changes {
 			whats[i] = c.what
 		}
-		planReplace(p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
+		planReplace(in, p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
 		return
 	}
-	if busy(record) {
+	if in.Observed.Busy(next.ID) {
 		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reasonBusy
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
@@ -480,8 +480,9 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		p.leaveDrift(in, next, strings.TrimSuffix(upgrade.Reason, restoring))
 		return
 	case differs:
-		// One upgrade per instance and plan: OSM refuses (409) a second operation on an instance
-		// while one runs. The other KDUs that differ follow in the next plans, once OSM is done.
+		// One upgrade per instance and plan: LCM runs one operation of an instance at a time, and
+		// nothing is sent to a busy one (Observed.Busy). The other KDUs that differ follow in
+		// the next plans, once OSM is done.
 		next.State = gitopsv1alpha1.NsInstanceProgressing
 		upgrade.Name, upgrade.Instance, upgrade.ID = ns.Name, ns, next.ID
 		p.Upgrades = append(p.Upgrades, upgrade)
@@ -564,11 +565,11 @@ func boundReason(reason string) string {
 // and deleted, once; its inventory entry says Replacing, and why, until OSM has removed it
 // (planInstance then plans the create). A terminate that failed is not sent again for the
 // same declaration: a new revision, or a reconcile request, does.
-func planReplace(p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
+func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
 	next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, change
 	switch {
-	case busy(record):
-		// Terminating (the delete was sent), or another operation runs: nothing is sent now.
+	case in.Observed.Busy(next.ID):
+		// The delete was sent, or OSM runs or queued another operation on it: nothing is sent now.
 	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		next.State = gitopsv1alpha1.NsInstanceFailed
 	default:
@@ -576,16 +577,6 @@ func planReplace(p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, nex
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
-}
-
-// busy tells whether OSM is running an operation on the instance, so that nothing is sent to
-// it now (OSM would answer 409).
-func busy(record osm.NSInstance) bool {
-	if record.NSState == osm.NSStateBuilding || record.NSState == osm.NSStateTerminating {
-		return true
-	}
-	op := string(record.CurrentOperation)
-	return op != "" && op != osm.CurrentOperationIdle
 }
 
 // nextUpgrade is the upgrade of the first declared KDU, in the file's order, whose Helm
@@ -744,7 +735,8 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 		return
 	}
 	entry.State = gitopsv1alpha1.NsInstanceDeleting
-	if record.NSState != osm.NSStateTerminating {
+	// A terminate sent before, as any other operation OSM runs or queued, is waited for.
+	if !in.Observed.Busy(entry.ID) {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}

@@ -301,6 +301,33 @@ func TestComputeNsInstances(t *testing.T) {
 				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
 		},
 		{
+			// The NBI accepted an operation that LCM has queued or not taken up yet: the NS record
+			// looks idle, only OSM's operations list shows it. Nothing is sent to the instance.
+			name: "an instance with an operation OSM queued is not upgraded", declared: []gitops.NsInstance{ldap},
+			observed:  queued(observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}), "ns-1"),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
+				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
+		},
+		{
+			name: "an instance whose terminate OSM queued is not deleted again", prune: true,
+			observed:  queued(observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil), "ns-1"),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+		},
+		{
+			// Right after a create the NBI shows the record NOT_INSTANTIATED until LCM starts the
+			// instantiate: a forced delete then would remove it under LCM's feet.
+			name: "an instance whose instantiate OSM has not started is not pruned", prune: true,
+			observed: queued(observedWith([]osm.NSInstance{func() osm.NSInstance {
+				ns := running("ns-1", "ldap")
+				ns.NSState, ns.Admin.NSState = osm.NSStateNotInstantiated, osm.NSStateNotInstantiated
+				return ns
+			}()}, nil), "ns-1"),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+		},
+		{
 			name: "a failed intent is not sent again", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}),
 			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
@@ -706,4 +733,10 @@ func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// queued marks an operation on the instance id as PROCESSING in OSM's operations list.
+func queued(o *Observed, id string) *Observed {
+	o.Running = map[string][]string{id: {"op-queued"}}
+	return o
 }

@@ -32,6 +32,16 @@ type Config struct {
 	// completes. Zero means DefaultOperationDelay; SetOperationDelay can set
 	// zero (operations then complete at the next request).
 	OperationDelay time.Duration
+	// PickupDelay is how long LCM takes to take up an operation the NBI
+	// accepted (the Kafka message's way); until then the NS record does not
+	// show it. Zero: LCM takes it up at once, seen from the next request on.
+	PickupDelay time.Duration
+	// QueuePollInterval and QueueTimeout are how often LCM looks again
+	// whether the operations accepted before one on the same NS have ended,
+	// and how long it waits for them before failing it. Defaults
+	// DefaultQueuePollInterval and DefaultQueueTimeout, LCM's.
+	QueuePollInterval time.Duration
+	QueueTimeout      time.Duration
 	// VIMAccounts are created at start and after each Reset.
 	VIMAccounts []VIMAccount
 	// Clock tells the time; tests inject a fake one. Default time.Now.
@@ -74,6 +84,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OperationDelay <= 0 {
 		c.OperationDelay = DefaultOperationDelay
+	}
+	if c.QueuePollInterval <= 0 {
+		c.QueuePollInterval = DefaultQueuePollInterval
+	}
+	if c.QueueTimeout <= 0 {
+		c.QueueTimeout = DefaultQueueTimeout
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

@@ -165,7 +165,6 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusOK, "GET", vnfInstancePath+"/"+dig(vnfs[0], "_id").(string), nil)
 	h.must(http.StatusNotFound, "GET", vnfInstancePath+"/"+missing, nil)
 	action := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"replicaCount": "3"}}
-	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/action", action) // busy
 	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", action)
 	h.must(http.StatusUnprocessableEntity, "POST", nsInstancesPath+"/"+nsID+"/action", map[string]any{"primitive": "upgrade", "primitive_params": nil})
@@ -184,6 +183,7 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{})
 	h.clock.Step(testOperationDelay)
 	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/terminate", map[string]any{"autoremove": false})
+	h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/action", action) // not instantiated
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/instantiate", ldapCreateBody("ldap", nsdID, vim, nil))
 	h.clock.Step(testOperationDelay)
 	h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil)

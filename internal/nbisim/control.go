@@ -1,11 +1,13 @@
 package nbisim
 
 import (
+	"cmp"
 	"container/heap"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -100,18 +102,25 @@ func (s *Server) ReleaseOperations() {
 	s.held = false
 }
 
-// CompleteOperations ends every pending operation now, held or not, and
-// returns how many it ended.
+// CompleteOperations ends every pending operation now, held or not, in the
+// order the NBI accepted them (LCM's order on each NS), and returns how many
+// it ended.
 func (s *Server) CompleteOperations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	pending := slices.SortedFunc(slices.Values(s.pending), func(a, b *operationRecord) int { return cmp.Compare(a.seq, b.seq) })
+	s.pending = nil
 	completed := 0
-	for len(s.pending) > 0 {
-		op := heap.Pop(&s.pending).(*operationRecord)
-		if !op.removed {
-			completed++
+	for _, op := range pending {
+		if op.removed || op.fields.OperationState != stateProcessing {
+			continue
 		}
+		if op.phase != phaseRunning {
+			s.runOperation(op, now)
+			heap.Remove(&s.pending, op.queueIndex)
+		}
+		completed++
 		s.completeOperation(op, now)
 	}
 	return completed
@@ -137,6 +146,14 @@ func (s *Server) SetOperationDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.operationDelay = max(d, 0)
+}
+
+// SetPickupDelay changes how long LCM takes to take up the operations the
+// NBI accepts from now on (Config.PickupDelay): a slow or busy LCM.
+func (s *Server) SetPickupDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pickupDelay = max(d, 0)
 }
 
 // SetTokenLifetime changes the lifetime of new tokens.

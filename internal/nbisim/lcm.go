@@ -33,15 +33,39 @@ const (
 
 // lcmSteps words what LCM writes while an operation of each type runs: the
 // NS record's currentOperation, the name of the operation in error
-// descriptions, and the stage. Taken from LCM's ns.py where known, else
-// approximated.
-var lcmSteps = map[string]struct{ current, errorName, stage string }{
-	opInstantiate: {"INSTANTIATING", "INSTANTIATING", "Stage 2/5: deployment of KDUs, VMs and execution environments."},
-	opTerminate:   {"TERMINATING", "TERMINATING", "Stage 2/3: deletion of KDUs, VMs and execution environments."},
-	opAction:      {"RUNNING ACTION", "ACTION", "Running the action."},
-	opScale:       {"SCALING", "SCALE", "Stage 2/3: scaling."},
-	opUpdate:      {"UPDATING", "UPDATE", "Stage 2/3: updating."},
+// descriptions, the stage, and what the operation says when it gives up
+// waiting for the operations before it (queueFailure, with the timeout's
+// text). Taken from LCM's ns.py where known, else approximated.
+var lcmSteps = map[string]struct{ current, errorName, stage, queueFailure string }{
+	opInstantiate: {"INSTANTIATING", "INSTANTIATING", "Stage 2/5: deployment of KDUs, VMs and execution environments.", "Stage 1/5: preparation of the environment. Detail: %s"},
+	opTerminate:   {"TERMINATING", "TERMINATING", "Stage 2/3: deletion of KDUs, VMs and execution environments.", "Stage 1/3: Preparing task. Detail: %s"},
+	opAction:      {"RUNNING ACTION", "ACTION", "Running the action.", waitingFailure},
+	opScale:       {"SCALING", "SCALE", "Stage 2/3: scaling.", waitingFailure},
+	opUpdate:      {"UPDATING", "UPDATE", "Stage 2/3: updating.", waitingFailure},
 }
+
+// waitingFailure is how action, scale and update report an exception raised
+// in their first step ("FAILED {step}: {exc}").
+const waitingFailure = "FAILED Waiting for previous operations to terminate: %s"
+
+// Defaults of LCM's wait for related tasks (lcm_utils.py waitfor_related_HA).
+const (
+	DefaultQueuePollInterval = 10 * time.Second
+	DefaultQueueTimeout      = 3600 * time.Second
+)
+
+// An operation's phase in LCM.
+type lcmPhase int
+
+const (
+	// phaseAccepted: written by the NBI, not yet taken up by LCM.
+	phaseAccepted lcmPhase = iota
+	// phaseWaiting: LCM waits for the operations accepted before it on the
+	// same NS to end (waitfor_related_HA).
+	phaseWaiting
+	// phaseRunning: LCM runs it; the NS record shows it.
+	phaseRunning
+)
 
 // operationSchemas validate an operation's body (validation.py).
 var operationSchemas = map[string]*schema{
@@ -65,8 +89,15 @@ type operationRecord struct {
 	action *actionTarget
 	// failure, when set, is how the operation ends instead of COMPLETED.
 	failure *plannedFailure
-	due     time.Time
-	seq     uint64
+	phase   lcmPhase
+	// due is when LCM next acts on the operation: takes it up, polls its
+	// related tasks, or completes it.
+	due time.Time
+	seq uint64
+	// waitLeft is what remains of LCM's time to wait for related tasks;
+	// related is the number of them LCM last wrote.
+	waitLeft time.Duration
+	related  int
 	// queueIndex is the operation's place in the pending queue, -1 when out.
 	queueIndex int
 	// removed is set when the NS was deleted under a pending operation.
@@ -114,49 +145,152 @@ func (q *operationQueue) Pop() any {
 	return op
 }
 
-// advanceLocked completes every pending operation whose time has come,
-// unless operations are held.
+// advanceLocked plays LCM up to now: operations are taken up, wait for the
+// ones before them, start and complete when their time has come; held
+// operations do not complete.
 func (s *Server) advanceLocked(now time.Time) {
-	for !s.held && len(s.pending) > 0 && !s.pending[0].due.After(now) {
+	var held []*operationRecord
+	for len(s.pending) > 0 && !s.pending[0].due.After(now) {
 		op := heap.Pop(&s.pending).(*operationRecord)
-		s.completeOperation(op, op.due)
+		switch {
+		case op.removed:
+		case op.phase == phaseRunning && s.held:
+			held = append(held, op)
+		default:
+			s.stepOperation(op, op.due)
+		}
+	}
+	for _, op := range held {
+		heap.Push(&s.pending, op)
 	}
 }
 
-// startOperation records a new operation and plays LCM taking it up at
-// once: the NS shows it as its current operation until it is due.
-func (s *Server) startOperation(ns *nsRecord, kind string, params *object, action *actionTarget, now time.Time) *operationRecord {
+// stepOperation is LCM's next step on an operation at its due time.
+func (s *Server) stepOperation(op *operationRecord, at time.Time) {
+	switch op.phase {
+	case phaseAccepted:
+		op.phase, op.waitLeft = phaseWaiting, s.queueTimeout
+		s.waitForRelated(op, at)
+	case phaseWaiting:
+		s.waitForRelated(op, at)
+	case phaseRunning:
+		s.completeOperation(op, at)
+	}
+}
+
+// acceptOperation records a new operation as the NBI's _create_nslcmop
+// writes it (nulls where LCM writes later) and hands it to LCM, which takes
+// it up after the pickup delay. The NS record does not change until LCM
+// starts the operation.
+func (s *Server) acceptOperation(ns *nsRecord, kind string, params *object, action *actionTarget, now time.Time) *operationRecord {
 	s.operationSeq++
 	id := uuid.NewString()
-	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: now.Add(s.operationDelay), seq: s.operationSeq}
-	steps := lcmSteps[kind]
+	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: now.Add(s.pickupDelay), seq: s.operationSeq}
 	op.fields = operationDoc{
-		ID: id, UID: id, OperationState: stateProcessing, QueuePosition: new(int), Stage: stringPointer(steps.stage),
+		ID: id, UID: id, OperationState: stateProcessing,
 		StatusEnteredTime: epoch(now), NsInstanceID: ns.id, LcmOperationType: kind, StartTime: epoch(now),
 		OperationParams: params,
 		Links:           opLinks{Self: "/osm/nslcm/v1/ns_lcm_op_occs/" + id, NsInstance: "/osm/nslcm/v1/ns_instances/" + ns.id},
-		Admin:           s.newAdmin(now), LCMDetailedStatus: steps.stage,
+		Admin:           s.newAdmin(now),
 	}
 	op.failure = s.plannedFailure(op)
 	s.db.operations.add(id, op)
 	ns.operations = append(ns.operations, op)
 	heap.Push(&s.pending, op)
+	s.renderOperation(op, now)
+	return op
+}
+
+// waitForRelated is one round of LCM's waitfor_related_HA: with no
+// operation of the NS accepted before this one still PROCESSING, LCM starts
+// it; else it writes how many there are (when that changed) and polls again
+// after the poll interval, or fails the operation once its wait is over.
+func (s *Server) waitForRelated(op *operationRecord, at time.Time) {
+	related := 0
+	for _, other := range op.ns.operations {
+		if other.seq < op.seq && !other.removed && other.fields.OperationState == stateProcessing {
+			related++
+		}
+	}
+	if related == 0 {
+		s.runOperation(op, at)
+		return
+	}
+	if related != op.related {
+		op.related = related
+		op.fields.QueuePosition = &op.related
+		op.fields.LCMDetailedStatus = fmt.Sprintf("Waiting for %d related tasks to be completed.", related)
+		s.renderOperation(op, at)
+	}
+	op.waitLeft -= s.queuePoll
+	if op.waitLeft < 0 {
+		s.failWaiting(op, at)
+		return
+	}
+	op.due = at.Add(s.queuePoll)
+	heap.Push(&s.pending, op)
+}
+
+// failWaiting ends an operation that waited too long for the ones before
+// it, as LCM does: FAILED with the timeout's text, the NS record untouched
+// (LCM had not read it yet).
+func (s *Server) failWaiting(op *operationRecord, at time.Time) {
+	timeout := fmt.Sprintf("Timeout (%d) when waiting for related tasks to be completed", int64(s.queueTimeout/time.Second))
+	message := fmt.Sprintf(lcmSteps[op.kind].queueFailure, timeout)
+	op.fields.OperationState = stateFailed
+	op.fields.StatusEnteredTime = epoch(at)
+	op.fields.QueuePosition = new(int)
+	op.fields.Stage = stringPointer("")
+	op.fields.ErrorMessage = stringPointer(message)
+	op.fields.LCMDetailedStatus = message
+	if op.kind == opInstantiate || op.kind == opTerminate {
+		op.fields.LCMDetailedStatus = timeout
+	}
+	s.renderOperation(op, at)
+}
+
+// runOperation plays LCM starting an operation: the NS shows it as its
+// current operation (_write_ns_status) until it is due.
+func (s *Server) runOperation(op *operationRecord, at time.Time) {
+	ns := op.ns
+	steps := lcmSteps[op.kind]
+	op.phase = phaseRunning
+	op.due = at.Add(s.operationDelay)
+	op.fields.QueuePosition = new(int)
+	op.fields.Stage = stringPointer(steps.stage)
+	op.fields.LCMDetailedStatus = steps.stage
+	heap.Push(&s.pending, op)
 
 	ns.current = op
-	ns.fields.CurrentOperation = steps.current
-	ns.fields.CurrentOperationID = stringPointer(id)
+	s.writeCurrentOperation(ns, steps.current, stringPointer(op.id))
 	ns.fields.DetailedStatus = steps.stage
-	switch kind {
+	switch op.kind {
 	case opInstantiate:
 		// LCM marks the NS instantiated as soon as it starts deploying.
 		ns.fields.NsState = "BUILDING"
 		ns.fields.Admin.NsState = "INSTANTIATED"
+		for _, vnf := range ns.vnfs {
+			vnf.fields.Admin.NsState = "INSTANTIATED"
+			vnf.render(at)
+		}
 	case opTerminate:
 		ns.fields.NsState = "TERMINATING"
 	}
-	ns.render(now)
-	s.renderOperation(op, now)
-	return op
+	ns.render(at)
+	s.renderOperation(op, at)
+}
+
+// writeCurrentOperation writes what LCM's _write_ns_status writes of the
+// current operation: currentOperation and its id, and the three _admin
+// fields (nslcmop, current-operation, operation-type; null when IDLE).
+func (s *Server) writeCurrentOperation(ns *nsRecord, current string, id *string) {
+	ns.fields.CurrentOperation = current
+	ns.fields.CurrentOperationID = id
+	lcm := &LCMAdmin{Nslcmop: id, CurrentOperation: id}
+	if current != "IDLE" {
+		lcm.OperationType = stringPointer(current)
+	}
+	ns.fields.Admin.LCMAdmin = lcm
 }
 
 func (s *Server) renderOperation(op *operationRecord, now time.Time) {
@@ -172,8 +306,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	}
 	ns := op.ns
 	ns.current = nil
-	ns.fields.CurrentOperation = "IDLE"
-	ns.fields.CurrentOperationID = nil
+	s.writeCurrentOperation(ns, "IDLE", nil)
 	op.fields.StatusEnteredTime = epoch(now)
 	op.fields.Stage = stringPointer("")
 
@@ -308,18 +441,6 @@ func kduInstanceName(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) string {
 	return fmt.Sprintf("%s-%010d", strings.ToLower(chart), hash.Sum64()%10_000_000_000)
 }
 
-// checkIdle is the refusal of a second operation while one is PROCESSING.
-// The NBI of release 19 has no such check (LCM queues the operations); the
-// simulator refuses, as the operator must expect, with a message
-// approximating the NBI's other conflicts.
-func (s *Server) checkIdle(ns *nsRecord, kind string) *nbiError {
-	if ns.current == nil {
-		return nil
-	}
-	return errorf(http.StatusConflict, "Cannot perform '%s' on ns_instance '%s' because there is another operation in progress: '%s' %s",
-		kind, ns.id, ns.current.kind, ns.current.id)
-}
-
 // postOperation serves POST .../ns_instances/{id}/{operation}, with the
 // checks of the NBI's NsLcmOpTopic.new in its order.
 func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
@@ -353,9 +474,8 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 	} else if kind == opInstantiate && !forced(c.request) {
 		return response{}, errorf(http.StatusConflict, "ns_instance '%s' cannot be '%s' because it is already instantiated", ns.id, kind)
 	}
-	if err := s.checkIdle(ns, kind); err != nil {
-		return response{}, err
-	}
+	// No check of the operations running on the NS: the NBI accepts the
+	// operation and LCM queues it behind them (waitForRelated).
 	var target *actionTarget
 	switch kind {
 	case opAction:
@@ -378,7 +498,7 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 		s.applyPlacement(placement, params.str("vimAccountId"), c.now)
 	}
 	serializeOperationParams(params)
-	op := s.startOperation(ns, kind, params, target, c.now)
+	op := s.acceptOperation(ns, kind, params, target, c.now)
 	answer := jsonResponse(http.StatusAccepted, newObject("id", op.id, "nsName", ns.fields.Name))
 	return answer.withHeader("Location", "/osm/nslcm/v1/ns_lcm_op_occs/"+op.id), nil
 }

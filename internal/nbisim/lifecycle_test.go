@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -146,34 +147,150 @@ func TestVNFRecordValues(t *testing.T) {
 	}
 }
 
-func TestBusyNS(t *testing.T) {
+// The NBI accepts an operation on an NS that runs another (202) and LCM queues it
+// (lcm_utils.py waitfor_related_HA): PROCESSING with queuePosition and "Waiting for N related
+// tasks", polled every 10 s, started in the order accepted; the NS record shows only the
+// operation LCM runs.
+func TestQueuedOperations(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	_, nsdID := h.onboardOpenLDAP()
 	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
 	h.clock.Step(testOperationDelay)
 	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"a": "1"}}
-	opID := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+	first := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+	second := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+	terminate := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)["_id"].(string)
 
-	for _, request := range []struct{ method, path string }{
-		{"POST", nsInstancesPath + "/" + nsID + "/action"},
-		{"POST", nsInstancesPath + "/" + nsID + "/terminate"},
-		{"DELETE", nsContentPath + "/" + nsID},
-	} {
-		a := h.request(request.method, request.path, upgrade)
-		if request.path != nsInstancesPath+"/"+nsID+"/action" {
-			a = h.request(request.method, request.path, nil)
+	type view struct {
+		State, Detailed string
+		Queue           any
+	}
+	look := func(id string) view {
+		op := h.operation(id)
+		detailed, _ := op["detailed-status"].(string)
+		return view{op["operationState"].(string), detailed, op["queuePosition"]}
+	}
+	waiting := func(n int) view {
+		return view{"PROCESSING", fmt.Sprintf("Waiting for %d related tasks to be completed.", n), float64(n)}
+	}
+	running := view{"PROCESSING", "Running the action.", float64(0)}
+	expect := func(when string, current string, want ...view) {
+		t.Helper()
+		got := []view{look(first), look(second), look(terminate)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: operations (-want +got):\n%s", when, diff)
 		}
-		got := a.object(t)
-		if a.status != http.StatusConflict || got["code"] != "CONFLICT" {
-			t.Errorf("%s %s while busy: %d %s", request.method, request.path, a.status, a.body)
+		ns := h.ns(nsID)
+		if ns["currentOperationID"] != current || ns["nsState"] != "READY" {
+			t.Errorf("%s: NS currentOperationID %v, nsState %v; want %s, READY", when, ns["currentOperationID"], ns["nsState"], current)
 		}
 	}
-	detail := h.request("POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["detail"]
-	want := "Cannot perform 'action' on ns_instance '" + nsID + "' because there is another operation in progress: 'action' " + opID
-	if detail != want {
-		t.Errorf("busy detail = %q, want %q", detail, want)
+	expect("accepted", first, running, waiting(1), waiting(2))
+	h.clock.Step(DefaultQueuePollInterval) // the first completes; LCM polls again
+	expect("after the first", second, view{"COMPLETED", "", float64(0)}, running, waiting(1))
+	h.clock.Step(DefaultQueuePollInterval)
+	if ns := h.ns(nsID); ns["nsState"] != "TERMINATING" || ns["currentOperationID"] != terminate {
+		t.Errorf("the terminate runs last: nsState %v, currentOperationID %v", ns["nsState"], ns["currentOperationID"])
 	}
 	h.clock.Step(testOperationDelay)
+	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
+}
+
+// LCM gives up on an operation whose related tasks did not end within its wait (3600 s;
+// configurable here): FAILED with LCM's text, the NS record untouched.
+func TestQueuedOperationTimesOut(t *testing.T) {
+	h := newLoggedIn(t, Config{QueueTimeout: 30 * time.Second})
+	_, nsdID := h.onboardOpenLDAP()
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
+	h.clock.Step(testOperationDelay)
+	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"a": "1"}}
+	first := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+	h.sim.HoldOperations()
+	action := h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade).object(t)["id"].(string)
+	terminate := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)["_id"].(string)
+
+	h.clock.Step(2 * DefaultQueuePollInterval) // polls at 0, 10 and 20 s: still waiting
+	if state := h.operation(action)["operationState"]; state != "PROCESSING" {
+		t.Fatalf("before the timeout: %v", state)
+	}
+	h.clock.Step(DefaultQueuePollInterval)
+	timeout := "Timeout (30) when waiting for related tasks to be completed"
+	for _, test := range []struct{ id, errorMessage, detailed string }{
+		{action, "FAILED Waiting for previous operations to terminate: " + timeout, "FAILED Waiting for previous operations to terminate: " + timeout},
+		{terminate, "Stage 1/3: Preparing task. Detail: " + timeout, timeout},
+	} {
+		op := h.operation(test.id)
+		got := []any{op["operationState"], op["errorMessage"], op["detailed-status"], op["queuePosition"], op["stage"]}
+		if diff := cmp.Diff([]any{"FAILED", test.errorMessage, test.detailed, float64(0), ""}, got); diff != "" {
+			t.Errorf("%s after the timeout (-want +got):\n%s", h.operation(test.id)["lcmOperationType"], diff)
+		}
+	}
+	if ns := h.ns(nsID); ns["currentOperationID"] != first || ns["nsState"] != "READY" {
+		t.Errorf("NS after the timeouts: currentOperationID %v, nsState %v", ns["currentOperationID"], ns["nsState"])
+	}
+	h.sim.ReleaseOperations()
+	if state := h.operation(first)["operationState"]; state != "COMPLETED" {
+		t.Errorf("the running one: %v", state)
+	}
+}
+
+// Until LCM takes an operation up, the NBI's record of it has nulls (_create_nslcmop) and the
+// NS record is as it was: an action on an NS whose instantiate has not started gets the NBI's
+// 409. Once LCM starts it, the NS record shows it, with the three _admin fields of
+// _write_ns_status, null again when LCM is idle.
+func TestOperationBeforeLCMTakesItUp(t *testing.T) {
+	h := newLoggedIn(t, Config{PickupDelay: time.Second})
+	_, nsdID := h.onboardOpenLDAP()
+	nsID, opID := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
+
+	op := h.operation(opID)
+	for _, field := range []string{"queuePosition", "stage", "errorMessage", "detailedStatus"} {
+		if value, present := op[field]; !present || value != nil {
+			t.Errorf("new operation %s = %v (present %v), want null", field, value, present)
+		}
+	}
+	if value, present := op["detailed-status"]; present {
+		t.Errorf("new operation has detailed-status %v", value)
+	}
+	ns := h.ns(nsID)
+	admin, _ := ns["_admin"].(map[string]any)
+	if ns["nsState"] != "NOT_INSTANTIATED" || admin["nsState"] != "NOT_INSTANTIATED" || ns["currentOperation"] != "IDLE" {
+		t.Errorf("NS before LCM: nsState %v, _admin.nsState %v, currentOperation %v", ns["nsState"], admin["nsState"], ns["currentOperation"])
+	}
+	for _, field := range []string{"nslcmop", "current-operation", "operation-type"} {
+		if _, present := admin[field]; present {
+			t.Errorf("_admin.%s before LCM wrote the NS", field)
+		}
+	}
+	upgrade := map[string]any{"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "upgrade", "primitive_params": map[string]any{"a": "1"}}
+	a := h.must(http.StatusConflict, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade)
+	if detail := a.object(t)["detail"]; detail != "ns_instance '"+nsID+"' cannot be 'action' because it is not instantiated" {
+		t.Errorf("action before LCM: %v", detail)
+	}
+	// A prune's DELETE then makes no terminate, and nbi.py answers 204 keeping the record.
+	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+	if ops := h.must(http.StatusOK, "GET", operationsPath+"?nsInstanceId="+nsID, nil).list(t); len(ops) != 1 {
+		t.Errorf("operations after the DELETE: %d, want the instantiate only", len(ops))
+	}
+
+	lcmAdmin := func() []any {
+		admin, _ := h.ns(nsID)["_admin"].(map[string]any)
+		return []any{admin["nslcmop"], admin["current-operation"], admin["operation-type"]}
+	}
+	h.clock.Step(time.Second)
+	if ns := h.ns(nsID); ns["nsState"] != "BUILDING" || ns["currentOperationID"] != opID {
+		t.Errorf("NS once LCM started: nsState %v, currentOperationID %v", ns["nsState"], ns["currentOperationID"])
+	}
+	if diff := cmp.Diff([]any{opID, opID, "INSTANTIATING"}, lcmAdmin()); diff != "" {
+		t.Errorf("_admin while instantiating (-want +got):\n%s", diff)
+	}
+	if op := h.operation(opID); op["queuePosition"] != float64(0) || op["stage"] == nil {
+		t.Errorf("started operation: queuePosition %v, stage %v", op["queuePosition"], op["stage"])
+	}
+	h.clock.Step(testOperationDelay)
+	if diff := cmp.Diff([]any{nil, nil, nil}, lcmAdmin()); diff != "" {
+		t.Errorf("_admin when idle (-want +got):\n%s", diff)
+	}
 	h.must(http.StatusAccepted, "POST", nsInstancesPath+"/"+nsID+"/action", upgrade)
 }
 

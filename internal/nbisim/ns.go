@@ -502,7 +502,7 @@ func (s *Server) createAndInstantiateNS(c *call) (response, *nbiError) {
 	s.addNS(ns, c.now)
 	s.applyPlacement(placement, input.str("vimAccountId"), c.now)
 	serializeOperationParams(input)
-	op := s.startOperation(ns, opInstantiate, input, nil, c.now)
+	op := s.acceptOperation(ns, opInstantiate, input, nil, c.now)
 	if creation.deferredFailure != "" {
 		op.failure = &plannedFailure{state: stateFailed, message: creation.deferredFailure}
 	}
@@ -529,11 +529,8 @@ func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 	if !ns.instantiated() {
 		return noContent(), nil
 	}
-	if err := s.checkIdle(ns, opTerminate); err != nil {
-		return response{}, err
-	}
 	params := newObject("lcmOperationType", opTerminate, "nsInstanceId", ns.id, "autoremove", true)
-	op := s.startOperation(ns, opTerminate, params, nil, c.now)
+	op := s.acceptOperation(ns, opTerminate, params, nil, c.now)
 	// nbi.py, the DELETE branch: outdata = {"_id": op_id, "nsName": nsName}.
 	return jsonResponse(http.StatusAccepted, newObject("_id", op.id, "nsName", ns.fields.Name)), nil
 }

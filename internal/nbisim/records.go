@@ -57,6 +57,17 @@ type nsrAdminDoc struct {
 	adminDoc
 	NsState  string       `json:"nsState"`
 	Deployed *deployedDoc `json:"deployed,omitempty"`
+	// LCMAdmin is absent until LCM first writes the NS's status (NS
+	// records only).
+	*LCMAdmin
+}
+
+// LCMAdmin is what LCM's _write_ns_status adds to an NS record's _admin:
+// the current operation's id (twice) and type, null when IDLE.
+type LCMAdmin struct {
+	Nslcmop          *string `json:"nslcmop"`
+	CurrentOperation *string `json:"current-operation"`
+	OperationType    *string `json:"operation-type"`
 }
 
 // deployedDoc is what LCM records of a deployment in the NS record.

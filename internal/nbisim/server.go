@@ -31,6 +31,9 @@ type Server struct {
 	loginFailures  int  // the user's _admin.retry_count
 	loginLocked    bool // the user's _admin.user_status is "locked"
 	operationDelay time.Duration
+	pickupDelay    time.Duration
+	queuePoll      time.Duration
+	queueTimeout   time.Duration
 	tokenLifetime  time.Duration
 	held           bool
 	pending        operationQueue
@@ -50,6 +53,9 @@ func New(cfg Config) *Server {
 		userID:         uuid.NewString(),
 		roleID:         uuid.NewString(),
 		operationDelay: cfg.OperationDelay,
+		pickupDelay:    max(cfg.PickupDelay, 0),
+		queuePoll:      cfg.QueuePollInterval,
+		queueTimeout:   cfg.QueueTimeout,
 		tokenLifetime:  cfg.TokenLifetime,
 		random:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 		stats:          newStatsRecorder(cfg.RequestLogSize),

@@ -608,18 +608,33 @@ func TestClientCalls(t *testing.T) {
 				t.Errorf("unfinished operations of %s: %+v", running.OperationID, ops)
 			}
 		}},
-		{"a busy NS instance refuses operations until the current one ends", func(t *testing.T, f *ldapFixture) {
-			f.sim.HoldOperations()
+		{"operations on a busy NS instance are queued, and listed as running until they end", func(t *testing.T, f *ldapFixture) {
 			nsID := f.createReadyNS(t, "ldap", nil)
-			_, err := f.upgrade(t.Context(), nsID, map[string]any{"replicaCount": "3"})
-			wantAPIError(t, err, osm.IsConflict)
-			_, err = f.client.TerminateNSInstance(t.Context(), nsID, true)
-			wantAPIError(t, err, osm.IsConflict)
-			if completed := f.sim.CompleteOperations(); completed != 1 {
-				t.Fatalf("%d operations completed, want 1", completed)
-			}
-			_, err = f.upgrade(t.Context(), nsID, map[string]any{"replicaCount": "3"})
+			upgrade, err := f.upgrade(t.Context(), nsID, map[string]any{"replicaCount": "3"})
 			noError(t, err)
+			f.sim.HoldOperations()
+			terminate, err := f.client.TerminateNSInstance(t.Context(), nsID, true)
+			noError(t, err) // the NBI accepts it; LCM runs it after the upgrade
+			ns, err := f.client.GetNSInstance(t.Context(), nsID)
+			noError(t, err)
+			if string(ns.CurrentOperationID) != upgrade || ns.NSState != osm.NSStateReady {
+				t.Errorf("NS record: current operation %s, nsState %s; want %s, READY", ns.CurrentOperationID, ns.NSState, upgrade)
+			}
+			running, err := f.client.ListRunningOperations(t.Context(), nsID, missingID)
+			noError(t, err)
+			var ids []string
+			for _, op := range running {
+				ids = append(ids, op.ID)
+			}
+			if diff := cmp.Diff([]string{upgrade, terminate}, ids); diff != "" {
+				t.Errorf("running operations (-want +got):\n%s", diff)
+			}
+			if completed := f.sim.CompleteOperations(); completed != 2 {
+				t.Fatalf("%d operations completed, want 2", completed)
+			}
+			if running, err = f.client.ListRunningOperations(t.Context(), nsID); err != nil || len(running) != 0 {
+				t.Errorf("running operations once done: %v, %v", running, err)
+			}
 		}},
 	}
 	for _, test := range tests {

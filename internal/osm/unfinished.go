@@ -25,3 +25,19 @@ func unfinishedOperationsRequest(since time.Time) request {
 	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixMilli())/1e3, 'f', 3, 64))
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
+
+// ListRunningOperations returns the LCM operations of these NS instances that are still
+// PROCESSING: the one LCM runs, and those the NBI accepted that LCM has queued behind it or not
+// yet taken up, which the NS record does not show (LCM changes it when it starts a task). One
+// request for any number of instances.
+func (c *Client) ListRunningOperations(ctx context.Context, nsInstanceIDs ...string) ([]Operation, error) {
+	if len(nsInstanceIDs) == 0 {
+		return nil, nil
+	}
+	return listMembers(ctx, c, runningOperationsRequest(), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
+}
+
+func runningOperationsRequest() request {
+	query := url.Values{"operationState": {OperationProcessing}}
+	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
+}
