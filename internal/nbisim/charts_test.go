@@ -48,11 +48,11 @@ func TestReleaseNamesAsLCMMakesThem(t *testing.T) {
 	}
 
 	for model, want := range map[string]string{
-		"stable/openldap":                     "stable-openldap-",
+		"stable/openldap":                      "stable-openldap-",
 		"/app/storage/pkg/charts/My_Chart.tgz": "my-chart-tgz-",
-		"https://charts.example/ldap-1.2.tgz": "ldap-1-2-tgz-",
-		"9lives/chart":                        "a9lives-chart-",
-		strings.Repeat("x", 40):               strings.Repeat("x", 35) + "-",
+		"https://charts.example/ldap-1.2.tgz":  "ldap-1-2-tgz-",
+		"9lives/chart":                         "a9lives-chart-",
+		strings.Repeat("x", 40):                strings.Repeat("x", 35) + "-",
 	} {
 		got := kduInstanceName(&nsRecord{id: "ns"}, &vnfRecord{}, &kdurDoc{KduName: "k", HelmChart: model})
 		if !strings.HasPrefix(got, want) || len(got) != len(want)+10 {
