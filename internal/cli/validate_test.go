@@ -99,6 +99,11 @@ func TestValidate(t *testing.T) {
 			`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
 			`✗ deploy/stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
 			"2 problems"}},
+		{"a chart without a version, in the declaration nor in the VNFD: a warning naming the file, the line and the KDU", []string{"validate", valid}, ExitOK, []string{
+			`! deploy/ldap.osmops.yaml:8: NS instance "ldap": KDU ldap of VNF openldap runs chart "stable/openldap", which names no version ` +
+				`(neither in the declaration's model nor in VNFD "openldap_knf"'s helm-chart): OSM installs the newest chart of the repository, ` +
+				`and again at every upgrade; declare model: stable/openldap:<version> to pin it`,
+			"is valid: 1 NS instance"}},
 		{"a file problem, in the operator's words", []string{"validate", badField}, ExitFindings,
 			[]string{`✗ deploy/ldap.osmops.yaml:9: unknown field "kdu.parms"`, "1 problem"}},
 		{"variables substituted from flags and a file, a flag winning", []string{"validate", variables, "--substitute-from", varsFile, "--substitute", "VIM=" + simVIM, "--substitute-strict"}, ExitOK,
