@@ -156,5 +156,5 @@ func TestValuesChangeKeepsTheChartVersion(t *testing.T) {
 	tn.eventuallyApplied(d, tn.publish("gitops", pinned("1")))
 	tn.eventuallyApplied(d, tn.publish("gitops", pinned("2")))
 	kdu := tn.instances("ldap")[0].KDUs[0]
-	tn.g.Expect(kdu.Model+" "+kdu.ChartVersion+" "+string(kdu.Params)).To(Equal(`stable/openldap:1.2.7 1.2.7 {"replicaCount":"2"}`))
+	tn.g.Expect(kdu.Model + " " + kdu.ChartVersion + " " + string(kdu.Params)).To(Equal(`stable/openldap:1.2.7 1.2.7 {"replicaCount":"2"}`))
 }
