@@ -204,8 +204,13 @@ func TestEveryActionHasItsWords(t *testing.T) {
 		}
 		seen[words] = a
 	}
-	if got := ActionMoveVNFPackage.String(); got != "move VNF package" {
-		t.Errorf("ActionMoveVNFPackage = %q", got)
+	// A package move OSM refuses reads in words, as Ready and the event show it.
+	refused := &osm.APIError{StatusCode: 422, Code: "UNPROCESSABLE_ENTITY", Detail: "bad"}
+	fake := &fakeOSM{refuse: map[string]error{"move ns-a vnf=vnf-1 vnfd=vnfd-1": refused}}
+	plan := &Plan{PackageMoves: []NsAction{{Name: "a", ID: "ns-a", Change: osm.VNFPackageChange{VNFInstanceID: "vnf-1", VnfdID: "vnfd-1"}}}}
+	result := Apply(context.Background(), fake, plan, observedWith(nil, nil), 1)
+	if len(result.Errors) != 1 || !strings.HasPrefix(result.Errors[0].Error(), "move VNF package a: ") {
+		t.Errorf("errors %v", result.Errors)
 	}
 	for _, a := range []Action{-1, actionCount, actionCount + 7} {
 		if got := fmt.Sprint(a); strings.Contains(got, "PANIC") || got == "" {
