@@ -141,20 +141,17 @@ func TestNSParamsChangeIsAConflict(t *testing.T) {
 
 // A values change of a KDU that declares no model keeps the chart version the KDU runs: without
 // kdu_model OSM's LCM drops the deployed chart's version and installs the newest of the
-// repository (on OSM 19, 1.2.7 became 1.2.8 on a replicaCount change).
+// repository (on OSM 19, 1.2.7 became 1.2.8 on a replicaCount change). Here the instance was
+// created with a model (OSM's VNFD schema admits no version in helm-chart), which a later
+// revision no longer declares.
 func TestValuesChangeKeepsTheChartVersion(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
-	// The VNFD names the version; the instance (the short form) names no model.
-	pinned := func(replicas string) map[string]string {
-		const vnfd = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
-		files := demoRepo(replicas, "ldap")
-		files[vnfd] = strings.Replace(files[vnfd], "helm-chart: stable/openldap", "helm-chart: stable/openldap:1.2.7", 1)
-		return files
-	}
-	tn.eventuallyApplied(d, tn.publish("gitops", pinned("1")))
-	tn.eventuallyApplied(d, tn.publish("gitops", pinned("2")))
+	files := demoRepo("1", "ldap")
+	files["deploy/ldap.osmops.yaml"] = strings.Replace(files["deploy/ldap.osmops.yaml"], "  name: ldap\n", "  name: ldap\n  model: stable/openldap:1.2.7\n", 1)
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("2", "ldap")))
 	kdu := tn.instances("ldap")[0].KDUs[0]
 	tn.g.Expect(kdu.Model + " " + kdu.ChartVersion + " " + string(kdu.Params)).To(Equal(`stable/openldap:1.2.7 1.2.7 {"replicaCount":"2"}`))
 }
