@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,7 @@ type options struct {
 	tlsCert        string
 	tlsKey         string
 	seed           uint64
+	charts         []string
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -68,7 +70,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.StringVar(&o.project, "project", nbisim.DefaultProject, "the project's name")
 	flags.StringArrayVar(&o.vimAccounts, "vim-account", nil, "VIM account to create, repeatable; NAME:nok8s for one without "+
 		"a Kubernetes cluster (default vim1 when neither this nor --seed-file is given)")
-	flags.StringVar(&o.seedFile, "seed-file", "", "YAML file listing VIM accounts: vimAccounts: [{name, type, k8sCluster}]")
+	flags.StringVar(&o.seedFile, "seed-file", "", "YAML file listing VIM accounts and the charts of the Helm repositories: "+
+		"vimAccounts: [{name, type, k8sCluster}], charts: [REPO/CHART:VERSION]")
+	flags.StringArrayVar(&o.charts, "chart", nil, "a chart version of a Helm repository, REPO/CHART:VERSION, repeatable; with this or "+
+		"the seed file's charts, the repositories named hold only the versions listed (default: stable/openldap 1.2.7 and 1.2.8, "+
+		"cetic/phpldapadmin 0.1.2, prometheus-community/prometheus-openldap-exporter 0.1.0); other repositories hold every version")
 	flags.DurationVar(&o.operationDelay, "operation-delay", nbisim.DefaultOperationDelay, "how long an LCM operation stays PROCESSING")
 	flags.DurationVar(&o.tokenLifetime, "token-lifetime", nbisim.DefaultTokenLifetime, "how long a token is valid")
 	flags.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
@@ -159,7 +165,15 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 			return nbisim.Config{}, fmt.Errorf("--password-file %s: the file is empty", o.passwordFile)
 		}
 	}
-	accounts, err := o.vimAccountList()
+	seed, err := o.readSeed()
+	if err != nil {
+		return nbisim.Config{}, err
+	}
+	accounts, err := o.vimAccountList(seed)
+	if err != nil {
+		return nbisim.Config{}, err
+	}
+	charts, err := o.chartCatalog(seed)
 	if err != nil {
 		return nbisim.Config{}, err
 	}
@@ -170,6 +184,7 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 		TokenLifetime:  o.tokenLifetime,
 		OperationDelay: o.operationDelay,
 		VIMAccounts:    accounts,
+		Charts:         charts,
 		Seed:           o.seed,
 		OnRequest: func(r nbisim.RequestRecord) {
 			fmt.Fprintf(out, "%s %s %s %d %s %dB\n",
@@ -178,14 +193,39 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 	}, nil
 }
 
-func (o *options) vimAccountList() ([]nbisim.VIMAccount, error) {
-	var accounts []nbisim.VIMAccount
-	if o.seedFile != "" {
-		seeded, err := readSeedFile(o.seedFile)
-		if err != nil {
+// chartCatalog is the seed file's charts and the --chart flags; nil (the simulator's default
+// catalog) when neither names one.
+func (o *options) chartCatalog(seed *seedFile) (nbisim.ChartCatalog, error) {
+	entries := slices.Concat(seed.Charts, o.charts)
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	catalog := nbisim.ChartCatalog{}
+	for _, entry := range entries {
+		if err := catalog.AddChart(entry); err != nil {
 			return nil, err
 		}
-		accounts = append(accounts, seeded...)
+	}
+	return catalog, nil
+}
+
+// readSeed reads the seed file, if any.
+func (o *options) readSeed() (*seedFile, error) {
+	if o.seedFile == "" {
+		return &seedFile{}, nil
+	}
+	return readSeedFile(o.seedFile)
+}
+
+func (o *options) vimAccountList(seed *seedFile) ([]nbisim.VIMAccount, error) {
+	var accounts []nbisim.VIMAccount
+	for i, account := range seed.VIMAccounts {
+		if account.Name == "" {
+			return nil, fmt.Errorf("seed file %s: vimAccounts[%d].name is missing", o.seedFile, i)
+		}
+		accounts = append(accounts, nbisim.VIMAccount{
+			Name: account.Name, Type: account.Type, NoK8sCluster: account.K8sCluster != nil && !*account.K8sCluster,
+		})
 	}
 	for _, flagValue := range o.vimAccounts {
 		name, option, hasOption := strings.Cut(flagValue, ":")
@@ -208,9 +248,11 @@ type seedFile struct {
 		// K8sCluster says whether the account has a Kubernetes cluster; default true.
 		K8sCluster *bool `yaml:"k8sCluster"`
 	} `yaml:"vimAccounts"`
+	// Charts are REPO/CHART:VERSION entries, as --chart takes them.
+	Charts []string `yaml:"charts"`
 }
 
-func readSeedFile(path string) ([]nbisim.VIMAccount, error) {
+func readSeedFile(path string) (*seedFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--seed-file: %w", err)
@@ -221,14 +263,5 @@ func readSeedFile(path string) ([]nbisim.VIMAccount, error) {
 	if err := decoder.Decode(&seed); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("seed file %s: %w", path, err)
 	}
-	var accounts []nbisim.VIMAccount
-	for i, account := range seed.VIMAccounts {
-		if account.Name == "" {
-			return nil, fmt.Errorf("seed file %s: vimAccounts[%d].name is missing", path, i)
-		}
-		accounts = append(accounts, nbisim.VIMAccount{
-			Name: account.Name, Type: account.Type, NoK8sCluster: account.K8sCluster != nil && !*account.K8sCluster,
-		})
-	}
-	return accounts, nil
+	return &seed, nil
 }

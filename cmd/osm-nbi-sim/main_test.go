@@ -161,12 +161,33 @@ func TestOptionErrors(t *testing.T) {
 func TestSeedFile(t *testing.T) {
 	seed := writeFile(t, "seed.yaml", "vimAccounts:\n  - name: a\n    type: vmware\n  - name: b\n    k8sCluster: false\n")
 	o := &options{seedFile: seed, vimAccounts: []string{"c"}}
-	accounts, err := o.vimAccountList()
+	cfg, err := o.config(io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []nbisim.VIMAccount{{Name: "a", Type: "vmware"}, {Name: "b", NoK8sCluster: true}, {Name: "c"}}
-	if diff := cmp.Diff(want, accounts); diff != "" {
+	if diff := cmp.Diff(want, cfg.VIMAccounts); diff != "" {
 		t.Errorf("accounts (-want +got):\n%s", diff)
+	}
+	if cfg.Charts != nil {
+		t.Errorf("charts %v, want none (the simulator's default catalog)", cfg.Charts)
+	}
+}
+
+// The seed file's charts and --chart make the catalog of the Helm repositories.
+func TestChartCatalogFlags(t *testing.T) {
+	seed := writeFile(t, "seed.yaml", "charts:\n  - stable/openldap:1.2.7\n  - stable/openldap:1.2.9\n")
+	o := &options{seedFile: seed, charts: []string{"bitnami/openldap:2.0.0"}}
+	cfg, err := o.config(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := nbisim.ChartCatalog{"stable": {"openldap": {"1.2.7", "1.2.9"}}, "bitnami": {"openldap": {"2.0.0"}}}
+	if diff := cmp.Diff(want, cfg.Charts); diff != "" {
+		t.Errorf("charts (-want +got):\n%s", diff)
+	}
+	err = run(context.Background(), []string{"--listen", "127.0.0.1:0", "--chart", "stable/openldap"}, io.Discard, io.Discard)
+	if want := `chart "stable/openldap": want <repo>/<chart>:<version>`; err == nil || err.Error() != want {
+		t.Errorf("run --chart stable/openldap: %v, want %q", err, want)
 	}
 }

@@ -122,7 +122,7 @@ func (c *CLIPattern) UpgradeInstances(ctx context.Context, instances []gitops.Ns
 		if err != nil {
 			return err
 		}
-		upgrade := engine.UpgradeRequest(ns.VnfName, ns.KDU)
+		upgrade := engine.UpgradeRequest(ns.VnfName, ns.KDU, ns.KDU.Model)
 		body := map[string]any{
 			"member_vnf_index": upgrade.MemberVnfIndex, "kdu_name": upgrade.KDUName,
 			"primitive": "upgrade", "primitive_params": upgrade.Params,

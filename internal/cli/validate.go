@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -94,11 +95,12 @@ func validate(ctx context.Context, dir string, opts gitops.Options, nbi engine.O
 	case err != nil:
 		return result, err
 	}
-	result.Revision, result.Warnings = rev, rev.Warnings
+	result.Revision, result.Warnings = rev, slices.Clone(rev.Warnings)
 	if nbi == nil {
 		if result.Problems = rev.CheckOwnReferences(); len(result.Problems) > 0 {
 			result.Revision = nil
 		}
+		result.warnFloatingCharts(rev, gitops.NewCatalog(nil, nil, nil, rev))
 		return result, nil
 	}
 	// The empty scope reads the descriptors and VIM accounts only: no NS instance is needed.
@@ -109,7 +111,17 @@ func validate(ctx context.Context, dir string, opts gitops.Options, nbi engine.O
 	if result.Problems = engine.CheckReferences(rev, observed); len(result.Problems) > 0 {
 		result.Revision = nil
 	}
+	nsds, vnfds := observed.Descriptors()
+	result.warnFloatingCharts(rev, gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev))
 	return result, nil
+}
+
+// warnFloatingCharts warns of the KDUs whose chart names no version: a warning, as OSM runs
+// them, but on the newest chart of the repository, which Git does not pin.
+func (v *Validation) warnFloatingCharts(rev *gitops.Revision, catalog gitops.Catalog) {
+	for _, floating := range rev.FloatingCharts(catalog) {
+		v.Warnings = append(v.Warnings, floating.String())
+	}
 }
 
 // RenderValidation prints the problems and warnings, one a line, then a verdict.

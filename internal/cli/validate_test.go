@@ -76,6 +76,8 @@ func TestValidate(t *testing.T) {
 	badField := ldapRepo(t, map[string]string{
 		"deploy/ldap.osmops.yaml": strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "  params:", "  parms:", 1),
 	})
+	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
+		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})})
 	valid := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
 	variables := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "${VIM}", "${REPLICAS:=1}")})
 	varsFile := filepath.Join(t.TempDir(), "vars.env")
@@ -99,6 +101,15 @@ func TestValidate(t *testing.T) {
 			`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
 			`✗ deploy/stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
 			"2 problems"}},
+		{"a chart without a version, in the declaration nor in the VNFD: a warning naming the file, the line and the KDU", []string{"validate", valid}, ExitOK, []string{
+			`! deploy/ldap.osmops.yaml:8: NS instance "ldap": KDU ldap of VNF openldap runs chart "stable/openldap", which names no version ` +
+				`(neither in the declaration's model nor in VNFD "openldap_knf"'s helm-chart): OSM installs the newest chart of the repository, ` +
+				`and again at every upgrade; declare model: stable/openldap:<version> to pin it`,
+			"is valid: 1 NS instance"}},
+		{"a KDU whose model names the version is not warned of; the others of the NS are", []string{"validate", stack}, ExitOK, []string{
+			`! deploy/stack.osmops.yaml:18: NS instance "stack": KDU admin of VNF web runs chart "cetic/phpldapadmin", which names no version`,
+			`! deploy/stack.osmops.yaml:22: NS instance "stack": KDU metrics of VNF web runs chart "prometheus-community/prometheus-openldap-exporter", which names no version`,
+			"is valid: 1 NS instance"}},
 		{"a file problem, in the operator's words", []string{"validate", badField}, ExitFindings,
 			[]string{`✗ deploy/ldap.osmops.yaml:9: unknown field "kdu.parms"`, "1 problem"}},
 		{"variables substituted from flags and a file, a flag winning", []string{"validate", variables, "--substitute-from", varsFile, "--substitute", "VIM=" + simVIM, "--substitute-strict"}, ExitOK,
@@ -130,6 +141,9 @@ func TestValidate(t *testing.T) {
 					t.Fatalf("output lacks %q (in order); stdout:\n%s", line, stdout)
 				}
 				rest = rest[at+len(line):]
+			}
+			if strings.Contains(stdout, "KDU ldap of VNF directory") {
+				t.Errorf("a KDU whose model names a version warned of:\n%s", stdout)
 			}
 			if code == ExitError && stderr == "" {
 				t.Error("an error without a word on stderr")

@@ -138,3 +138,20 @@ func TestNSParamsChangeIsAConflict(t *testing.T) {
 		`deploy/stack.osmops.yaml:7: NS instance "stack": k8sNamespace "ldap-stack2" differs from the one it was created with ("ldap-stack")`))
 	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 }
+
+// A values change of a KDU that declares no model keeps the chart version the KDU runs: without
+// kdu_model OSM's LCM drops the deployed chart's version and installs the newest of the
+// repository (on OSM 19, 1.2.7 became 1.2.8 on a replicaCount change). Here the instance was
+// created with a model (OSM's VNFD schema admits no version in helm-chart), which a later
+// revision no longer declares.
+func TestValuesChangeKeepsTheChartVersion(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops")
+	files := demoRepo("1", "ldap")
+	files["deploy/ldap.osmops.yaml"] = strings.Replace(files["deploy/ldap.osmops.yaml"], "  name: ldap\n", "  name: ldap\n  model: stable/openldap:1.2.7\n", 1)
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("2", "ldap")))
+	kdu := tn.instances("ldap")[0].KDUs[0]
+	tn.g.Expect(kdu.Model + " " + kdu.ChartVersion + " " + string(kdu.Params)).To(Equal(`stable/openldap:1.2.7 1.2.7 {"replicaCount":"2"}`))
+}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // withSecondNSD adds the NS package openldap2_ns (the example's NSD under another id) to files,
@@ -117,4 +118,31 @@ func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
 	tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap"))))
 	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
+}
+
+// A package move OSM refuses, and one whose operation FAILS, are reported in words in Ready and
+// in the events (the refused one once read "%!s(PANIC=String method: ...)").
+func TestFailedPackageMoveIsReportedInWords(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.InstancesFollowPackages = true
+	})
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	// Refused: the only POST under ns_instances/ of this revision is the CHANGE_VNFPKG.
+	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/nslcm/v1/ns_instances/", Status: http.StatusUnprocessableEntity, Count: 1})
+	revision := tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap")))
+	tn.eventuallyCondition(d, meta.ReadyCondition, ContainSubstring("move VNF package ldap: "))
+	tn.g.Expect(tn.condition(d, meta.ReadyCondition)).NotTo(ContainSubstring("PANIC"))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(ContainSubstring("move VNF package ldap: "), Not(ContainSubstring("PANIC"))))
+
+	// Failed: OSM accepts the CHANGE_VNFPKG and its operation FAILS.
+	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "update", NSName: "ldap",
+		Message: "Error updating VNF 'vdu'", Count: 1})).To(Succeed())
+	requestReconcile(tn, d, "retry")
+	failure := gitopsv1alpha1.OperationFailedReason + ": NS instance ldap: update operation FAILED: Error updating VNF 'vdu'"
+	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+failure))
+	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(ContainSubstring("update operation FAILED: Error updating VNF 'vdu'"), Not(ContainSubstring("PANIC"))))
+	tn.g.Expect(tn.get(d).Status.LastAppliedRevision).NotTo(Equal(revision))
 }

@@ -32,15 +32,34 @@ const (
 	ActionUpgradeNSInstance
 	ActionDeleteNSInstance
 	ActionMoveVNFPackage
+	// actionCount is the number of actions; it sizes actionWords.
+	actionCount
 )
 
+// actionWords says each action in words. Its length must be actionCount: an action added
+// without its words leaves the array short and the two checks below fail to compile.
 var actionWords = [...]string{
-	ActionCreatePackage: "create package", ActionUpdatePackage: "update package", ActionMarkPackage: "mark package",
-	ActionCreateNSInstance: "create NS instance", ActionUpgradeNSInstance: "upgrade NS instance", ActionDeleteNSInstance: "delete NS instance",
+	ActionCreatePackage:     "create package",
+	ActionUpdatePackage:     "update package",
+	ActionMarkPackage:       "mark package",
+	ActionCreateNSInstance:  "create NS instance",
+	ActionUpgradeNSInstance: "upgrade NS instance",
+	ActionDeleteNSInstance:  "delete NS instance",
+	ActionMoveVNFPackage:    "move VNF package",
 }
 
-// String says the action in words, for messages.
-func (a Action) String() string { return actionWords[a] }
+var (
+	_ [len(actionWords) - int(actionCount)]struct{}
+	_ [int(actionCount) - len(actionWords)]struct{}
+)
+
+// String says the action in words, for messages; never panics, whatever the value.
+func (a Action) String() string {
+	if a < 0 || a >= actionCount {
+		return fmt.Sprintf("action %d", int(a))
+	}
+	return actionWords[a]
+}
 
 // ActionError is an action OSM refused or that did not reach OSM.
 type ActionError struct {
@@ -125,7 +144,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	}
 	for _, action := range plan.Upgrades {
 		group.Go(func() error {
-			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Member, action.KDU))
+			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Member, action.KDU, action.Chart))
 			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name, MoreUpgrades: action.MoreUpgrades}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil

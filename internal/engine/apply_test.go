@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,7 +185,36 @@ func TestRequestsCarryTheKDUValues(t *testing.T) {
 	if diff := cmp.Diff(want, create); diff != "" {
 		t.Errorf("create request (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "3"}}, UpgradeRequest(ns.VnfName, ns.KDU)); diff != "" {
+	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "openldap", KDUName: "ldap", Params: map[string]any{"replicaCount": "3"}}, UpgradeRequest(ns.VnfName, ns.KDU, "")); diff != "" {
 		t.Errorf("upgrade request (-want +got):\n%s", diff)
+	}
+}
+
+// Every action has its own words (a refused package move once read as a PANIC in Ready), and no
+// value, even one outside the enumeration, makes String panic.
+func TestEveryActionHasItsWords(t *testing.T) {
+	seen := map[string]Action{}
+	for a := Action(0); a < actionCount; a++ {
+		words := a.String()
+		if words == "" || strings.Contains(words, "%!") {
+			t.Errorf("action %d has no words: %q", int(a), words)
+		}
+		if other, dup := seen[words]; dup {
+			t.Errorf("actions %d and %d share the words %q", int(other), int(a), words)
+		}
+		seen[words] = a
+	}
+	// A package move OSM refuses reads in words, as Ready and the event show it.
+	refused := &osm.APIError{StatusCode: 422, Code: "UNPROCESSABLE_ENTITY", Detail: "bad"}
+	fake := &fakeOSM{refuse: map[string]error{"move ns-a vnf=vnf-1 vnfd=vnfd-1": refused}}
+	plan := &Plan{PackageMoves: []NsAction{{Name: "a", ID: "ns-a", Change: osm.VNFPackageChange{VNFInstanceID: "vnf-1", VnfdID: "vnfd-1"}}}}
+	result := Apply(context.Background(), fake, plan, observedWith(nil, nil), 1)
+	if len(result.Errors) != 1 || !strings.HasPrefix(result.Errors[0].Error(), "move VNF package a: ") {
+		t.Errorf("errors %v", result.Errors)
+	}
+	for _, a := range []Action{-1, actionCount, actionCount + 7} {
+		if got := fmt.Sprint(a); strings.Contains(got, "PANIC") || got == "" {
+			t.Errorf("Action(%d) = %q", int(a), got)
+		}
 	}
 }

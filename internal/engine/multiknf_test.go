@@ -63,7 +63,7 @@ func TestCreateRequestOfSeveralVNFsAndKDUs(t *testing.T) {
 	if ns.Params["osmops_owner"] != nil {
 		t.Error("the request changed the declaration's params")
 	}
-	upgrade := UpgradeRequest("amf", ns.VNFs[0].KDUs[0])
+	upgrade := UpgradeRequest("amf", ns.VNFs[0].KDUs[0], ns.VNFs[0].KDUs[0].Model)
 	if diff := cmp.Diff(osm.KDUUpgrade{MemberVnfIndex: "amf", KDUName: "amf", Params: map[string]any{"replicaCount": "1"}, Model: "free5gc/amf:1.0.0"}, upgrade); diff != "" {
 		t.Errorf("upgrade request (-want +got):\n%s", diff)
 	}
@@ -116,7 +116,27 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			name:     "one KDU of three changed in Git: one upgrade, of that KDU",
 			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"} }),
 			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			upgrades: []string{`smf/smf {"replicaCount":"2"} : KDU smf of VNF smf: values changed in Git`},
+			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf: KDU smf of VNF smf: values changed in Git`},
+			state:    gitopsv1alpha1.NsInstanceProgressing,
+		},
+		{
+			name:     "a values change of a KDU that names no chart names the chart the KDU runs, version included",
+			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"} }),
+			change: func(ns *osm.NSInstance, vnfs []osm.VNFInstance) []osm.VNFInstance {
+				vnfs[1].KDURecords[0].HelmChart = "free5gc/smf:3.0.0"
+				return vnfs
+			},
+			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf:3.0.0: KDU smf of VNF smf: values changed in Git`},
+			state:    gitopsv1alpha1.NsInstanceProgressing,
+		},
+		{
+			name:     "... and the chart an upgrade outside Git moved it to, not the VNF record's",
+			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"} }),
+			completed: []osm.Operation{completedUpgrade("smf", "smf", 10,
+				`{"replicaCount": "1", "kdu_model": "free5gc/smf:3.1.0"}`)},
+			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf:3.1.0: KDU smf of VNF smf: values changed in Git`},
 			state:    gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
@@ -126,7 +146,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"}
 			}),
 			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			upgrades: []string{`amf/metrics {"interval":"5s"} : KDU metrics of VNF amf: values changed in Git (more follow)`},
+			upgrades: []string{`amf/metrics {"interval":"5s"} prometheus/exporter: KDU metrics of VNF amf: values changed in Git (more follow)`},
 			state:    gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
@@ -137,7 +157,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			}),
 			completed: []osm.Operation{completedUpgrade("amf", "metrics", 10, `{"interval": "5s", "kdu_reset_values": "true"}`)},
 			last:      entry("core", "ns-1", "", gitopsv1alpha1.NsInstanceProgressing),
-			upgrades:  []string{`smf/smf {"replicaCount":"2"} : KDU smf of VNF smf: values changed in Git`},
+			upgrades:  []string{`smf/smf {"replicaCount":"2"} free5gc/smf: KDU smf of VNF smf: values changed in Git`},
 			state:     gitopsv1alpha1.NsInstanceProgressing,
 		},
 		{
@@ -282,7 +302,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				if u.MoreUpgrades {
 					more = " (more follow)"
 				}
-				upgrades = append(upgrades, u.Member+"/"+u.KDU.Name+" "+tc.declared.ParamsJSON(u.Member, u.KDU)+" "+u.KDU.Model+": "+u.Reason+more)
+				upgrades = append(upgrades, u.Member+"/"+u.KDU.Name+" "+tc.declared.ParamsJSON(u.Member, u.KDU)+" "+u.Chart+": "+u.Reason+more)
 				if u.ID != "ns-1" || u.Name != "core" {
 					t.Errorf("upgrade of %s@%s, want core@ns-1", u.Name, u.ID)
 				}

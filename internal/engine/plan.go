@@ -85,6 +85,11 @@ type NsAction struct {
 	// Member and KDU are the KDU an upgrade changes, and its VNF's member-vnf-index.
 	Member string
 	KDU    gitops.KDU
+	// Chart is the chart an upgrade names (its kdu_model): the declared model, else the one the
+	// KDU's release runs now. Without it LCM drops the deployed chart's version and installs the
+	// newest chart of the repository (measured on OSM 19's LCM: 1.2.7 became 1.2.8 on a values
+	// change).
+	Chart string
 	// MoreUpgrades says that other KDUs of the instance differ too: they are upgraded once this
 	// upgrade completed, as OSM runs one operation per instance at a time.
 	MoreUpgrades bool
@@ -599,13 +604,28 @@ func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string
 				if changedInGit {
 					reason = reasonChangedInGit
 				}
-				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu,
+				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, runningChart(o, id, vnf.MemberVnfIndex, kdu.Name)),
 					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
 				found = true
 			}
 		}
 	}
 	return upgrade, found
+}
+
+// runningChart is the chart a KDU's Helm release runs, as OSM reports it: the VNF record's
+// helm-chart and the charts of the completed upgrades since (Observed.KDUModels), else the NS
+// record's _admin.deployed.K8s[].kdu-model (what LCM installed); "" when OSM shows neither.
+func runningChart(o *Observed, id, member, kdu string) string {
+	if chart := o.KDUModels[id][member][kdu]; chart != "" {
+		return chart
+	}
+	for _, deployed := range o.NSInstances[id].Admin.Deployed.K8s {
+		if deployed.MemberVnfIndex == member && deployed.KDUName == kdu {
+			return deployed.KDUModel
+		}
+	}
+	return ""
 }
 
 // kduChanges says what differs between a declared KDU and its Helm release ("values",

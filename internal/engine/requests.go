@@ -46,9 +46,9 @@ func CreateRequest(ns gitops.NsInstance, nsdID, vimAccountID string, owner Owner
 }
 
 // UpgradeRequest maps a declared KDU of VNF member to OSM's KDU upgrade action (the client
-// sends `primitive_params: {}` when there are no values: OSM refuses null). A KDU that names
-// its chart sends it with every upgrade: without kdu_model, LCM would run the instantiation's
-// chart without its version.
-func UpgradeRequest(member string, kdu gitops.KDU) osm.KDUUpgrade {
-	return osm.KDUUpgrade{MemberVnfIndex: member, KDUName: kdu.Name, Params: kdu.Params, Model: kdu.Model}
+// sends `primitive_params: {}` when there are no values: OSM refuses null). chart is the
+// kdu_model it names (NsAction.Chart): an upgrade without one makes LCM drop the deployed
+// chart's version and install the newest chart of the repository.
+func UpgradeRequest(member string, kdu gitops.KDU, chart string) osm.KDUUpgrade {
+	return osm.KDUUpgrade{MemberVnfIndex: member, KDUName: kdu.Name, Params: kdu.Params, Model: chart}
 }

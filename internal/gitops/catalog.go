@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -104,6 +105,61 @@ func (r *Revision) CheckOwnReferences() []Problem {
 	}
 	sortProblems(problems)
 	return problems
+}
+
+// FloatingCharts finds the KDUs of the NS instances whose chart names no version, neither in
+// the declaration's model nor in the VNFD's helm-chart: OSM's LCM installs the newest chart of
+// the repository, and every upgrade of the KDU installs the newest again (measured on OSM 19:
+// 1.2.7 became 1.2.8 on a values change), so what runs follows the repository, not Git. OSM
+// runs every KDU of every vnf-profile of the NSD, declared or not; only those whose NSD and
+// VNFD the catalog holds are checked. Each is at the line of the KDU's model or name, else of
+// the instance's nsdName.
+func (r *Revision) FloatingCharts(c Catalog) []Problem {
+	var found []Problem
+	for _, n := range r.NsInstances {
+		nsd, known := c.NSDs[n.NsdName]
+		if !known {
+			continue
+		}
+		members := n.Members()
+		for _, profile := range nsd.VnfProfiles {
+			vnfd, known := c.VNFDs[profile.VnfdID]
+			if !known {
+				continue
+			}
+			for _, kdu := range vnfd.KDUs {
+				field, model := "nsdName", ""
+				for _, vnf := range members {
+					if at := slices.IndexFunc(vnf.KDUs, func(k KDU) bool { return k.Name == kdu.Name }); vnf.MemberVnfIndex == profile.ID && at >= 0 {
+						field, model = FieldPath(vnf.KDUs[at].Path, "name"), vnf.KDUs[at].Model
+						if model != "" {
+							field = FieldPath(vnf.KDUs[at].Path, "model")
+						}
+					}
+				}
+				chart := cmp.Or(model, kdu.HelmChart)
+				if !chartFloats(chart) {
+					continue
+				}
+				found = append(found, problemf(n.Source.File, n.Source.LineOf(field),
+					"NS instance %q: KDU %s of VNF %s runs chart %q, which names no version (neither in the declaration's model nor in VNFD %q's helm-chart): "+
+						"OSM installs the newest chart of the repository, and again at every upgrade; declare model: %s:<version> to pin it",
+					n.Name, kdu.Name, profile.ID, chart, vnfd.ID, chart))
+			}
+		}
+	}
+	sortProblems(found)
+	return found
+}
+
+// chartFloats says whether a KDU's chart is a chart of a Helm repository ("<repo>/<chart>")
+// with no version, as LCM's Helm connector reads it: a chart of the package (a bare name or a
+// path) or a URL is fixed by the package.
+func chartFloats(chart string) bool {
+	if strings.Count(chart, "/") != 1 || strings.Contains(chart, "://") || strings.HasPrefix(chart, "/") {
+		return false
+	}
+	return len(strings.Split(chart, ":")) != 2
 }
 
 // checkReferences checks one NS instance; a reference is checked only when

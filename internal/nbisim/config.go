@@ -54,6 +54,11 @@ type Config struct {
 	Seed uint64
 	// RequestLogSize bounds the request log. Default DefaultRequestLogSize.
 	RequestLogSize int
+	// Charts is the catalog of the Helm repositories OSM knows: LCM's installs and upgrades
+	// of a chart of a repository it lists fail, as Helm does, when the chart or the version
+	// is missing, and a chart named without a version runs the newest. A repository it does
+	// not list holds every chart at every version. Nil means DefaultChartCatalog.
+	Charts ChartCatalog
 	// OnRequest, when set, is called after each request (NBI and control
 	// API) with what the request log records; the path never holds a token.
 	OnRequest func(RequestRecord)
@@ -96,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Sleep == nil {
 		c.Sleep = sleep
+	}
+	if c.Charts == nil {
+		c.Charts = DefaultChartCatalog()
 	}
 	if c.RequestLogSize <= 0 {
 		c.RequestLogSize = DefaultRequestLogSize

@@ -248,6 +248,10 @@ type KDUState struct {
 	// get values" shows), after the upgrades and rollbacks LCM ran; null
 	// when there are none or the KDU is not deployed.
 	Params json.RawMessage `json:"params"`
+	// ChartVersion is the version of the chart the release runs, as Helm
+	// took it from the repository's index (Config.Charts); "" for a chart
+	// of a repository the catalog does not list.
+	ChartVersion string `json:"chartVersion,omitempty"`
 	// Revision is the revision of the KDU's Helm release, 0 when the KDU
 	// is not deployed.
 	Revision int `json:"revision"`
@@ -318,7 +322,7 @@ func nsState(ns *nsRecord) NSInstanceState {
 			}
 			if kdur.release != nil {
 				current := kdur.release.current()
-				kdu.Model, kdu.Revision = current.chart, len(kdur.release.revisions)
+				kdu.Model, kdu.ChartVersion, kdu.Revision = current.chart, current.version, len(kdur.release.revisions)
 				if len(current.values.members) > 0 {
 					kdu.Params, _ = json.Marshal(current.values)
 				}

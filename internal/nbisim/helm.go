@@ -1,10 +1,17 @@
 package nbisim
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"net/url"
+	"slices"
 	"strings"
+	"unicode"
 
+	"github.com/Masterminds/semver/v3"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -22,15 +29,202 @@ type helmRelease struct {
 	revisions []helmRevision
 }
 
+// helmRevision is a revision of a release: the chart as LCM named it to
+// Helm, the version Helm took from the repository's index ("" for a chart
+// of a repository the catalog does not list), and the values.
 type helmRevision struct {
-	chart  string
-	values *object
+	chart   string
+	version string
+	values  *object
 }
 
-// newRelease is the release LCM installs when it instantiates a KDU: the
-// record's chart and values.
-func newRelease(kdur *kdurDoc) *helmRelease {
-	return &helmRelease{revisions: []helmRevision{{chart: kduModel(kdur), values: valuesFileContent(kdur.params.clone())}}}
+// ChartCatalog is what the Helm repositories OSM knows hold, as their
+// index.yaml says: by repository name, then chart name, the chart's
+// versions (SemVer, as Helm requires).
+type ChartCatalog map[string]map[string][]string
+
+// DefaultChartCatalog is the repositories of the runs of OSM's real LCM
+// (real-osm/charts, served to real Helm): stable with openldap 1.2.7 and
+// 1.2.8, cetic with phpldapadmin 0.1.2, prometheus-community with
+// prometheus-openldap-exporter 0.1.0. The demo repository and the tests
+// name these.
+func DefaultChartCatalog() ChartCatalog {
+	return ChartCatalog{
+		"stable":               {"openldap": {"1.2.7", "1.2.8"}},
+		"cetic":                {"phpldapadmin": {"0.1.2"}},
+		"prometheus-community": {"prometheus-openldap-exporter": {"0.1.0"}},
+	}
+}
+
+// AddChart adds a "<repo>/<chart>:<version>" entry (the simulator's
+// --chart flag) to the catalog.
+func (c ChartCatalog) AddChart(entry string) error {
+	ref := splitKDUModel(entry)
+	if ref.repo == "" || ref.chart == "" || ref.version == "" || strings.Contains(ref.chart, "/") {
+		return fmt.Errorf("chart %q: want <repo>/<chart>:<version>", entry)
+	}
+	if _, err := semver.NewVersion(ref.version); err != nil {
+		return fmt.Errorf("chart %q: version %q is not SemVer, which Helm requires", entry, ref.version)
+	}
+	if c[ref.repo] == nil {
+		c[ref.repo] = map[string][]string{}
+	}
+	if !slices.Contains(c[ref.repo][ref.chart], ref.version) {
+		c[ref.repo][ref.chart] = append(c[ref.repo][ref.chart], ref.version)
+	}
+	return nil
+}
+
+// helmChartRef is a KDU model as LCM's Helm connector splits it
+// (K8sHelmBaseConnector._split_version and _split_repo): model is what it
+// names to Helm, the version goes to --version. A file of the package (two
+// slashes or more) or a URL is neither split nor looked up in a repository.
+type helmChartRef struct {
+	model, repo, chart, version string
+}
+
+func splitKDUModel(model string) helmChartRef {
+	u, err := url.Parse(model)
+	if isURL := err == nil && u.Scheme != "" && u.Host != ""; isURL || strings.Count(model, "/") > 1 {
+		return helmChartRef{model: model}
+	}
+	ref := helmChartRef{model: model}
+	if parts := strings.Split(model, ":"); len(parts) == 2 {
+		ref.model, ref.version = parts[0], parts[1]
+	}
+	ref.repo, ref.chart, _ = strings.Cut(ref.model, "/")
+	if ref.chart == "" {
+		ref.repo = ""
+	}
+	return ref
+}
+
+// lookUp is Helm's search of the repository's index for a chart
+// (repo.IndexFile.Get, wrapped by ChartDownloader.ResolveChartVersion): the
+// exact version, else the newest the version accepts as a constraint, ""
+// accepting any but pre-releases. It returns the version Helm takes, "" for
+// a chart outside the repositories the catalog lists.
+func (c ChartCatalog) lookUp(ref helmChartRef) (string, error) {
+	charts, listed := c[ref.repo]
+	if ref.repo == "" || !listed {
+		return "", nil
+	}
+	notFound := func(err error) error {
+		return fmt.Errorf("chart %q matching %s not found in %s index. (try 'helm repo update'): %w", ref.chart, ref.version, ref.repo, err)
+	}
+	versions, found := charts[ref.chart]
+	if !found {
+		return "", notFound(errors.New("no chart name found"))
+	}
+	if slices.Contains(versions, ref.version) {
+		return ref.version, nil
+	}
+	constraint, err := semver.NewConstraint(cmp.Or(ref.version, "*"))
+	if err != nil {
+		return "", notFound(err)
+	}
+	var newest *semver.Version
+	for _, v := range versions {
+		parsed, err := semver.NewVersion(v)
+		if err == nil && constraint.Check(parsed) && (newest == nil || parsed.GreaterThan(newest)) {
+			newest = parsed
+		}
+	}
+	if newest == nil {
+		return "", notFound(fmt.Errorf("no chart version found for %s-%s", ref.chart, ref.version))
+	}
+	return newest.Original(), nil
+}
+
+// installKDUs is LCM's deployment of an NS's KDUs (ns.py deploy_kdus and
+// _install_kdu, K8sHelmBaseConnector._install_impl): each KDU's release is
+// installed from its record's chart and values, and a chart or version its
+// repository lacks fails the instantiate as it does on OSM (measured on
+// OSM 19's LCM with real Helm, real-osm/README.md "Failures"): the
+// operation FAILED with Helm's error, the kdur ERROR, the NS record's
+// _admin.deployed.K8s written. KDUs before the failing one keep their
+// releases.
+func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
+	for _, vnf := range ns.vnfs {
+		for _, kdur := range vnf.fields.Kdur {
+			if kdur.JujuBundle != "" {
+				kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.JujuBundle, values: valuesFileContent(kdur.params.clone())}}}
+				continue
+			}
+			ref := splitKDUModel(kdur.HelmChart)
+			version, err := s.cfg.Charts.lookUp(ref)
+			if err != nil {
+				kdur.Status = "ERROR"
+				ns.fields.Admin.Deployed = &deployedDoc{K8s: deployments(ns), VCA: []any{}}
+				k8s := deployedKDU(ns, vnf, kdur)
+				k8s.Status = ""
+				paramsFile := ""
+				if len(kdur.params.membersOrNone()) > 0 {
+					paramsFile = "-f " + lcmRandomDigits(ns.id, vnf.fields.MemberVnfIndexRef, kdur.KduName, "install") + ".yaml"
+				}
+				versionOption := ""
+				if ref.version != "" {
+					versionOption = "--version " + ref.version
+				}
+				command := fmt.Sprintf("env KUBECONFIG=%s %s install %s --atomic --output yaml  %s --timeout %ds --namespace %s   %s %s",
+					kubeconfigPath(k8s), lcmHelmCommand, shellQuote(k8s.KduInstance), paramsFile, lcmHelmTimeoutSeconds,
+					shellQuote(k8s.Namespace), shellQuote(ref.model), versionOption)
+				detail := fmt.Sprintf("Deploying KDU %s: Error executing command: %s\nOutput: Error: INSTALLATION FAILED: %v", kdur.KduName, command, err)
+				return &plannedFailure{state: stateFailed, message: detail,
+					errorMessage: lcmSteps[opInstantiate].stage + " Detail: " + detail}
+			}
+			kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.HelmChart, version: version, values: valuesFileContent(kdur.params.clone())}}}
+		}
+	}
+	return nil
+}
+
+// kduInstanceName is the name LCM gives a KDU's release (ns.py
+// _install_kdu): its kdu-deployment-name, else the connector's
+// generate_kdu_instance_name of its model: for Helm, the chart (the last
+// part of a file or URL) with each character that is neither a letter nor
+// a digit made "-", cut to 35 characters, "a" before it unless it starts
+// with a letter, then "-" and a random number of ten digits (1 to
+// 99999999, zero-padded), all lower case: stable-openldap-1-2-7-0084363360;
+// for Juju, "<kdu name>-<NS id>". The simulator derives the number from the
+// ids, so that runs repeat.
+func kduInstanceName(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) string {
+	if kdur.KduDeploymentName != "" {
+		return kdur.KduDeploymentName
+	}
+	if kdur.JujuBundle != "" {
+		return kdur.KduName + "-" + ns.id
+	}
+	chart := kdur.HelmChart
+	if strings.HasPrefix(chart, "/") || strings.Contains(chart, "://") {
+		chart = chart[strings.LastIndex(chart, "/")+1:]
+	}
+	var name []rune
+	for _, r := range chart {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			name = append(name, r)
+		} else {
+			name = append(name, '-')
+		}
+	}
+	name = name[:min(len(name), 35)]
+	if len(name) == 0 || !unicode.IsLetter(name[0]) {
+		name = append([]rune{'a'}, name...)
+	}
+	return strings.ToLower(string(name) + "-" + lcmRandomDigits(ns.id, vnf.fields.MemberVnfIndexRef, kdur.KduName))
+}
+
+// lcmRandomDigits stands for the get_random_number of LCM's Helm connector
+// (a number from 1 to 99999999, zero-padded to ten digits), derived from
+// the parts so that runs repeat.
+func lcmRandomDigits(parts ...string) string {
+	hash := fnv.New64a()
+	_, _ = hash.Write([]byte(strings.Join(parts, "/")))
+	return fmt.Sprintf("%010d", 1+hash.Sum64()%99_999_999)
+}
+
+func kubeconfigPath(deployed *k8sDeploymentDoc) string {
+	return lcmStoragePath + deployed.K8sClusterUUID + "/.kube/config"
 }
 
 func kduModel(kdur *kdurDoc) string { return firstNonEmpty(kdur.HelmChart, kdur.JujuBundle) }
@@ -56,7 +250,7 @@ type kduActionOutcome struct {
 
 // runKDUAction plays LCM's action() for a KDU primitive and changes the
 // KDU's release the way Helm would; it changes nothing when LCM fails.
-func runKDUAction(ns *nsRecord, target *actionTarget) kduActionOutcome {
+func runKDUAction(ns *nsRecord, target *actionTarget, charts ChartCatalog) kduActionOutcome {
 	vnf, kdur := target.vnf, target.kdu
 	switch target.primitive {
 	case "upgrade", "rollback", "status":
@@ -64,6 +258,10 @@ func runKDUAction(ns *nsRecord, target *actionTarget) kduActionOutcome {
 		return kduActionOutcome{detailedStatus: "Done"} // a primitive of the descriptor
 	}
 	deployed := deployedKDU(ns, vnf, kdur)
+	if deployed != nil && kdur.release == nil && target.primitive == "upgrade" {
+		// A KDU whose install failed: K8sHelmBaseConnector.upgrade finds no release.
+		return kduActionOutcome{failure: fmt.Sprintf("FAILED Executing kdu upgrade: kdu_instance %s not found", deployed.KduInstance)}
+	}
 	if deployed == nil || kdur.release == nil {
 		// No step is set between reading the VNFD and this check.
 		return kduActionOutcome{failure: fmt.Sprintf("FAILED Getting vnfd from database: KDU '%s' for vnf '%s' not deployed",
@@ -71,7 +269,7 @@ func runKDUAction(ns *nsRecord, target *actionTarget) kduActionOutcome {
 	}
 	switch target.primitive {
 	case "upgrade":
-		return upgradeKDU(deployed, kdur, target.params)
+		return upgradeKDU(deployed, kdur, target.params, charts)
 	case "rollback":
 		return rollbackKDU(deployed, kdur)
 	}
@@ -93,7 +291,11 @@ func deployedKDU(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) *k8sDeploymentDoc 
 
 // upgradeKDU is the upgrade branch of action() ("if primitive_name ==
 // "upgrade" and primitive_params:") and K8sHelmBaseConnector.upgrade.
-func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *object) kduActionOutcome {
+// Without kdu_model, LCM names the deployed chart without its version and
+// Helm takes the newest of the repository (measured on OSM 19's LCM: 1.2.7
+// became 1.2.8 on a values change); a chart or version the repository
+// lacks fails the upgrade and leaves the release as it was.
+func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *object, charts ChartCatalog) kduActionOutcome {
 	params := primitiveParams.clone()
 	if params == nil || len(params.members) == 0 {
 		// With no params the upgrade misses its branch and falls to the one
@@ -113,8 +315,10 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 			model = parts[0]
 		}
 	}
+	atomic := true
 	if value, _ := params.get(paramKDUAtomicUpgrade); pythonTruthy(value) {
-		if _, err := lcmYes(value, atomicUpgradeFrame); err != "" {
+		var err string
+		if atomic, err = lcmYes(value, atomicUpgradeFrame); err != "" {
 			return kduActionOutcome{failure: err}
 		}
 		params.del(paramKDUAtomicUpgrade)
@@ -168,6 +372,12 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 			sent.set(m.key, m.value)
 		}
 	}
+	ref := splitKDUModel(model)
+	version, err := charts.lookUp(ref)
+	if err != nil {
+		return kduActionOutcome{failure: "FAILED Executing kdu upgrade: " +
+			helmUpgradeFailure(deployed, ref, len(sent.members) > 0, atomic, reset, reuse, resetThenReuse, err)}
+	}
 	values := valuesFileContent(sent)
 	release := kdur.release
 	if !reset {
@@ -176,8 +386,36 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 		// release's: Helm's chartutil.CoalesceTables.
 		values = coalesceTables(values, release.current().values.clone())
 	}
-	release.revisions = append(release.revisions, helmRevision{chart: model, values: values})
+	release.revisions = append(release.revisions, helmRevision{chart: model, version: version, values: values})
 	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
+}
+
+// helmUpgradeFailure is the K8sException of K8sHelmBaseConnector.upgrade
+// when Helm refuses the chart: the command (k8s_helm3_conn.py
+// _get_upgrade_command) and Helm's output.
+func helmUpgradeFailure(deployed *k8sDeploymentDoc, ref helmChartRef, withValues, atomic, reset, reuse, resetThenReuse bool, helmErr error) string {
+	atomicOption, paramsFile, versionOption := "", "", ""
+	if atomic {
+		atomicOption = "--atomic"
+	}
+	if withValues {
+		paramsFile = "-f " + lcmRandomDigits(deployed.KduInstance, "upgrade") + ".yaml"
+	}
+	if ref.version != "" {
+		versionOption = "--version " + shellQuote(ref.version)
+	}
+	onValues := "--reuse-values"
+	switch {
+	case reset:
+		onValues = "--reset-values"
+	case reuse:
+	case resetThenReuse:
+		onValues = "--reset-then-reuse-values"
+	}
+	command := fmt.Sprintf("env KUBECONFIG=%s %s upgrade %s %s --namespace %s %s --output yaml %s --timeout %ds   %s %s",
+		kubeconfigPath(deployed), lcmHelmCommand, shellQuote(deployed.KduInstance), shellQuote(ref.model), shellQuote(deployed.Namespace),
+		atomicOption, paramsFile, lcmHelmTimeoutSeconds, onValues, versionOption)
+	return fmt.Sprintf("Error executing command: %s\nOutput: Error: %v", command, helmErr)
 }
 
 // rollbackKDU is K8sHelmBaseConnector.rollback: "helm rollback <release>
@@ -194,15 +432,18 @@ func rollbackKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc) kduActionOutcome {
 			command, previous)}
 	}
 	back := release.revisions[previous-1]
-	release.revisions = append(release.revisions, helmRevision{chart: back.chart, values: back.values.clone()})
+	release.revisions = append(release.revisions, helmRevision{chart: back.chart, version: back.version, values: back.values.clone()})
 	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
 }
 
 // Where LCM's container keeps its files and Helm (LCM's Dockerfile:
-// /app/storage, OSMLCM_VCA_HELMPATH=/usr/local/bin/helm3).
+// /app/storage, OSMLCM_VCA_HELMPATH=/usr/local/bin/helm3), and the
+// --timeout of its Helm installs and upgrades (1800 s whatever the NS's
+// deploy timeout, as measured on OSM 19's LCM).
 const (
-	lcmStoragePath = "/app/storage/"
-	lcmHelmCommand = "/usr/local/bin/helm3"
+	lcmStoragePath        = "/app/storage/"
+	lcmHelmCommand        = "/usr/local/bin/helm3"
+	lcmHelmTimeoutSeconds = 1800
 )
 
 // shellQuote is Python's shlex.quote.

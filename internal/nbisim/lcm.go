@@ -1,14 +1,12 @@
 package nbisim
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,6 +112,8 @@ type actionTarget struct {
 
 type plannedFailure struct {
 	state, message string
+	// errorMessage is the operation's errorMessage when it is not message.
+	errorMessage string
 }
 
 // operationQueue is the pending operations ordered by due time, then by
@@ -312,7 +312,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 
 	var detailedStatus any = "Done"
 	if op.failure == nil && op.action != nil && op.action.kdu != nil {
-		outcome := runKDUAction(ns, op.action)
+		outcome := runKDUAction(ns, op.action, s.cfg.Charts)
 		if outcome.failure != "" {
 			op.failure = &plannedFailure{state: stateFailed, message: outcome.failure}
 		}
@@ -329,9 +329,12 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 			detailedStatus = op.fields.LCMDetailedStatus
 		}
 	}
+	if op.failure == nil && op.kind == opInstantiate {
+		op.failure = s.installKDUs(ns)
+	}
 	if op.failure != nil {
 		op.fields.OperationState = op.failure.state
-		op.fields.ErrorMessage = stringPointer(op.failure.message)
+		op.fields.ErrorMessage = stringPointer(cmp.Or(op.failure.errorMessage, op.failure.message))
 		op.fields.LCMDetailedStatus = op.failure.message
 		s.failNS(op, now)
 	} else {
@@ -387,7 +390,6 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 			for _, kdur := range vnf.fields.Kdur {
 				kdur.KduInstance = kduInstanceName(ns, vnf, kdur)
 				kdur.Status = "READY"
-				kdur.release = newRelease(kdur)
 			}
 		}
 	case opTerminate:
@@ -430,15 +432,6 @@ func deployments(ns *nsRecord) []k8sDeploymentDoc {
 		}
 	}
 	return list
-}
-
-// kduInstanceName is the release name LCM's Helm connector makes: the chart
-// name and ten digits, here derived from the ids so that runs repeat.
-func kduInstanceName(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) string {
-	hash := fnv.New64a()
-	_, _ = hash.Write([]byte(ns.id + "/" + vnf.fields.MemberVnfIndexRef + "/" + kdur.KduName))
-	chart := path.Base(firstNonEmpty(kdur.HelmChart, kdur.JujuBundle, kdur.KduName))
-	return fmt.Sprintf("%s-%010d", strings.ToLower(chart), hash.Sum64()%10_000_000_000)
 }
 
 // postOperation serves POST .../ns_instances/{id}/{operation}, with the
