@@ -16,6 +16,7 @@ import (
 
 // OSM is the part of the NBI the engine uses; *osm.Client implements it.
 type OSM interface {
+	GetProject(ctx context.Context) (*osm.Project, error)
 	ListNSDescriptors(ctx context.Context) ([]osm.NSDescriptor, error)
 	ListVNFDescriptors(ctx context.Context) ([]osm.VNFDescriptor, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
@@ -64,6 +65,9 @@ type Observed struct {
 	// VNFParams holds the VNF-level parameters each VNF was created with, by NS instance _id
 	// and member-vnf-index. Nil when not observed.
 	VNFParams map[string]map[string]map[string]osm.LooseString
+	// Project is the OSM project, with its quotas; nil when not observed, as a project with
+	// OSM's default quotas.
+	Project *osm.Project
 }
 
 // Scope is what an observation reads of the NS instances.
@@ -130,10 +134,14 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	return scope
 }
 
-// Observe reads OSM's descriptors and VIM accounts, and the NS instances (and their VNF
-// records when asked) in the scope: first those marked as the owner's, then by name the ones
-// that this did not find, in at most one request each.
+// Observe reads the project (its quotas), OSM's descriptors and VIM accounts, and the NS
+// instances (and their VNF records when asked) in the scope: first those marked as the
+// owner's, then by name the ones that this did not find, in at most one request each.
 func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
+	project, err := nbi.GetProject(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the project: %w", err)
+	}
 	nsds, err := nbi.ListNSDescriptors(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing NS descriptors: %w", err)
@@ -167,6 +175,7 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	o.settled = scope.Settled
+	o.Project = project
 	if scope.WithValues {
 		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
 			return nil, err

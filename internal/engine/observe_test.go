@@ -42,6 +42,9 @@ type listingOSM struct {
 	askedNames, askedNS, askedActions [][]string
 }
 
+func (l *listingOSM) GetProject(context.Context) (*osm.Project, error) {
+	return &osm.Project{ID: "project-id", Name: "admin"}, nil
+}
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
 func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, error) {
 	return nil, nil
