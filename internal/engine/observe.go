@@ -65,8 +65,8 @@ type Observed struct {
 	// VNFParams holds the VNF-level parameters each VNF was created with, by NS instance _id
 	// and member-vnf-index. Nil when not observed.
 	VNFParams map[string]map[string]map[string]osm.LooseString
-	// Project is the OSM project, with its quotas; nil when not observed, as a project with
-	// OSM's default quotas.
+	// Project is the OSM project, with its quotas; nil when not observed (Scope.Quotas), taken
+	// as a project with OSM's default quotas.
 	Project *osm.Project
 }
 
@@ -86,6 +86,8 @@ type Scope struct {
 	// Settled are the declared NS instances not read: the plan takes them as the inventory
 	// lists them (RevisionScope).
 	Settled map[string]bool
+	// Quotas reads the project, with its quotas, which a plan that may create needs.
+	Quotas bool
 }
 
 // ScopeOf is the whole scope of a plan of the revision against the inventory, for owner (a
@@ -99,7 +101,7 @@ func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Own
 		names = append(names, e.Name)
 	}
 	slices.Sort(names)
-	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true}
+	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true, Quotas: true}
 }
 
 // RevisionScope is the scope of a plan that applies a revision the inventory does not hold yet:
@@ -117,7 +119,7 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	for _, e := range inventory.NsInstances {
 		entries[e.Name] = e
 	}
-	scope := Scope{WithValues: true, Settled: map[string]bool{}}
+	scope := Scope{WithValues: true, Quotas: true, Settled: map[string]bool{}}
 	for _, ns := range rev.NsInstances {
 		e, listed := entries[ns.Name]
 		delete(entries, ns.Name)
@@ -134,13 +136,16 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	return scope
 }
 
-// Observe reads the project (its quotas), OSM's descriptors and VIM accounts, and the NS
+// Observe reads the project (its quotas, when the scope says so), OSM's descriptors and VIM accounts, and the NS
 // instances (and their VNF records when asked) in the scope: first those marked as the
 // owner's, then by name the ones that this did not find, in at most one request each.
 func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
-	project, err := nbi.GetProject(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the project: %w", err)
+	var project *osm.Project
+	if scope.Quotas {
+		var err error
+		if project, err = nbi.GetProject(ctx); err != nil {
+			return nil, fmt.Errorf("reading the project: %w", err)
+		}
 	}
 	nsds, err := nbi.ListNSDescriptors(ctx)
 	if err != nil {

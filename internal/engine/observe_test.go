@@ -21,10 +21,10 @@ func TestScopeOf(t *testing.T) {
 		want      Scope
 	}{
 		{"a first revision reads the owner's instances and the declared names", gitopsv1alpha1.Inventory{},
-			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true, Quotas: true}},
 		{"the inventory's names are read too, once",
 			gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "c"}, {Name: "a"}}},
-			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			if diff := cmp.Diff(test.want, ScopeOf(rev, test.inventory, self)); diff != "" {
