@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -127,7 +126,7 @@ var (
 )
 
 func strongPassword(p string) bool {
-	return len([]rune(p)) >= 8 && !strings.ContainsAny(p, "\n") && passwordSpecials.MatchString(p) &&
+	return len([]rune(p)) >= 8 && passwordSpecials.MatchString(p) &&
 		passwordDigit.MatchString(p) && passwordLower.MatchString(p) && passwordUpper.MatchString(p)
 }
 
@@ -184,7 +183,7 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 	for _, p := range input.list("projects") {
 		project := scalarText(p)
 		if project != s.cfg.Project && project != s.projectID {
-			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(projectIDField(project), project)))
+			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(idField(project), project)))
 		}
 		add(projectRole{s.projectID, s.roleIDs["project_admin"]})
 	}
@@ -192,11 +191,11 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 		mapping, _ := m.(*object)
 		project, role := mapping.str("project"), mapping.str("role")
 		if project != s.cfg.Project && project != s.projectID {
-			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(projectIDField(project), project)))
+			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(idField(project), project)))
 		}
 		roleID := s.roleID(role)
 		if roleID == "" {
-			return response{}, errorf(http.StatusNotFound, "Role with %s not found", pythonRepr(newObject(roleIDField(role), role)))
+			return response{}, errorf(http.StatusNotFound, "Role with %s not found", pythonRepr(newObject(idField(role), role)))
 		}
 		add(projectRole{s.projectID, roleID})
 	}
@@ -207,14 +206,13 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 	return jsonResponse(http.StatusCreated, map[string]string{"id": user.id}).withHeader("Location", "/osm/admin/v1/users/"+user.id), nil
 }
 
-func projectIDField(id string) string {
+// idField is BaseTopic.id_field for projects and roles: a uuid is an _id, else a name.
+func idField(id string) string {
 	if _, err := uuid.Parse(id); err == nil {
 		return "_id"
 	}
 	return "name"
 }
-
-func roleIDField(id string) string { return projectIDField(id) }
 
 // listUsers serves GET /admin/v1/users.
 func (s *Server) listUsers(*call) (response, *nbiError) {
