@@ -526,9 +526,9 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1
 		case (uploading[vnf.VnfdRef] || behind) && inGit[vnf.VnfdRef].IsKNF():
 			p.Problems = append(p.Problems, Problem{Kind: Limit, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.Line,
 				Message: fmt.Sprintf("NS instance %q: spec.instancesFollowPackages would move VNF %s to the new revision of VNF package %s, "+
-					"a KNF (KDUs and no vdu): OSM 19's LCM fails that move (CHANGE_VNFPKG: \"Error updating VNF 'vdu'\") after it moved "+
-					"the VNF record to the new revision, and marks the NS failed; nothing is sent: turn spec.instancesFollowPackages off "+
-					"to keep the instance on the revision it runs, or replace the instance (a new name, or delete it) to run the new package",
+					"a KNF (KDUs, no vdu): OSM 19's LCM fails that move (CHANGE_VNFPKG: \"Error updating VNF 'vdu'\") after moving the VNF "+
+					"record's revision, leaving the NS failed; nothing is sent: turn spec.instancesFollowPackages off to keep the instance "+
+					"on its revision, or replace the instance to run the new package",
 					ns.Name, vnf.MemberVnfIndex, vnf.VnfdRef)}})
 			return next
 		case uploading[vnf.VnfdRef]:
