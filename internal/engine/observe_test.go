@@ -40,10 +40,26 @@ type listingOSM struct {
 	owned, named                      []osm.NSInstance
 	askedOwner                        []string
 	askedNames, askedNS, askedActions [][]string
+	askedProject                      int
 }
 
 func (l *listingOSM) GetProject(context.Context) (*osm.Project, error) {
+	l.askedProject++
 	return &osm.Project{ID: "project-id", Name: "admin"}, nil
+}
+
+// The project's quotas are read by the observations of plans that may create, and by no other.
+func TestObserveReadsTheProjectForPlansThatCreate(t *testing.T) {
+	for _, scope := range []Scope{ScopeOf(&gitops.Revision{}, gitopsv1alpha1.Inventory{}, self), {WithValues: true}} {
+		nbi := &listingOSM{}
+		o, err := Observe(t.Context(), nbi, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nbi.askedProject != 1 && scope.Quotas || nbi.askedProject != 0 && !scope.Quotas || (o.Project != nil) != scope.Quotas {
+			t.Errorf("scope %+v: the project read %d times, observed %v", scope, nbi.askedProject, o.Project)
+		}
+	}
 }
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
 func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, error) {
