@@ -56,6 +56,7 @@ type options struct {
 	tlsKey         string
 	seed           uint64
 	charts         []string
+	quotas         map[string]int
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -80,6 +81,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
 	flags.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	flags.Uint64Var(&o.seed, "seed", 1, "seed of the random source of error-rate faults")
+	flags.StringToIntVar(&o.quotas, "quota", nil, fmt.Sprintf("the project's quotas, NAME=COUNT,... (OSM's names: %s); "+
+		"a topic without one has OSM's default, %d", strings.Join(nbisim.QuotaNames, ", "), nbisim.DefaultQuota))
 	if err := flags.Parse(args); err != nil {
 		return nil, err
 	}
@@ -91,6 +94,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.password != "" && o.passwordFile != "" {
 		return nil, errors.New("give --password or --password-file, not both")
+	}
+	for name, quota := range o.quotas {
+		if !slices.Contains(nbisim.QuotaNames, name) || quota < 0 {
+			return nil, fmt.Errorf("--quota %s=%d: want one of OSM's quota names and a count of 0 or more", name, quota)
+		}
 	}
 	if o.operationDelay < 0 || o.tokenLifetime <= 0 {
 		return nil, errors.New("--operation-delay must not be negative and --token-lifetime must be positive")
@@ -186,6 +194,7 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 		VIMAccounts:    accounts,
 		Charts:         charts,
 		Seed:           o.seed,
+		Quotas:         o.quotas,
 		OnRequest: func(r nbisim.RequestRecord) {
 			fmt.Fprintf(out, "%s %s %s %d %s %dB\n",
 				r.Time.UTC().Format(time.RFC3339Nano), r.Method, r.Path, r.Status, r.Duration.Round(time.Microsecond), r.BytesSent)

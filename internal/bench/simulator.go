@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,6 +28,12 @@ type SimulatorOptions struct {
 	Latency time.Duration
 }
 
+// benchQuotas lifts OSM's default quotas (500 per project) above the fleets' NS instances and
+// packages, all in one project.
+var benchQuotas = fmt.Sprintf("%s=%d,%s=%d,%s=%d", nbisim.QuotaNSInstances, benchQuota, nbisim.QuotaVNFDs, benchQuota, nbisim.QuotaNSDs, benchQuota)
+
+const benchQuota = 1_000_000
+
 // Simulator is a devstack simulator process started with the bench's credentials and latency.
 type Simulator struct {
 	*devstack.Simulator
@@ -49,7 +56,7 @@ func StartSimulator(ctx context.Context, opts SimulatorOptions) (*Simulator, err
 	process, err := devstack.StartSimulator(ctx, devstack.SimulatorOptions{
 		Binary: opts.Binary, WorkDir: workDir,
 		Args: []string{"--username=" + opts.Credentials.Username, "--password-file=" + passwordFile, "--project=" + opts.Credentials.Project,
-			"--vim-account=" + opts.VIMAccount, "--operation-delay=" + opts.OperationDelay.String()},
+			"--vim-account=" + opts.VIMAccount, "--operation-delay=" + opts.OperationDelay.String(), "--quota=" + benchQuotas},
 	})
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))

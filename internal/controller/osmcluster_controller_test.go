@@ -144,6 +144,45 @@ func TestClusterDoesNotLockTheAccount(t *testing.T) {
 	tn.g.Eventually(logins).Should(BeEquivalentTo(before + 2))
 }
 
+// A health check proves the credentials with the token it already has: each login costs OSM a
+// bcrypt hash and leaves one more live token, so N checks make one login while the token lasts.
+func TestClusterHealthChecksReuseTheToken(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	count := func(method, route string) int64 {
+		var n int64
+		for _, e := range tn.sim.Stats().Endpoints {
+			if e.Method == method && e.Route == route && e.Status < http.StatusBadRequest {
+				n += e.Requests
+			}
+		}
+		return n
+	}
+	checksBefore := count(http.MethodGet, "/osm/admin/v1/vim_accounts")
+	// Each reconcile request is a health check, due or not.
+	const checks = 5
+	for i := 1; i <= checks; i++ {
+		request := fmt.Sprintf("check-%d", i)
+		tn.g.Eventually(func() error {
+			got := &gitopsv1alpha1.OsmCluster{}
+			if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), got); err != nil {
+				return err
+			}
+			got.Annotations = map[string]string{meta.ReconcileRequestAnnotation: request}
+			return k8sClient.Update(tn.ctx, got)
+		}).Should(Succeed())
+		tn.g.Eventually(func() string {
+			got := &gitopsv1alpha1.OsmCluster{}
+			_ = k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), got)
+			return got.Status.LastHandledReconcileAt
+		}).Should(Equal(request))
+	}
+	tn.g.Eventually(func() int64 { return count(http.MethodGet, "/osm/admin/v1/vim_accounts") - checksBefore }).
+		Should(BeNumerically(">=", checks), "health checks")
+	tn.g.Expect(count(http.MethodPost, "/osm/admin/v1/tokens")).To(BeEquivalentTo(1),
+		"logins for the first check and %d more", checks)
+}
+
 func TestClusterUnreachableAndTLSErrors(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)

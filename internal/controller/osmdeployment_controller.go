@@ -770,7 +770,7 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 	// OSM still say this OsmDeployment owns.
 	owner := r.owner(obj)
 	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory, owner)
-	scope.WithValues = false // deleting needs no live values
+	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -20,14 +20,14 @@ func TestRevisionScope(t *testing.T) {
 		want      Scope
 	}{
 		{"an empty inventory (a first revision, a lost status) is read whole", nil,
-			Scope{Owner: self.Marker(), Names: []string{"a", "b", "c"}, WithValues: true}},
+			Scope{Owner: self.Marker(), Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
 		{"instances Ready with their declaration are settled; changed, new and undeclared ones are read",
 			[]gitopsv1alpha1.NsInstanceEntry{entry("a", "ns-a", a.Digest(), ready), entry("b", "ns-b", "sha256:old", ready), entry("d", "ns-d", "sha256:d", ready)},
-			Scope{Names: []string{"b", "c", "d"}, WithValues: true, Settled: map[string]bool{"a": true}}},
+			Scope{Names: []string{"b", "c", "d"}, WithValues: true, Quotas: true, Settled: map[string]bool{"a": true}}},
 		{"instances not Ready are read, whatever their digest",
 			[]gitopsv1alpha1.NsInstanceEntry{entry("a", "ns-a", a.Digest(), gitopsv1alpha1.NsInstanceFailed), entry("b", "ns-b", b.Digest(), gitopsv1alpha1.NsInstanceProgressing),
 				entry("c", "", c.Digest(), gitopsv1alpha1.NsInstanceCreating)},
-			Scope{Names: []string{"a", "b", "c"}, WithValues: true, Settled: map[string]bool{}}},
+			Scope{Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true, Settled: map[string]bool{}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			got := RevisionScope(rev, gitopsv1alpha1.Inventory{NsInstances: test.inventory}, self)

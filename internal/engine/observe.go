@@ -16,6 +16,7 @@ import (
 
 // OSM is the part of the NBI the engine uses; *osm.Client implements it.
 type OSM interface {
+	GetProject(ctx context.Context) (*osm.Project, error)
 	ListNSDescriptors(ctx context.Context) ([]osm.NSDescriptor, error)
 	ListVNFDescriptors(ctx context.Context) ([]osm.VNFDescriptor, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
@@ -68,6 +69,9 @@ type Observed struct {
 	// VNFParams holds the VNF-level parameters each VNF was created with, by NS instance _id
 	// and member-vnf-index. Nil when not observed.
 	VNFParams map[string]map[string]map[string]osm.LooseString
+	// Project is the OSM project, with its quotas; nil when not observed (Scope.Quotas), taken
+	// as a project with OSM's default quotas.
+	Project *osm.Project
 }
 
 // Scope is what an observation reads of the NS instances.
@@ -86,6 +90,8 @@ type Scope struct {
 	// Settled are the declared NS instances not read: the plan takes them as the inventory
 	// lists them (RevisionScope).
 	Settled map[string]bool
+	// Quotas reads the project, with its quotas, which a plan that may create needs.
+	Quotas bool
 }
 
 // ScopeOf is the whole scope of a plan of the revision against the inventory, for owner (a
@@ -99,7 +105,7 @@ func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Own
 		names = append(names, e.Name)
 	}
 	slices.Sort(names)
-	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true}
+	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true, Quotas: true}
 }
 
 // RevisionScope is the scope of a plan that applies a revision the inventory does not hold yet:
@@ -117,7 +123,7 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	for _, e := range inventory.NsInstances {
 		entries[e.Name] = e
 	}
-	scope := Scope{WithValues: true, Settled: map[string]bool{}}
+	scope := Scope{WithValues: true, Quotas: true, Settled: map[string]bool{}}
 	for _, ns := range rev.NsInstances {
 		e, listed := entries[ns.Name]
 		delete(entries, ns.Name)
@@ -134,10 +140,17 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	return scope
 }
 
-// Observe reads OSM's descriptors and VIM accounts, and the NS instances (and their VNF
-// records when asked) in the scope: first those marked as the owner's, then by name the ones
-// that this did not find, in at most one request each.
+// Observe reads the project (its quotas, when the scope says so), OSM's descriptors and VIM accounts, and the NS
+// instances (and their VNF records when asked) in the scope: first those marked as the
+// owner's, then by name the ones that this did not find, in at most one request each.
 func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
+	var project *osm.Project
+	if scope.Quotas {
+		var err error
+		if project, err = nbi.GetProject(ctx); err != nil {
+			return nil, fmt.Errorf("reading the project: %w", err)
+		}
+	}
 	nsds, err := nbi.ListNSDescriptors(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing NS descriptors: %w", err)
@@ -174,6 +187,7 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	if err := observeRunning(ctx, nbi, o); err != nil {
 		return nil, err
 	}
+	o.Project = project
 	if scope.WithValues {
 		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
 			return nil, err

@@ -21,10 +21,10 @@ func TestScopeOf(t *testing.T) {
 		want      Scope
 	}{
 		{"a first revision reads the owner's instances and the declared names", gitopsv1alpha1.Inventory{},
-			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true, Quotas: true}},
 		{"the inventory's names are read too, once",
 			gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "c"}, {Name: "a"}}},
-			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			if diff := cmp.Diff(test.want, ScopeOf(rev, test.inventory, self)); diff != "" {
@@ -42,8 +42,27 @@ type listingOSM struct {
 	askedNames, askedNS, askedActions [][]string
 	askedRunning                      [][]string
 	running                           []osm.Operation
+	askedProject                      int
 }
 
+func (l *listingOSM) GetProject(context.Context) (*osm.Project, error) {
+	l.askedProject++
+	return &osm.Project{ID: "project-id", Name: "admin"}, nil
+}
+
+// The project's quotas are read by the observations of plans that may create, and by no other.
+func TestObserveReadsTheProjectForPlansThatCreate(t *testing.T) {
+	for _, scope := range []Scope{ScopeOf(&gitops.Revision{}, gitopsv1alpha1.Inventory{}, self), {WithValues: true}} {
+		nbi := &listingOSM{}
+		o, err := Observe(t.Context(), nbi, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nbi.askedProject != 1 && scope.Quotas || nbi.askedProject != 0 && !scope.Quotas || (o.Project != nil) != scope.Quotas {
+			t.Errorf("scope %+v: the project read %d times, observed %v", scope, nbi.askedProject, o.Project)
+		}
+	}
+}
 func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
 func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, error) {
 	return nil, nil

@@ -138,6 +138,9 @@ const (
 	// Conflict: another owner holds what the revision declares, or OSM cannot make the change
 	// (a new NSD or VIM account for an instance, duplicates in OSM).
 	Conflict
+	// Limit: OSM would refuse or fail what the revision needs: a create beyond one of the
+	// project's quotas, or an operation OSM's LCM fails (a package move of a KNF).
+	Limit
 )
 
 // Problem is one reason the plan cannot be applied, at its file and line.
@@ -214,6 +217,7 @@ func Compute(in Input) Plan {
 	for _, entry := range undeclaredOwned(in, declared) {
 		planUndeclared(in, &p, entry)
 	}
+	checkQuotas(in, &p)
 	sort.Slice(p.Inventory.NsInstances, func(i, j int) bool {
 		return p.Inventory.NsInstances[i].Name < p.Inventory.NsInstances[j].Name
 	})
@@ -502,7 +506,8 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 
 // followPackages plans the move of the first VNF of an idle instance that runs an older
 // revision of a VNF package of the revision than OSM holds: one move per instance and plan,
-// as LCM runs the operations of an NS one at a time. A move waits for the package's upload
+// as LCM runs the operations of an NS one at a time. A move of a KNF is a Limit problem, found
+// before the package's upload: OSM's LCM fails it. A move waits for the package's upload
 // (the instance is Progressing until a later plan finds it done), and is not sent again
 // after it failed for the same package revision; a VNF record at the package's revision
 // needs none (LCM moves its revision when the update completes).
@@ -511,21 +516,31 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1
 	for _, action := range p.Packages {
 		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
 	}
-	inGit := map[string]bool{}
+	inGit := map[string]*osmpkg.Descriptor{}
 	for _, pkg := range in.Revision.Packages {
-		inGit[pkg.Descriptor.ID] = pkg.Descriptor.Kind == osmpkg.KindVNF
+		if pkg.Descriptor.Kind == osmpkg.KindVNF {
+			inGit[pkg.Descriptor.ID] = &pkg.Descriptor
+		}
 	}
 	for _, vnf := range in.Observed.VNFs[next.ID] {
 		vnfd, found := in.Observed.VNFDs[vnf.VnfdRef]
+		latest := max(int(vnfd.Admin.Revision), 1)
+		behind := max(int(vnf.Revision), 1) < latest
 		switch {
-		case !inGit[vnf.VnfdRef] || !found || vnfd.ID != vnf.VnfdID:
+		case inGit[vnf.VnfdRef] == nil || !found || vnfd.ID != vnf.VnfdID:
 			continue // not a package Git updates, or no longer the one the VNF was made from
+		case (uploading[vnf.VnfdRef] || behind) && inGit[vnf.VnfdRef].IsKNF():
+			p.Problems = append(p.Problems, Problem{Kind: Limit, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.Line,
+				Message: fmt.Sprintf("NS instance %q: spec.instancesFollowPackages would move VNF %s to the new revision of VNF package %s, "+
+					"a KNF (KDUs, no vdu): OSM 19's LCM fails that move (CHANGE_VNFPKG: \"Error updating VNF 'vdu'\") after moving the VNF "+
+					"record's revision, leaving the NS failed; nothing is sent: turn spec.instancesFollowPackages off to keep the instance "+
+					"on its revision, or replace the instance to run the new package",
+					ns.Name, vnf.MemberVnfIndex, vnf.VnfdRef)}})
+			return next
 		case uploading[vnf.VnfdRef]:
 			next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, boundReason("waiting for the upload of VNF package "+vnf.VnfdRef)
 			return next
-		}
-		latest := max(int(vnfd.Admin.Revision), 1)
-		if max(int(vnf.Revision), 1) >= latest {
+		case !behind:
 			continue
 		}
 		reason := boundReason(fmt.Sprintf("moving VNF %s to revision %d of package %s", vnf.MemberVnfIndex, latest, vnf.VnfdRef))

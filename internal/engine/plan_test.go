@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -640,10 +641,17 @@ func TestComputeWarnsOfUpdatesOSMMayRefuse(t *testing.T) {
 	}
 }
 
+// movablePackage is the VNF package openldap_knf of the observations, as Git holds it: with
+// a vdu list, which OSM's LCM reads when it moves a VNF to a new revision of its package.
+func movablePackage() gitops.Package {
+	return gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{DescriptorPath: "openldap_vnfd.yaml",
+		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", IDLine: 2, KDUs: []osmpkg.KDU{{Name: "ldap"}}, HasVDUList: true},
+		Digest:     "sha256:knf"}}
+}
+
 func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 	ldap, ldap2 := declared("ldap", "2"), declared("ldap2", "2")
-	knf := gitops.Package{Source: "osm-pkgs/openldap_knf", Package: &osmpkg.Package{DescriptorPath: "openldap_vnfd.yaml",
-		Descriptor: osmpkg.Descriptor{Kind: osmpkg.KindVNF, ID: "openldap_knf", IDLine: 2, KDUs: []osmpkg.KDU{{Name: "ldap"}}}, Digest: "sha256:knf"}}
+	knf := movablePackage()
 	// at is the observation of the instances, with the KNF package at revision packageRevision
 	// (uploaded by self with digest), each instance's VNF record at its revision.
 	at := func(packageRevision int, digest string, instances []osm.NSInstance, vnfRevisions ...int) *Observed {
@@ -739,4 +747,60 @@ func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 func queued(o *Observed, id string) *Observed {
 	o.Running = map[string][]string{id: {"op-queued"}}
 	return o
+}
+
+// OSM 19's LCM fails CHANGE_VNFPKG on a KNF (KDUs, no vdu) after it moved the VNF record's
+// revision: following such a package is refused before anything is sent, the package upload
+// included, naming the instance and the package.
+func TestComputeRefusesToMoveKNFs(t *testing.T) {
+	ldap := declared("ldap", "2")
+	knf := movablePackage()
+	knf.Package = &osmpkg.Package{DescriptorPath: knf.DescriptorPath, Descriptor: knf.Descriptor, Digest: "sha256:knf-2"}
+	knf.Descriptor.HasVDUList = false
+	observed := func(packageRevision int, digest string) *Observed {
+		o := observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil)
+		vnfd := o.VNFDs["openldap_knf"]
+		vnfd.Admin = osm.DescriptorAdmin{Revision: osm.Number(packageRevision), UserDefinedData: map[string]osm.LooseString{}}
+		for k, v := range PackageUserData(self, digest, packageRevision) {
+			vnfd.Admin.UserDefinedData[k] = osm.LooseString(v)
+		}
+		o.VNFDs["openldap_knf"] = vnfd
+		o.VNFs = map[string][]osm.VNFInstance{"ns-1": {{ID: "vnf-ns-1", NSInstanceID: "ns-1", MemberVnfIndex: "openldap",
+			VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: 1}}}
+		return o
+	}
+	inventory := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
+		entry("ldap", "ns-1", ldap.Digest(), gitopsv1alpha1.NsInstanceReady)}}
+	for _, test := range []struct {
+		name     string
+		observed *Observed
+	}{
+		{"before the new revision's upload", observed(1, "sha256:knf-1")},
+		{"after an upload made without instancesFollowPackages", observed(2, "sha256:knf-2")},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			plan := Compute(Input{Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}, Packages: []gitops.Package{knf}},
+				Observed: test.observed, Inventory: inventory, Owner: self, LiveOwners: liveOwners, FollowPackages: true})
+			if plan.Mutations() != 0 {
+				t.Errorf("%d mutations, want none: %+v", plan.Mutations(), summarise(plan))
+			}
+			if len(plan.Problems) != 1 || plan.Problems[0].Kind != Limit {
+				t.Fatalf("problems %+v, want one Limit", plan.Problems)
+			}
+			for _, want := range []string{`NS instance "ldap"`, "VNF package openldap_knf", "a KNF", "Error updating VNF 'vdu'", "instancesFollowPackages off"} {
+				if !strings.Contains(plan.Problems[0].Message, want) {
+					t.Errorf("problem %q does not say %q", plan.Problems[0].Message, want)
+				}
+			}
+			if plan.Problems[0].File != ldap.Source.File {
+				t.Errorf("problem in %s, want %s", plan.Problems[0].File, ldap.Source.File)
+			}
+		})
+	}
+	// Without instancesFollowPackages the package is uploaded and the instance stays.
+	plan := Compute(Input{Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}, Packages: []gitops.Package{knf}},
+		Observed: observed(1, "sha256:knf-1"), Inventory: inventory, Owner: self, LiveOwners: liveOwners})
+	if len(plan.Problems) != 0 || len(plan.Packages) != 1 || len(plan.PackageMoves) != 0 {
+		t.Errorf("without instancesFollowPackages: %+v, packages %d, moves %d", plan.Problems, len(plan.Packages), len(plan.PackageMoves))
+	}
 }

@@ -31,6 +31,7 @@ const (
 
 type token struct {
 	id      string
+	userID  string
 	issued  time.Time
 	expires time.Time
 }
@@ -60,7 +61,8 @@ type tokenRole struct {
 	ID   string `json:"id"`
 }
 
-// newToken serves POST /admin/v1/tokens: {"username","password","project_id"}.
+// newToken serves POST /admin/v1/tokens: {"username","password","project_id"}
+// (AuthconnInternal.authenticate, then nbi.py's password expiry check).
 func (s *Server) newToken(c *call) (response, *nbiError) {
 	body, err := c.jsonBody()
 	if err != nil {
@@ -71,75 +73,117 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 		return response{}, errorf(http.StatusBadRequest, msgNotJSONObject)
 	}
 	username, password := input.str("username"), input.str("password")
-	switch {
-	case username == "":
+	if username == "" {
 		return response{}, unauthorized(msgNoCredentials)
-	case username != s.cfg.Username:
+	}
+	user := s.userNamed(username)
+	if user == nil {
 		return response{}, unauthorized(msgBadCredentials)
 	}
-	if err := s.checkPassword(password); err != nil {
+	if err := checkPassword(user, password); err != nil {
 		return response{}, err
 	}
 	// AuthconnInternal.authenticate: the token shows the failed logins
 	// since the last one as login_count, then they are forgotten.
-	loginCount := s.loginFailures
-	s.loginFailures = 0
-	if project := input.str("project_id"); project != "" && project != s.cfg.Project && project != s.projectID {
+	loginCount := user.retryCount
+	user.retryCount = 0
+	project := input.str("project_id")
+	if project == "" && len(user.mappings) > 0 {
+		project = user.mappings[0].project
+	}
+	switch {
+	case project == "":
+		return response{}, unauthorized("can't find a default project for this user")
+	case project != s.cfg.Project && project != s.projectID, !user.inProject(s.projectID):
 		return response{}, unauthorized(fmt.Sprintf("project %s not allowed for this user", project))
 	}
 
 	s.pruneTokens(c.now)
-	t := &token{id: randomTokenID(), issued: c.now, expires: c.now.Add(s.tokenLifetime)}
-	lastLogin := s.lastLogin
+	t := &token{id: randomTokenID(), userID: user.id, issued: c.now, expires: c.now.Add(s.tokenLifetime)}
+	lastLogin := user.lastTokenTime
 	if lastLogin.IsZero() {
 		lastLogin = c.now
 	}
-	s.lastLogin = c.now
+	user.lastTokenTime = c.now
 	s.tokens[t.id] = t
+	if !user.passwordExpires.IsZero() && !c.now.Before(user.passwordExpires) {
+		// The token is made and works; the answer only asks for a new password.
+		answer := jsonResponse(http.StatusOK, changePasswordDoc{ID: t.id, Message: "change_password", UserID: user.id})
+		return answer.withHeader("Location", tokenPathPrefix+t.id), nil
+	}
 	host, port := remoteAddress(c.request)
 	answer := jsonResponse(http.StatusOK, tokenDoc{
 		IssuedAt: epoch(t.issued), Expires: epoch(t.expires), UID: t.id, ID: t.id,
 		ProjectID: s.projectID, ProjectName: s.cfg.Project,
-		Username: s.cfg.Username, UserID: s.userID, Admin: true,
-		Roles:      []tokenRole{{Name: "system_admin", ID: s.roleID}},
+		Username: user.username, UserID: user.id, Admin: true,
+		Roles:      s.rolesOf(user),
 		LoginCount: loginCount, LastLogin: epoch(lastLogin), RemotePort: port, RemoteHost: host,
 	})
 	return answer.withHeader("Location", tokenPathPrefix+t.id), nil
 }
 
-// checkPassword is AuthconnInternal.validate_user for the configured user,
-// with nbi.cfg's user_management: True. A user other than admin that is
-// locked cannot log in, whatever the password; a wrong password counts in
-// _admin.retry_count, and the failure that finds max_pwd_attempt - 1
-// failures before it locks the user other than admin.
-func (s *Server) checkPassword(password string) *nbiError {
-	lockable := s.cfg.Username != adminUsername
-	if lockable && s.loginLocked {
+// changePasswordDoc is nbi.py's answer to a login whose password expired.
+type changePasswordDoc struct {
+	ID      string `json:"id"`
+	Message string `json:"message"`
+	UserID  string `json:"user_id"`
+}
+
+func (u *userRecord) inProject(projectID string) bool {
+	for _, m := range u.mappings {
+		if m.project == projectID {
+			return true
+		}
+	}
+	return false
+}
+
+// rolesOf lists the token's roles: the user's roles in the project, project_admin if none.
+func (s *Server) rolesOf(user *userRecord) []tokenRole {
+	var roles []tokenRole
+	for _, m := range user.mappings {
+		if m.project == s.projectID {
+			roles = append(roles, tokenRole{Name: s.roleName(m.role), ID: m.role})
+		}
+	}
+	if len(roles) == 0 {
+		roles = []tokenRole{{Name: "project_admin", ID: s.roleIDs["project_admin"]}}
+	}
+	return roles
+}
+
+// checkPassword is AuthconnInternal.validate_user with nbi.cfg's
+// user_management: True. A user other than admin that is locked cannot log
+// in, whatever the password; a wrong password counts in _admin.retry_count,
+// and the failure that finds max_pwd_attempt - 1 failures before it locks
+// the user other than admin.
+func checkPassword(user *userRecord, password string) *nbiError {
+	if user.lockable() && user.locked {
 		return unauthorized(msgAccountLocked)
 	}
-	if password == s.cfg.Password {
+	if user.hasPassword(password) {
 		return nil
 	}
-	before := s.loginFailures
-	s.loginFailures++
-	if lockable && before >= maxPasswordAttempts-1 {
-		s.loginLocked = true
+	before := user.retryCount
+	user.retryCount++
+	if user.lockable() && before >= maxPasswordAttempts-1 {
+		user.locked = true
 		return unauthorized(msgAccountLocked)
 	}
 	return unauthorized(msgBadCredentials)
 }
 
-// UnlockUser unlocks the user and forgets its failed logins, as an
-// administrator's edit of the user with {"unlock": true,
+// UnlockUser unlocks the configured user and forgets its failed logins, as
+// an administrator's edit of the user with {"unlock": true,
 // "system_admin_id": ...} does (AuthconnInternal.update_user).
 func (s *Server) UnlockUser() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.loginFailures = 0
-	s.loginLocked = false
+	s.account.retryCount = 0
+	s.account.locked = false
 }
 
-// UserState is the NBI's user, the one of Config.Username.
+// UserState is a user of the NBI.
 type UserState struct {
 	Username string `json:"username"`
 	// Status is the user's _admin.user_status: "always-active" for admin,
@@ -150,15 +194,13 @@ type UserState struct {
 	RetryCount int `json:"retryCount"`
 }
 
-func (s *Server) userState() UserState {
-	user := UserState{Username: s.cfg.Username, Status: "active", RetryCount: s.loginFailures}
-	switch {
-	case s.cfg.Username == adminUsername:
-		user.Status = "always-active"
-	case s.loginLocked:
-		user.Status = "locked"
+// userStates lists the users: the configured one first, then those made through the API.
+func (s *Server) userStates() []UserState {
+	var states []UserState
+	for _, u := range s.allUsers() {
+		states = append(states, UserState{Username: u.username, Status: u.status(), RetryCount: u.retryCount})
 	}
-	return user
+	return states
 }
 
 // deleteToken serves DELETE /admin/v1/tokens/{id}: like the NBI, knowing a

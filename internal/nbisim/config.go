@@ -2,6 +2,7 @@ package nbisim
 
 import (
 	"context"
+	"maps"
 	"time"
 )
 
@@ -42,6 +43,10 @@ type Config struct {
 	// DefaultQueuePollInterval and DefaultQueueTimeout, LCM's.
 	QueuePollInterval time.Duration
 	QueueTimeout      time.Duration
+	// Quotas are the project's quotas, by OSM's quota name (QuotaNSInstances...), as an
+	// administrator sets them (POST or PATCH /admin/v1/projects): a topic without one has
+	// DefaultQuota, as in OSM.
+	Quotas map[string]int
 	// VIMAccounts are created at start and after each Reset.
 	VIMAccounts []VIMAccount
 	// Clock tells the time; tests inject a fake one. Default time.Now.
@@ -75,6 +80,7 @@ type VIMAccount struct {
 }
 
 func (c Config) withDefaults() Config {
+	c.Quotas = maps.Clone(c.Quotas)
 	if c.Username == "" {
 		c.Username = DefaultUsername
 	}

@@ -111,6 +111,18 @@ func runScenario(t *testing.T) *harness {
 	h.must(http.StatusOK, "GET", "/osm/admin/v1/k8sclusters", nil)
 	h.must(http.StatusOK, "GET", "/osm/admin/v1/k8sclusters/"+clusterID, nil)
 	h.must(http.StatusNotFound, "GET", "/osm/admin/v1/k8sclusters/"+missing, nil)
+	h.must(http.StatusOK, "GET", "/osm/admin/v1/projects", nil)
+	h.must(http.StatusOK, "GET", "/osm/admin/v1/projects/admin", nil)
+	h.must(http.StatusNotFound, "GET", "/osm/admin/v1/projects/"+missing, nil)
+	newUser := map[string]any{"username": "alice", "password": "Secret-123", "project_role_mappings": []any{map[string]any{"project": "admin", "role": "project_user"}}}
+	userID := h.must(http.StatusCreated, "POST", "/osm/admin/v1/users", newUser).object(t)["id"].(string)
+	h.must(http.StatusConflict, "POST", "/osm/admin/v1/users", newUser)
+	h.must(http.StatusUnprocessableEntity, "POST", "/osm/admin/v1/users", map[string]any{"username": "bob", "password": "weak"})
+	h.must(http.StatusOK, "GET", "/osm/admin/v1/users", nil)
+	h.must(http.StatusOK, "GET", "/osm/admin/v1/users/alice", nil)
+	h.must(http.StatusNotFound, "GET", "/osm/admin/v1/users/"+missing, nil)
+	h.must(http.StatusNoContent, "DELETE", "/osm/admin/v1/users/"+userID, nil)
+	h.must(http.StatusNotFound, "DELETE", "/osm/admin/v1/users/"+userID, nil)
 
 	// Packages.
 	knf, ns := openldapPackage(t, "openldap_knf"), openldapPackage(t, "openldap_ns")

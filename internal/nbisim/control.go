@@ -182,9 +182,8 @@ func (s *Server) resetLocked() {
 	s.pending = nil
 	s.db = newDatabase()
 	s.tokens = map[string]*token{}
-	s.lastLogin = time.Time{}
-	s.loginFailures, s.loginLocked = 0, false
 	now := s.now()
+	s.account = newUser(s.userID, s.cfg.Username, s.cfg.Password, []projectRole{{s.projectID, s.roleIDs["system_admin"]}}, now)
 	for _, account := range s.cfg.VIMAccounts {
 		s.seedVIM(account, now)
 	}
@@ -282,7 +281,7 @@ func (s *Server) State() State {
 	s.advanceLocked(s.now())
 	state := State{
 		ProjectID: s.projectID, PendingOperations: len(s.pending), OperationsHeld: s.held, Tokens: len(s.tokens),
-		Users: []UserState{s.userState()},
+		Users: s.userStates(),
 	}
 	for _, vim := range s.db.vims.all() {
 		clusters := []string{}

@@ -26,6 +26,9 @@ type database struct {
 	nsByName     map[string][]*nsRecord
 	vnfInstances *table[*vnfRecord]
 	operations   *table[*operationRecord]
+	// users are the users made through the API; the configured one is Server.account.
+	users       *table[*userRecord]
+	usersByName map[string]*userRecord
 }
 
 func newDatabase() *database {
@@ -39,6 +42,8 @@ func newDatabase() *database {
 		nsByName:     map[string][]*nsRecord{},
 		vnfInstances: newTable[*vnfRecord](),
 		operations:   newTable[*operationRecord](),
+		users:        newTable[*userRecord](),
+		usersByName:  map[string]*userRecord{},
 	}
 }
 

@@ -683,9 +683,10 @@ func findVNF(ns *nsRecord, id string) *vnfRecord {
 // does for a VNF without charms: nothing when the VNF record has its VNFD's
 // revision; else, with the same software-version, the record's revision
 // moves ("Updating policies"); with another, LCM refuses an NS with SFC
-// (vnffgd in its NSD) and otherwise redeploys the VNF's VDUs (none for a
-// KNF: its connection points are made again from the VNFD) and moves the
-// revision. LCM touches no KDU: their Helm releases keep their charts. It
+// (vnffgd in its NSD) and otherwise redeploys the VNF's VDUs: it moves the
+// record's revision and makes its connection points again from the VNFD, then
+// fails a KNF, whose VNFD has no vdu (NS operational-status "failed", nsState
+// unchanged). LCM touches no KDU: their Helm releases keep their charts. It
 // returns LCM's failure text, "" when the update completes, and the
 // detailed-status LCM writes ("" when it writes none).
 func (s *Server) changeVNFPackage(op *operationRecord) (failure, detailedStatus string) {
@@ -702,6 +703,15 @@ func (s *Server) changeVNFPackage(op *operationRecord) (failure, detailedStatus 
 		vnf.fields.ConnectionPoint = connectionPoints(vnfd.descriptor)
 		vnf.fields.Vdur = []any{}
 		vnf.fields.IPAddress = ""
+		vnf.fields.Revision = vnfd.revision
+		if _, hasVDUs := vnfd.descriptor.get("vdu"); !hasVDUs {
+			// _ns_redeploy_vnf has moved the record, then reads the VNFD's vdu: a KNF has none,
+			// and the KeyError fails the update; update() marks the NS failed with its words.
+			const failure = "Error updating VNF 'vdu'"
+			op.ns.fields.OperationalStatus = "failed"
+			op.ns.fields.DetailedStatus = failure
+			return failure, ""
+		}
 	}
 	vnf.fields.Revision = vnfd.revision
 	return "", "Done"

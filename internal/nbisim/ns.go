@@ -464,8 +464,13 @@ func (s *Server) getNSInstance(c *call) (response, *nbiError) {
 	return docResponse(ns.doc), nil
 }
 
-// buildNSOf is buildNS for the body of a request.
+// buildNSOf is buildNS for the body of a request, after NsrTopic.new's first step, the
+// project's quota of NS records, whose refusal names the step.
 func (s *Server) buildNSOf(c *call) (*nsCreation, *nbiError) {
+	if err := s.checkQuota(c, QuotaNSInstances, len(s.db.nsInstances.byID)); err != nil {
+		err.detail += " while 'checking quotas'"
+		return nil, err
+	}
 	input, err := c.jsonObject()
 	if err != nil {
 		return nil, err

@@ -236,6 +236,10 @@ type upload struct {
 
 // uploadPackage serves POST .../vnf_packages_content and .../ns_descriptors_content.
 func (s *Server) uploadPackage(c *call, kind *packageKind) (response, *nbiError) {
+	// DescriptorTopic.new checks the quota before it reads anything of the package.
+	if err := s.checkQuota(c, kind.topic, len(kind.store(s.db).records.byID)); err != nil {
+		return response{}, err
+	}
 	checked, err := s.checkUpload(c, kind, nil)
 	if err != nil {
 		return response{}, err

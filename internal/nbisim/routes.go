@@ -45,6 +45,14 @@ var nbiRoutes = []routeSpec{
 	{Route{http.MethodDelete, "/osm/admin/v1/tokens"}, false, (*Server).deleteCurrentToken},
 	{Route{http.MethodDelete, "/osm/admin/v1/tokens/{tokenId}"}, true, (*Server).deleteToken},
 
+	{Route{http.MethodGet, "/osm/admin/v1/users"}, false, (*Server).listUsers},
+	{Route{http.MethodPost, "/osm/admin/v1/users"}, false, (*Server).newUserAPI},
+	{Route{http.MethodGet, "/osm/admin/v1/users/{userId}"}, false, (*Server).getUser},
+	{Route{http.MethodDelete, "/osm/admin/v1/users/{userId}"}, false, (*Server).deleteUser},
+
+	{Route{http.MethodGet, "/osm/admin/v1/projects"}, false, (*Server).listProjects},
+	{Route{http.MethodGet, "/osm/admin/v1/projects/{projectId}"}, false, (*Server).getProject},
+
 	{Route{http.MethodGet, "/osm/admin/v1/vim_accounts"}, false, (*Server).listVIMAccounts},
 	{Route{http.MethodPost, "/osm/admin/v1/vim_accounts"}, false, (*Server).newVIMAccount},
 	{Route{http.MethodGet, "/osm/admin/v1/vim_accounts/{vimAccountId}"}, false, (*Server).getVIMAccount},

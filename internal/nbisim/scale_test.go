@@ -14,7 +14,7 @@ const manyNS = 10_000
 // withManyNS creates n instantiated NS instances of the openldap NS.
 func withManyNS(tb testing.TB, n int) *harness {
 	tb.Helper()
-	h := newLoggedIn(tb, Config{})
+	h := newLoggedIn(tb, Config{Quotas: map[string]int{QuotaNSInstances: n}}) // beyond OSM's default, 500
 	_, nsdID := h.onboardOpenLDAP()
 	vim := h.vimID("vim1")
 	for i := range n {

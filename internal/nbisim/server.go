@@ -21,15 +21,18 @@ type Server struct {
 	cfg Config
 	// The project and user never change, not even on Reset, so that ids
 	// seen in one test phase stay valid in the next.
-	projectID, userID, roleID string
-	control                   http.Handler
+	projectID, userID string
+	projectCreated    time.Time
+	control           http.Handler
 
-	mu             sync.Mutex
-	db             *database
-	tokens         map[string]*token
-	lastLogin      time.Time
-	loginFailures  int  // the user's _admin.retry_count
-	loginLocked    bool // the user's _admin.user_status is "locked"
+	// roleIDs are the _ids of OSM's default roles, by name.
+	roleIDs map[string]string
+
+	mu     sync.Mutex
+	db     *database
+	tokens map[string]*token
+	// account is the configured user (Config.Username), made again by Reset with the same _id.
+	account        *userRecord
 	operationDelay time.Duration
 	pickupDelay    time.Duration
 	queuePoll      time.Duration
@@ -51,7 +54,8 @@ func New(cfg Config) *Server {
 		cfg:            cfg,
 		projectID:      uuid.NewString(),
 		userID:         uuid.NewString(),
-		roleID:         uuid.NewString(),
+		roleIDs:        map[string]string{},
+		projectCreated: cfg.Clock(),
 		operationDelay: cfg.OperationDelay,
 		pickupDelay:    max(cfg.PickupDelay, 0),
 		queuePoll:      cfg.QueuePollInterval,
@@ -59,6 +63,9 @@ func New(cfg Config) *Server {
 		tokenLifetime:  cfg.TokenLifetime,
 		random:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 		stats:          newStatsRecorder(cfg.RequestLogSize),
+	}
+	for _, role := range defaultRoles {
+		s.roleIDs[role] = uuid.NewString()
 	}
 	s.control = s.controlHandler()
 	s.resetLocked()

@@ -7,7 +7,8 @@ import (
 
 // CHANGE_VNFPKG as the NBI checks it (_check_update_ns_operation, NsLcmOpTopic.new) and LCM
 // carries it out (ns.py update, for a VNF without charms): the VNF record's revision moves to
-// the VNFD's, newVdur is added when the software-version changed, KDUs are not touched.
+// the VNFD's, newVdur is added when the software-version changed, and then a KNF fails (its
+// VNFD has no vdu); KDUs are not touched.
 func TestChangeVNFPackage(t *testing.T) {
 	h := newLoggedIn(t, Config{})
 	vnfdID, nsdID := h.onboardOpenLDAP()
@@ -72,9 +73,20 @@ func TestChangeVNFPackage(t *testing.T) {
 	if newVdur, given := params["newVdur"]; !given || len(newVdur.([]any)) != 0 || params["updateType"] != "CHANGE_VNFPKG" || params["lcmOperationType"] != "update" {
 		t.Errorf("operationParams = %v, want the request with newVdur: []", params)
 	}
+	// LCM's _ns_redeploy_vnf moves the record, then reads the VNFD's vdu, which a KNF lacks:
+	// the update FAILS, the NS is marked failed and stays READY, the VNF record has moved.
 	h.clock.Step(testOperationDelay)
-	if op := h.operation(opID); op["operationState"] != "COMPLETED" || op["detailed-status"] != "Done" || vnfRevision() != float64(2) {
-		t.Errorf("update to revision 2: %v %v, VNF revision %v", op["operationState"], op["detailed-status"], vnfRevision())
+	const failure = "Error updating VNF 'vdu'"
+	if op := h.operation(opID); op["operationState"] != "FAILED" || op["errorMessage"] != failure || op["detailed-status"] != failure || vnfRevision() != float64(2) {
+		t.Errorf("update of a KNF to revision 2: %v %q %q, VNF revision %v; want FAILED %q and revision 2",
+			op["operationState"], op["errorMessage"], op["detailed-status"], vnfRevision(), failure)
+	}
+	if ns := h.ns(nsID); ns["nsState"] != "READY" || ns["operational-status"] != "failed" || ns["detailed-status"] != failure || ns["currentOperation"] != "IDLE" {
+		t.Errorf("NS after the failed update: nsState %v, operational-status %v, detailed-status %v, currentOperation %v",
+			ns["nsState"], ns["operational-status"], ns["detailed-status"], ns["currentOperation"])
+	}
+	if chart() != chartBefore {
+		t.Errorf("the KDU's chart moved from %q to %q: the failed update does not touch KDUs", chartBefore, chart())
 	}
 
 	// The same software-version: no newVdur, the revision moves.

@@ -34,6 +34,11 @@ func list[T any](ctx context.Context, c *Client, req request, keep func(*T) bool
 	return items, nil
 }
 
+// GetProject returns the Client's project, with its quotas: any member of a project may read it.
+func (c *Client) GetProject(ctx context.Context) (*Project, error) {
+	return fetch[Project](ctx, c, projectRequest(c.credentials.Project))
+}
+
 // ListVIMAccounts returns every VIM account of the project.
 func (c *Client) ListVIMAccounts(ctx context.Context) ([]VIMAccount, error) {
 	return list[VIMAccount](ctx, c, listVIMAccountsRequest(), nil)

@@ -121,6 +121,11 @@ func tokenRequest(credentials Credentials) request {
 		body: body, contentType: "application/json", anonymous: true}
 }
 
+func projectRequest(project string) request {
+	const route = "/admin/v1/projects/{id}"
+	return getRequest(route, withID(route, project), nil)
+}
+
 func listVIMAccountsRequest() request {
 	return getRequest("/admin/v1/vim_accounts", "/admin/v1/vim_accounts", nil)
 }

@@ -1,8 +1,10 @@
 package osm_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -307,6 +309,33 @@ func TestClientCalls(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), wrong.Password) {
 				t.Errorf("the error shows the password: %v", err)
+			}
+		}},
+		{"a user made through the API must change its password first", func(t *testing.T, f *ldapFixture) {
+			post := func(path, token string, body any) map[string]any {
+				t.Helper()
+				data, err := json.Marshal(body)
+				noError(t, err)
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.server.URL+path, bytes.NewReader(data))
+				noError(t, err)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json")
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := f.server.Client().Do(req)
+				noError(t, err)
+				defer resp.Body.Close()
+				var answer map[string]any
+				noError(t, json.NewDecoder(resp.Body).Decode(&answer))
+				return answer
+			}
+			admin := post("/osm/admin/v1/tokens", "", map[string]string{"username": simCredentials.Username, "password": simCredentials.Password})
+			post("/osm/admin/v1/users", admin["id"].(string), map[string]any{"username": "alice", "password": "Secret-123",
+				"project_role_mappings": []any{map[string]string{"project": simCredentials.Project, "role": "project_user"}}})
+			err := f.newClient(t, osm.Credentials{Username: "alice", Password: "Secret-123", Project: simCredentials.Project}).Authenticate(t.Context())
+			if !osm.IsUnauthorized(err) || !strings.Contains(err.Error(), "wants the password changed") {
+				t.Fatalf("want the refusal of a password OSM wants changed, got %v", err)
 			}
 		}},
 		{"Logout revokes the token and the next call logs in again", func(t *testing.T, f *ldapFixture) {

@@ -109,6 +109,36 @@ type Version struct {
 	Date    string `json:"date"`
 }
 
+// DefaultQuota is how many records of a kind a project may hold when its quotas do not name
+// the kind (OSM's base_topic.py, BaseTopic.default_quota): beyond, the NBI refuses a create
+// with 422.
+const DefaultQuota = 500
+
+// OSM's names of the quotas of what the operator creates (validation.py, topics_with_quota).
+const (
+	QuotaVNFDs       = "vnfds"
+	QuotaNSDs        = "nsds"
+	QuotaNSInstances = "ns_instances"
+)
+
+// Project is an OSM project record.
+type Project struct {
+	ID   string `json:"_id"`
+	Name string `json:"name"`
+	// Quotas bound the records of a kind the project holds, by quota name; an administrator
+	// sets them (absent: DefaultQuota).
+	Quotas map[string]*Number `json:"quotas"`
+}
+
+// Quota returns the project's quota of name.
+func (p *Project) Quota(name string) int {
+	quota := p.Quotas[name]
+	if quota == nil {
+		return DefaultQuota
+	}
+	return int(max(0, min(float64(*quota), math.MaxInt32)))
+}
+
 // VIMAccount is a VIM account record.
 type VIMAccount struct {
 	// ID is OSM's id, which NS instances refer to.

@@ -54,6 +54,9 @@ type Descriptor struct {
 	SoftwareVersionLine int
 	// KDUs lists a VNF descriptor's KDUs (VNF only).
 	KDUs []KDU
+	// HasVDUList says that a VNF descriptor has a `vdu` list, which OSM's LCM reads when it
+	// redeploys the VNF (VNF only).
+	HasVDUList bool
 	// VnfdIDs is an NS descriptor's `vnfd-id` list: the VNF packages it needs (NS only).
 	VnfdIDs []string
 	// VnfdIDLines are the lines of the VnfdIDs in the descriptor file, so that a problem with
@@ -61,6 +64,12 @@ type Descriptor struct {
 	VnfdIDLines []int
 	// VnfProfiles lists the vnf-profiles of all of an NS descriptor's deployment flavours (NS only).
 	VnfProfiles []VnfProfile
+}
+
+// IsKNF says that a VNF descriptor describes a Kubernetes network function: KDUs and no `vdu`
+// list.
+func (d *Descriptor) IsKNF() bool {
+	return d.Kind == KindVNF && len(d.KDUs) > 0 && !d.HasVDUList
 }
 
 // descriptorEnvelopes are the top-level keys the NBI unwraps (its
@@ -176,7 +185,8 @@ func parseVNFD(key string, body *yaml.Node) (*Descriptor, *Error) {
 		return nil, &Error{Line: body.Line, Message: key + ".id is missing"}
 	}
 	descriptor := &Descriptor{Kind: KindVNF, ID: fields.ID, Name: fields.ProductName, Version: fields.Version,
-		IDLine: lineOf(body, "id"), SoftwareVersion: fields.SoftwareVersion, SoftwareVersionLine: lineOf(body, "software-version")}
+		IDLine: lineOf(body, "id"), SoftwareVersion: fields.SoftwareVersion, SoftwareVersionLine: lineOf(body, "software-version"),
+		HasVDUList: mappingValue(body, "vdu") != nil}
 	for i := range fields.KDUs {
 		field := fmt.Sprintf("%s.kdu[%d]", key, i)
 		var kdu kduFields
