@@ -11,15 +11,11 @@ import (
 )
 
 // MaxFailedLogins is how many failed logins of one OSM user the Clients of a LoginBudget send
-// at one URL, and from one namespace, before one succeeds; MaxFailedLoginsPerUser is how many
-// they send in all, whatever the URLs and namespaces. OSM locks a user other than admin after 5
-// failed logins in a row (nbi.cfg max_pwd_attempt) and forgets them only at a successful login:
-// 4 stay under it however many ways one OSM is written and however many namespaces try, and 2
-// keep one namespace, or one URL, from spending all of them for everyone.
-const (
-	MaxFailedLogins        = 2
-	MaxFailedLoginsPerUser = 4
-)
+// at one URL, and from one namespace, before one succeeds. OSM locks a user other than admin
+// after 5 failed logins in a row (nbi.cfg max_pwd_attempt) and forgets them only at a successful
+// login: 2 leaves room for a person's typing errors and for a restart of the operator, which
+// forgets the budget.
+const MaxFailedLogins = 2
 
 // maxFailuresPerNamespace bounds the failed logins a LoginBudget remembers for one namespace,
 // whatever the user names and URLs its OsmClusters try.
@@ -31,10 +27,12 @@ const maxFailuresPerNamespace = 64
 // not yet passed.
 //
 // Which OSM a URL reaches is not known before a login succeeds (the identity is the project id
-// that OSM returns), so that the failures of a user name are counted per canonical NBI URL and
-// per namespace (at most MaxFailedLogins each), and over every URL and namespace (at most
-// MaxFailedLoginsPerUser, as one OSM may be written as several URLs); a successful login of the
-// user at the URL forgets the failures there, as OSM does. Past either bound, a login is not sent and fails
+// that OSM returns), so that the failures of a user name are counted per canonical NBI URL,
+// from every namespace, and per namespace, at every URL (one OSM written several ways): at most
+// MaxFailedLogins each. A successful login of the user at the URL forgets the failures there, as
+// OSM does. Failures are not counted per user name alone, as unrelated OSMs share user names
+// (admin): failures that no login clears (a dead URL, a typing error never fixed) would hold
+// back every tenant's. Past either bound, a login is not sent and fails
 // with a *LoginBudgetError naming the OsmClusters whose failures spent the budget. The zero
 // value is ready to use; a LoginBudget is safe for concurrent use.
 type LoginBudget struct {
@@ -68,9 +66,9 @@ type LoginBudgetError struct {
 
 func (e *LoginBudgetError) Error() string {
 	return fmt.Sprintf("%d login(s) %s failed, by OsmCluster(s) %s; osmops sends at most %d "+
-		"failed logins of an OSM user per URL and per namespace, and %d in all, until one succeeds, as OSM locks a user "+
-		"after 5 (a login that succeeds at that URL through another OsmCluster, or a restart of osmops, frees it)",
-		e.Failures, e.Scope, strings.Join(e.Holders, ", "), MaxFailedLogins, MaxFailedLoginsPerUser)
+		"failed logins of an OSM user per URL and per namespace until one succeeds, as OSM locks a user after 5 "+
+		"(a login that succeeds at that URL through another OsmCluster, or a restart of osmops, frees it)",
+		e.Failures, e.Scope, strings.Join(e.Holders, ", "), MaxFailedLogins)
 }
 
 // IsLoginBudgetSpent tells whether err is a login not sent because the budget is spent.
@@ -94,7 +92,7 @@ func WithLoginBudget(budget *LoginBudget, holder LoginHolder) Option {
 func (b *LoginBudget) take(endpoint, user string, holder LoginHolder, trusted bool) (*loginAttempt, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var atEndpoint, fromNamespace, ofUser []string
+	var atEndpoint, fromNamespace []string
 	inNamespace := 0
 	for _, f := range b.failures {
 		if f.holder.Namespace == holder.Namespace {
@@ -103,7 +101,6 @@ func (b *LoginBudget) take(endpoint, user string, holder LoginHolder, trusted bo
 		if f.user != user {
 			continue
 		}
-		ofUser = append(ofUser, f.holder.String())
 		if f.endpoint == endpoint {
 			atEndpoint = append(atEndpoint, f.holder.String())
 		}
@@ -117,8 +114,6 @@ func (b *LoginBudget) take(endpoint, user string, holder LoginHolder, trusted bo
 			return nil, &LoginBudgetError{Failures: len(atEndpoint), Scope: "of this user at this URL", Holders: compacted(atEndpoint)}
 		case len(fromNamespace) >= MaxFailedLogins:
 			return nil, &LoginBudgetError{Failures: len(fromNamespace), Scope: "of this user from this namespace", Holders: compacted(fromNamespace)}
-		case len(ofUser) >= MaxFailedLoginsPerUser:
-			return nil, &LoginBudgetError{Failures: len(ofUser), Scope: "of this user name at any URL", Holders: compacted(ofUser)}
 		case inNamespace >= maxFailuresPerNamespace:
 			return nil, &LoginBudgetError{Failures: inNamespace, Scope: "of any user from this namespace", Holders: []string{holder.Namespace + "/*"}}
 		}
