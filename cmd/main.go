@@ -154,6 +154,10 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("watch label selector: %w", err)
 	}
+	var shard labels.Selector // nil: this process reconciles every OsmDeployment
+	if o.watch.LabelSelector != "" {
+		shard = watchSelector
+	}
 
 	var tlsOpts []func(*tls.Config)
 	if !o.enableHTTP2 {
@@ -264,7 +268,7 @@ func run(o options) error {
 		OperationPollInterval: o.operationPollInterval,
 		Share:                 controller.NewNamespaceShare(perNamespace),
 		OwnerIdentity:         ownerIdentity,
-		Sharded:               o.watch.LabelSelector != "",
+		Shard:                 shard,
 		WatchConfigsSelector:  configsSelector,
 		AnswerMemory:          o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {

@@ -27,6 +27,9 @@ const (
 	AuthenticationFailedReason = "AuthenticationFailed"
 	// UnreachableReason: the NBI did not answer (DNS, connection, timeout, 5xx). Retried.
 	UnreachableReason = "Unreachable"
+	// LoginHeldBackReason: osmops did not send the login, as the failed logins of the OSM user
+	// are spent (the message names the OsmClusters that spent them). Retried.
+	LoginHeldBackReason = "LoginHeldBack"
 	// InUseReason: deletion waits while OsmDeployments still use the OsmCluster; the
 	// message names them (the first few, and how many more).
 	InUseReason = "InUse"

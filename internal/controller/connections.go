@@ -79,6 +79,9 @@ type ConnectionPool struct {
 
 	mu    sync.Mutex
 	slots map[types.NamespacedName]*poolSlot
+	// logins bounds the failed logins of every client of the pool, per OSM user: OSM locks a
+	// user after a few, whichever OsmClusters sent them.
+	logins osm.LoginBudget
 }
 
 // poolSlot is the connection of one OsmCluster; its lock serialises building it, so that two
@@ -243,6 +246,7 @@ func (p *ConnectionPool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Cre
 		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
 		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
 		osm.WithMetrics(p.Metrics, obj.Namespace+"/"+obj.Name),
+		osm.WithLoginBudget(&p.logins, osm.LoginHolder{Namespace: obj.Namespace, Name: obj.Name}),
 	}
 	if ca != nil {
 		options = append(options, osm.WithCABundle(ca))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // The lifecycle tests: connections that do not depend on which reconciler ran first in a process,
@@ -40,22 +42,27 @@ type testManager struct {
 	shard  string
 	cancel context.CancelFunc
 	done   chan error
+	// nbiRequests are the metrics of its NBI clients, which no other manager's share.
+	nbiRequests *prometheus.Registry
 }
 
 // startManager starts a manager of the objects of shard, with new reconcilers, connection pool
 // and claims; with the OsmCluster reconciler only when withClusters.
 func startManager(t *testing.T, shard string, withClusters bool) *testManager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(testOperatorConfig, managerOptions(shardLabel+"="+shard))
+	selector := shardLabel + "=" + shard
+	mgr, err := ctrl.NewManager(testOperatorConfig, managerOptions(selector))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
-	if err := setupReconcilersWith(ctx, mgr, newConnectionPool(mgr), NewClusterRegistry(), withClusters); err != nil {
+	pool, registry := newConnectionPool(mgr), prometheus.NewRegistry()
+	pool.Metrics = osm.NewMetrics(registry)
+	if err := setupReconcilersWith(ctx, mgr, pool, NewClusterRegistry(), selector, withClusters); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	m := &testManager{t: t, shard: shard, cancel: cancel, done: make(chan error, 1)}
+	m := &testManager{t: t, shard: shard, cancel: cancel, done: make(chan error, 1), nbiRequests: registry}
 	go func() { m.done <- mgr.Start(ctx) }()
 	t.Cleanup(m.stop)
 	return m

@@ -183,6 +183,11 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	conn.checked.Store(true)
 	now := metav1.Now()
 	obj.Status.LastCheckedAt = &now
+	identity := checker.ProjectID()
+	if err == nil && identity == "" {
+		// Which OSM answered is what it says at login: without it, ownership cannot be checked.
+		err = errors.New("the NBI's login answer names no project id (project_id) that identifies an OSM project")
+	}
 	if err != nil {
 		reason, message := healthFailureReason(err), err.Error()
 		if reason == gitopsv1alpha1.AuthenticationFailedReason {
@@ -192,6 +197,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 		r.markNotReady(obj, reason, message)
 		return ctrl.Result{RequeueAfter: min(r.untilNextCheck(obj), r.secretPollInterval())}, nil
 	}
+	obj.Status.OSMIdentity = identity
 	obj.Status.OSMVersion = version
 	obj.Status.VIMAccounts = vims
 	conditions.Delete(obj, meta.ReconcilingCondition)
@@ -208,7 +214,8 @@ func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster) ti
 		return 0
 	}
 	every := obj.GetInterval()
-	if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.UnreachableReason {
+	switch conditions.GetReason(obj, meta.ReadyCondition) {
+	case gitopsv1alpha1.UnreachableReason, gitopsv1alpha1.LoginHeldBackReason:
 		every = min(every, clusterRetryInterval)
 	}
 	return time.Until(obj.Status.LastCheckedAt.Add(every))
@@ -234,6 +241,8 @@ func (r *OsmClusterReconciler) markNotReady(obj *gitopsv1alpha1.OsmCluster, reas
 // healthChecker is what the OsmCluster reconciler asks of an NBI client.
 type healthChecker interface {
 	AllowLogin()
+	// ProjectID is the id of the project OSM logged the client in to: the OSM's identity.
+	ProjectID() string
 	Version(ctx context.Context) (*osm.Version, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
 }
@@ -264,6 +273,8 @@ func healthFailureReason(err error) string {
 	switch {
 	case osm.IsCertificateError(err):
 		return gitopsv1alpha1.TLSErrorReason
+	case osm.IsLoginBudgetSpent(err):
+		return gitopsv1alpha1.LoginHeldBackReason
 	case osm.IsUnauthorized(err):
 		return gitopsv1alpha1.AuthenticationFailedReason
 	}

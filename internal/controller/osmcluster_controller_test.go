@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,4 +219,49 @@ func TestClusterCountsDeploymentsAndWaitsForThemOnDeletion(t *testing.T) {
 	tn.g.Expect(k8sClient.Delete(tn.ctx, d)).To(Succeed())
 	tn.eventuallyGone(d)
 	tn.eventuallyGone(tn.cluster)
+}
+
+// A tenant points six OsmClusters at another's OSM, as 127.0.0.1 and as localhost, with the
+// other's user name and a guessed password: OSM locks a user after 5 failed logins, osmops
+// sends 2, and says in the others' status whose failures hold their logins back.
+func TestOsmClustersCannotLockAnOSMUser(t *testing.T) {
+	t.Parallel()
+	victim := newTenant(t)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
+	victim.g.Expect(k8sClient.Create(victim.ctx, ns)).To(Succeed())
+	attacker := *victim
+	attacker.namespace = ns.Name
+	t.Cleanup(attacker.retire)
+	victim.g.Expect(k8sClient.Create(victim.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "guess", Namespace: ns.Name},
+		StringData: map[string]string{"username": "operator", "password": "a-guess"},
+	})).To(Succeed())
+	urls := []string{victim.nbi.URL, strings.Replace(victim.nbi.URL, "127.0.0.1", "localhost", 1)}
+	var clusters []*gitopsv1alpha1.OsmCluster
+	for i := range 6 {
+		clusters = append(clusters, attacker.newCluster(fmt.Sprint("guess-", i), urls[i%2], "guess"))
+	}
+	var heldBack string
+	reasons := func() map[string]int {
+		counts := map[string]int{}
+		for _, c := range clusters {
+			got := &gitopsv1alpha1.OsmCluster{}
+			victim.g.Expect(k8sClient.Get(victim.ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+			if ready := conditionOf(got.Status.Conditions, meta.ReadyCondition); ready != nil {
+				counts[ready.Reason]++
+				if ready.Reason == gitopsv1alpha1.LoginHeldBackReason {
+					heldBack = ready.Message
+				}
+			}
+		}
+		return counts
+	}
+	victim.g.Eventually(reasons).Should(Equal(map[string]int{
+		gitopsv1alpha1.AuthenticationFailedReason: 2, gitopsv1alpha1.LoginHeldBackReason: 4}))
+	user := victim.sim.State().Users[0]
+	victim.g.Expect(user.Status).To(Equal("active"))
+	victim.g.Expect(user.RetryCount).To(Equal(2))
+	victim.g.Expect(heldBack).To(MatchRegexp(`2 login\(s\) of this user (at this URL|from this namespace) failed, by OsmCluster\(s\) ` +
+		ns.Name + `/guess-\d, ` + ns.Name + `/guess-\d;`))
+	victim.clusterReason(victim.cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
 }

@@ -17,6 +17,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -80,10 +81,11 @@ type OsmDeploymentReconciler struct {
 	OwnerIdentity string
 	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
 	AnswerMemory int64
-	// Sharded says that other processes reconcile other OsmDeployments of this API server
-	// (--watch-label-selector): their claims are not in this process's memory, so pending
-	// creates are checked against every OsmDeployment's status on the API server.
-	Sharded bool
+	// Shard selects the OsmDeployments this process reconciles (--watch-label-selector; nil
+	// for all). Other processes reconcile the others: their claims are not in this process's
+	// memory, so pending creates are checked against every OsmDeployment's status on the API
+	// server; and an OsmDeployment relabelled out of the shard is left to the shard it joins.
+	Shard klabels.Selector
 
 	// WatchConfigsSelector selects the ConfigMaps and Secrets whose changes trigger a
 	// reconcile of the OsmDeployments that read them (Flux's --watch-configs-label-selector);
@@ -274,6 +276,12 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.Shard != nil && !r.Shard.Matches(klabels.Set(obj.Labels)) {
+		// Relabelled out of the shard (read past the cache, which dropped it): the shard it
+		// joins applies it from now on, this one neither applies it nor looks at it again.
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
 		summarize(obj)
@@ -329,6 +337,13 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
 			"not Ready: "+conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
+		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+	}
+	if clusterIdentity(cluster) == "" {
+		// Checked before the identity was recorded (an upgrade of osmops), or not yet for its
+		// spec: which OSM it reaches is not known, so nothing can be claimed there.
+		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
+			"not yet checked as it is now: which OSM it reaches is known after its next login")
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
 	}
 	conn, err := r.Connections.Get(ctx, cluster)
@@ -606,13 +621,25 @@ func (r *OsmDeploymentReconciler) liveOwners(ctx context.Context, owners []engin
 	return live, nil
 }
 
-// osmIdentity returns the identity (osm.Identity) of the OSM an OsmCluster points at.
+// osmIdentity returns the identity of the OSM an OsmCluster is logged in to (clusterIdentity).
 func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, reader client.Reader, cluster types.NamespacedName) (string, error) {
 	obj := &gitopsv1alpha1.OsmCluster{}
 	if err := reader.Get(ctx, cluster, obj); err != nil {
 		return "", err
 	}
-	return osm.Identity(obj.Spec.URL, obj.GetProject())
+	return clusterIdentity(obj), nil
+}
+
+// clusterIdentity is the OSM project an OsmCluster is logged in to, as OSM said at login
+// (status.osmIdentity), while it is Ready for its current spec; "" otherwise. It is what claims
+// go by: an OsmCluster that never reached an OSM, or no longer does, claims nothing there, and
+// two URLs of one OSM are one OSM.
+func clusterIdentity(obj *gitopsv1alpha1.OsmCluster) string {
+	ready := conditions.Get(obj, meta.ReadyCondition)
+	if ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != obj.Generation {
+		return ""
+	}
+	return obj.Status.OSMIdentity
 }
 
 // yieldContestedCreates, when other processes reconcile other shards, reads every
@@ -623,7 +650,7 @@ func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, reader client
 // when a create that went on shows in OSM as the other's.
 func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
 	identity string, plan *engine.Plan, previous gitopsv1alpha1.Inventory) (ctrl.Result, bool, error) {
-	if !r.Sharded {
+	if r.Shard == nil {
 		return ctrl.Result{}, false, nil // this process's claims already span every OsmDeployment
 	}
 	creating := map[string]bool{}
@@ -711,8 +738,8 @@ func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, fromAPIServ
 			continue
 		}
 		otherIdentity, err := r.osmIdentity(ctx, reader, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
-		if err != nil || otherIdentity != identity {
-			continue // without its OsmCluster it drives no OSM; its markers still guard its instances
+		if err != nil || otherIdentity == "" || otherIdentity != identity {
+			continue // not logged in to this OSM, it drives nothing there; its markers still guard its instances
 		}
 		for _, name := range theirs {
 			held[name] = owner

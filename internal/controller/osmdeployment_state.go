@@ -56,7 +56,7 @@ type deploymentState struct {
 	conn     *Connection
 	revision string
 	rev      *gitops.Revision
-	// identity is the OSM's (osm.Identity).
+	// identity is the OSM's (clusterIdentity).
 	identity string
 	observed *engine.Observed
 	// previous is the inventory before the plan.

@@ -1,14 +1,18 @@
 package controller
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -26,6 +30,12 @@ import (
 // OSM (the same simulator, URL and project) as tn's.
 func (tn *tenant) neighbour() *tenant {
 	tn.t.Helper()
+	return tn.neighbourAt(tn.nbi.URL)
+}
+
+// neighbourAt is neighbour, with its OsmCluster pointing at url: tn's OSM written another way.
+func (tn *tenant) neighbourAt(url string) *tenant {
+	tn.t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tenant-"}}
 	tn.g.Expect(k8sClient.Create(tn.ctx, ns)).To(Succeed())
 	other := *tn
@@ -35,7 +45,7 @@ func (tn *tenant) neighbour() *tenant {
 		ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: ns.Name},
 		StringData: map[string]string{"username": "operator", "password": testPassword},
 	})).To(Succeed())
-	other.cluster = other.newCluster("osm", tn.nbi.URL, "osm-credentials")
+	other.cluster = other.newCluster("osm", url, "osm-credentials")
 	tn.clusterReason(other.cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
 	return &other
 }
@@ -59,13 +69,84 @@ func TestTwoNamespacesOnOneOSMNeverMakeTwoInstances(t *testing.T) {
 	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
 }
 
+// Two namespaces reach one OSM as 127.0.0.1 and as localhost, and declare one NS instance at
+// the same moment: the identity is the project id OSM returns at login, not the URL, so that
+// one claims the name and the other is a Conflict; OSM gets one create.
+func TestTwoSpellingsOfOneOSMAreOneOSM(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	tn.eventuallyApplied(tn.deployment("packages", "packages"), tn.publish("packages", demoRepo("1")))
+	other := tn.neighbourAt(strings.Replace(tn.nbi.URL, "127.0.0.1", "localhost", 1))
+	identity := func(c *gitopsv1alpha1.OsmCluster) string {
+		got := &gitopsv1alpha1.OsmCluster{}
+		tn.g.Expect(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+		return got.Status.OSMIdentity
+	}
+	tn.g.Expect(identity(other.cluster)).To(Equal(tn.sim.State().ProjectID))
+	tn.g.Expect(identity(tn.cluster)).To(Equal(tn.sim.State().ProjectID))
+
+	// Both read OSM's NS instances in the same window, and find no ldap.
+	tn.addFault(nbisim.Fault{Method: http.MethodGet, PathPrefix: "/osm/nslcm/v1/ns_instances_content", Latency: 500 * time.Millisecond, Count: 4})
+	files := demoRepo("1", "ldap")
+	for name := range files {
+		if strings.HasPrefix(name, "osm-pkgs/") {
+			delete(files, name)
+		}
+	}
+	tn.publish("gitops", files)
+	other.publish("gitops", files)
+	deployments := []*gitopsv1alpha1.OsmDeployment{tn.deployment("ldap", "gitops"), other.deployment("ldap", "gitops")}
+	outcome := func() []string {
+		var out []string
+		for _, d := range deployments {
+			ready := conditionOf(tn.get(d).Status.Conditions, meta.ReadyCondition)
+			if ready == nil {
+				out = append(out, "none")
+				continue
+			}
+			out = append(out, string(ready.Status)+" "+ready.Reason)
+		}
+		return out
+	}
+	tn.g.Eventually(outcome).Should(ConsistOf("True "+gitopsv1alpha1.AppliedReason, "False "+gitopsv1alpha1.ConflictReason),
+		func() string { return tn.describe(deployments[0]) + tn.describe(deployments[1]) })
+	tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1))
+	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+}
+
+// A tenant applies the victim's NS instance names on an NBI of its own, then points its
+// OsmCluster at the victim's OSM with credentials OSM refuses: its inventory claims nothing
+// there (it never logged in to that OSM), and the victim's instances carry the victim's
+// markers, so that every revision of the victim is applied.
+func TestAnInventoryOfAnotherOSMClaimsNothing(t *testing.T) {
+	t.Parallel()
+	victim := newTenant(t)
+	d := victim.deployment("ldap", "gitops")
+	victim.eventuallyApplied(d, victim.publish("gitops", demoRepo("1", "ldap")))
+
+	attacker := newTenant(t)
+	attacker.eventuallyApplied(attacker.deployment("ldap", "gitops"), attacker.publish("gitops", demoRepo("1", "ldap")))
+	attacker.g.Expect(k8sClient.Create(attacker.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "guess", Namespace: attacker.namespace},
+		StringData: map[string]string{"username": "operator", "password": "a-guess"},
+	})).To(Succeed())
+	attacker.updateCluster(func(c *gitopsv1alpha1.OsmCluster) {
+		c.Spec.URL = victim.nbi.URL
+		c.Spec.CredentialsSecretRef.Name = "guess"
+	})
+	attacker.clusterReason(attacker.cluster, metav1.ConditionFalse, gitopsv1alpha1.AuthenticationFailedReason)
+
+	victim.expectConverged(d, victim.publish("gitops", demoRepo("2", "ldap")), map[string]string{"ldap": "2"})
+	victim.expectConverged(d, victim.publish("gitops", demoRepo("3", "ldap")), map[string]string{"ldap": "3"})
+}
+
 func TestTwoOsmClustersOfOneOSMInOneNamespaceNeverMakeTwoInstances(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
 	first := tn.deployment("first", "gitops")
 	tn.eventuallyApplied(first, tn.publish("gitops", demoRepo("1", "ldap")))
 
-	// The same OSM, written another way: the identity is the canonical URL and the project.
+	// The same OSM, written another way: the identity is the project id OSM returns at login.
 	alias := tn.newCluster("osm-alias", tn.nbi.URL+"/osm/", "osm-credentials")
 	tn.clusterReason(alias, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
 	second := tn.deployment("second", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "osm-alias" })

@@ -6,7 +6,8 @@ import (
 
 // ClusterRegistry serialises the claims of NS instance names, so that two OsmDeployments that
 // reconcile at the same moment never both create an instance with the same name. Claims are
-// kept by OSM identity (osm.Identity): every OsmCluster of one OSM project shares them. A claim
+// kept by OSM identity (clusterIdentity, the project id OSM returns at login): every OsmCluster
+// logged in to one OSM project shares them, however its URL is written. A claim
 // lives as long as its owner declares the name on that OSM: it is released when the owner no
 // longer declares it, points at another OSM, or is gone.
 type ClusterRegistry struct {

@@ -68,3 +68,46 @@ func TestTwoShardsNeverCreateOneInstanceTwice(t *testing.T) {
 	tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1))
 	tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
 }
+
+// nsRequests counts the requests the manager's NBI clients sent on NS instances and their
+// operations.
+func (m *testManager) nsRequests() float64 {
+	families, err := m.nbiRequests.Gather()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var sent float64
+	for _, f := range families {
+		if f.GetName() != "osmops_nbi_requests_total" {
+			continue
+		}
+		for _, metric := range f.Metric {
+			if strings.HasPrefix(labels(metric)["route"], "/nslcm/") {
+				sent += metric.GetCounter().GetValue()
+			}
+		}
+	}
+	return sent
+}
+
+// A tenant moves its OsmDeployment to another shard, then its OsmCluster: the shard it left
+// drops it at once (it still reads it, past its label-filtered cache, when the cache drops it),
+// neither applying the new revision nor looking at OSM for it again; the shard it joins applies it.
+func TestAnOsmDeploymentRelabelledOutOfItsShardIsAppliedByTheShardItJoins(t *testing.T) {
+	t.Parallel()
+	left := startManager(t, "relabel-left", true)
+	startManager(t, "relabel-joined", true)
+	tn := newTenantInShard(t, "relabel-left")
+	d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.RetryInterval = &metav1.Duration{Duration: time.Second}
+	})
+	before := left.nsRequests()
+
+	tn.update(d, func(d *gitopsv1alpha1.OsmDeployment) { d.Labels[shardLabel] = "relabel-joined" })
+	revision := tn.publish("gitops", demoRepo("2", "ldap", "ldap2"))
+	// The shard it joined has it, and waits for the OsmCluster to join too.
+	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.ClusterNotReadyReason), ContainSubstring("not found")))
+	tn.updateCluster(func(c *gitopsv1alpha1.OsmCluster) { c.Labels[shardLabel] = "relabel-joined" })
+	tn.expectConverged(d, revision, map[string]string{"ldap": "2", "ldap2": "2"})
+	tn.g.Expect(left.nsRequests()).To(Equal(before), "the shard it left read or changed its NS instances")
+}

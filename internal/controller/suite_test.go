@@ -97,7 +97,7 @@ func runSuite(m *testing.M) int {
 	testOperatorConfig = operatorCfg
 	// The suite's manager is the shard without a shard label: the objects of tests that run
 	// managers of their own (restarts) are labelled, and it never sees them.
-	mgr, err := ctrl.NewManager(operatorCfg, managerOptions("!"+shardLabel))
+	mgr, err := ctrl.NewManager(operatorCfg, managerOptions(suiteShard))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -130,10 +130,7 @@ func runSuite(m *testing.M) int {
 // match shard (as --watch-label-selector selects them), and the data of Secrets and ConfigMaps
 // is never cached (only the metadata of the labelled ones, as the manager's).
 func managerOptions(shard string) ctrl.Options {
-	selector, err := klabels.Parse(shard)
-	if err != nil {
-		panic(err) // the suite's own selectors
-	}
+	selector := shardSelector(shard)
 	return ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -150,9 +147,21 @@ func managerOptions(shard string) ctrl.Options {
 	}
 }
 
+// suiteShard selects the objects of the suite's manager: those of no shard of a test's own.
+const suiteShard = "!" + shardLabel
+
+// shardSelector parses a selector of the suite's own.
+func shardSelector(shard string) klabels.Selector {
+	selector, err := klabels.Parse(shard)
+	if err != nil {
+		panic(err)
+	}
+	return selector
+}
+
 func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	connections = newConnectionPool(mgr)
-	return setupReconcilersWith(ctx, mgr, connections, registry, true)
+	return setupReconcilersWith(ctx, mgr, connections, registry, suiteShard, true)
 }
 
 // newConnectionPool returns an empty pool of NBI clients as the manager's is.
@@ -160,9 +169,9 @@ func newConnectionPool(mgr ctrl.Manager) *ConnectionPool {
 	return &ConnectionPool{Reader: mgr.GetAPIReader(), MaxRequestTimeout: testMaxRequestTimeout, SecretMaxAge: testSecretPoll}
 }
 
-// setupReconcilersWith registers the OsmDeployment reconciler, and the OsmCluster reconciler
-// when withClusters, with the pool and registry given.
-func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, claims *ClusterRegistry, withClusters bool) error {
+// setupReconcilersWith registers the OsmDeployment reconciler of shard, and the OsmCluster
+// reconciler when withClusters, with the pool and registry given.
+func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, claims *ClusterRegistry, shard string, withClusters bool) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -183,7 +192,7 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
 		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity, AnswerMemory: testAnswerMemory,
 		// Every manager of the suite is a shard of its API server (managerOptions).
-		Sharded: true,
+		Shard: shardSelector(shard),
 	}).SetupWithManager(mgr, opts)
 }
 

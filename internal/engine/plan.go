@@ -26,7 +26,8 @@ type Input struct {
 	// Kubernetes cluster cannot be checked and counts as existing.
 	LiveOwners map[string]bool
 	// Claims maps the names of NS instances that other OsmDeployments of the same OSM own (or
-	// are creating) to those OsmDeployments ("namespace/name").
+	// are creating) to those OsmDeployments ("namespace/name"). A claim never outweighs the
+	// owner's marker on an instance in OSM: it guards creates and adoptions only.
 	Claims        map[string]string
 	Prune         bool
 	AdoptExisting bool
@@ -344,12 +345,14 @@ func observedPackage(o *Observed, d osmpkg.Descriptor) (string, osm.DescriptorAd
 
 // planInstance plans one declared NS instance; entry is its inventory entry when owned.
 func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, owned bool) {
-	if other, claimed := in.Claims[ns.Name]; claimed {
-		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
-		return
-	}
 	if in.Observed.settled[ns.Name] {
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry) // not read (RevisionScope)
+		return
+	}
+	// Markers in OSM decide ownership: a claim (another's inventory or create in flight) guards
+	// only what would be created or taken without this owner's marker.
+	if other, claimed := in.Claims[ns.Name]; claimed && !in.marksOwn(ns.Name) {
+		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
 	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()}
@@ -415,6 +418,14 @@ func (in Input) instanceOf(name string, entry gitopsv1alpha1.NsInstanceEntry) (i
 			name, others[0], in.ownerWords(others[0]))
 	}
 	return others[0], ""
+}
+
+// marksOwn tells whether OSM has an NS instance named name that carries the owner's marker.
+func (in Input) marksOwn(name string) bool {
+	return slices.ContainsFunc(in.Observed.NSByName[name], func(id string) bool {
+		owner, marked := in.Observed.OwnerOf(id)
+		return marked && owner == in.Owner
+	})
 }
 
 // liveOwner returns the owner marked on an NS instance when that owner still exists.

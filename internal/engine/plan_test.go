@@ -191,6 +191,18 @@ func TestComputeNsInstances(t *testing.T) {
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" is already managed by OsmDeployment tenant1/first on this OSM`}},
 		},
 		{
+			name: "an instance carrying its own marker is its own, whatever another inventory claims", declared: []gitops.NsInstance{ldap},
+			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
+			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			claims:    map[string]string{"ldap": "tenant1/first"},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+		},
+		{
+			name: "an unmarked instance another OsmDeployment claims is a conflict, even with adoptExisting", declared: []gitops.NsInstance{ldap}, adopt: true,
+			observed: observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, nil), claims: map[string]string{"ldap": "tenant1/first"},
+			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" is already managed by OsmDeployment tenant1/first on this OSM`}},
+		},
+		{
 			name: "an instance a live OsmDeployment marked is a conflict, even with adoptExisting", declared: []gitops.NsInstance{ldap}, adopt: true,
 			observed: observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
 			want:     summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 )
 
@@ -25,7 +26,13 @@ type tokenAnswer struct {
 	IssuedAt Number `json:"issued_at"`
 	// Message is "change_password" when OSM wants the password changed.
 	Message string `json:"message"`
+	// ProjectID is the _id of the project the token is for: a UUID of one OSM installation.
+	ProjectID string `json:"project_id"`
 }
+
+// projectIDPattern is what a project id may be to name an OSM: OSM's are UUIDs, Keystone's
+// 32 hexadecimal digits. Anything else is not trusted to say which OSM answered.
+var projectIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // newToken works out when to renew a token received at now: when less than
 // 10% of its lifetime or 5 minutes remain, whichever is less. The lifetime is
@@ -83,9 +90,9 @@ func (c *Client) validToken(ctx context.Context) (*token, error) {
 		}
 		// Detached from this caller's cancellation because other callers wait
 		// for the same answer; the request timeout still bounds it.
-		fresh, err := c.requestToken(context.WithoutCancel(ctx))
+		fresh, err := c.login(context.WithoutCancel(ctx))
 		var refused *AuthError
-		if errors.As(err, &refused) {
+		if errors.As(err, &refused) && !IsLoginBudgetSpent(err) {
 			// OSM locks an account after a few failed logins (five, by default): the same
 			// credentials are not sent again until AllowLogin.
 			c.tokenMutex.Lock()
@@ -112,27 +119,72 @@ func (c *Client) validToken(ctx context.Context) (*token, error) {
 	}
 }
 
-// requestToken asks the NBI for a new token.
-func (c *Client) requestToken(ctx context.Context) (*token, error) {
-	req := tokenRequest(c.credentials)
-	var decoded tokenAnswer
-	err := c.send(ctx, req, "", oneObject(maxSmallAnswerBytes, &decoded))
-	if statusOf(err) == http.StatusUnauthorized {
-		return nil, c.authError("OSM refused the username, password or project", err)
+// login asks the NBI for a new token, within the login budget (WithLoginBudget); it records
+// the project OSM logged the Client in to.
+func (c *Client) login(ctx context.Context) (*token, error) {
+	c.tokenMutex.Lock()
+	trusted := c.loggedIn
+	c.tokenMutex.Unlock()
+	var attempt *loginAttempt
+	if c.logins != nil {
+		var err error
+		if attempt, err = c.logins.take(c.endpoint, c.credentials.Username, c.loginHolder, trusted); err != nil {
+			return nil, c.authError("osmops holds this login back", err)
+		}
+	}
+	fresh, projectID, err := c.requestToken(ctx)
+	if attempt != nil {
+		// An answer other than 401 that is an AuthError (a password OSM wants changed) is a
+		// password OSM accepted: it forgot the failures too.
+		refused := statusOf(err) == http.StatusUnauthorized
+		var accepted *AuthError
+		c.logins.settle(attempt, refused, err == nil || !refused && errors.As(err, &accepted))
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.tokenMutex.Lock()
+	c.loggedIn = true
+	c.projectID = projectID
+	c.tokenMutex.Unlock()
+	return fresh, nil
+}
+
+// ProjectID returns the id of the project OSM logged the Client in to at its last successful
+// login ("" before one, or when OSM named none that can identify it): two Clients with one
+// ProjectID reach one OSM project, however their URLs are written.
+func (c *Client) ProjectID() string {
+	c.tokenMutex.Lock()
+	defer c.tokenMutex.Unlock()
+	return c.projectID
+}
+
+// requestToken asks the NBI for a new token; it returns the token's project id, "" when it is
+// not one that can identify an OSM.
+func (c *Client) requestToken(ctx context.Context) (*token, string, error) {
+	req := tokenRequest(c.credentials)
+	var decoded tokenAnswer
+	err := c.send(ctx, req, "", oneObject(maxSmallAnswerBytes, &decoded))
+	if statusOf(err) == http.StatusUnauthorized {
+		return nil, "", c.authError("OSM refused the username, password or project", err)
+	}
+	if err != nil {
+		return nil, "", err
+	}
 	switch {
 	case decoded.Message == "change_password":
-		return nil, c.authError("OSM wants the password changed before it accepts it; "+
+		return nil, "", c.authError("OSM wants the password changed before it accepts it; "+
 			"change it (for example with the osm client) and update the credentials", nil)
 	case decoded.Expires == 0:
-		return nil, c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
+		return nil, "", c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
 	case decoded.ID == "":
-		return nil, &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
+		return nil, "", &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
 	}
-	return newToken(decoded, c.now()), nil
+	projectID := decoded.ProjectID
+	if !projectIDPattern.MatchString(projectID) {
+		projectID = ""
+	}
+	return newToken(decoded, c.now()), projectID, nil
 }
 
 func (c *Client) authError(reason string, err error) *AuthError {

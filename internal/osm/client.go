@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,6 +76,15 @@ type Client struct {
 	refusal *AuthError
 	// tokenRequests makes concurrent callers with no valid token share one token request.
 	tokenRequests singleflight.Group
+	// projectID is the id of the project OSM logged the Client in to, from the last login
+	// that succeeded; loggedIn says that one did, so that the credentials are known good.
+	projectID string
+	loggedIn  bool
+
+	// logins bounds the failed logins of every Client of the process (none when nil).
+	logins      *LoginBudget
+	loginHolder LoginHolder
+	endpoint    string
 }
 
 // Option configures a Client.
@@ -93,6 +101,8 @@ type settings struct {
 	maxResponseBytes      int64
 	now                   func() time.Time
 	metrics               clientMetrics
+	logins                *LoginBudget
+	loginHolder           LoginHolder
 }
 
 // WithCABundle makes the Client trust only the certificate authorities of a
@@ -166,6 +176,9 @@ func NewClient(baseURL string, credentials Credentials, options ...Option) (*Cli
 		maxResponseBytes: s.maxResponseBytes,
 		now:              s.now,
 		metrics:          s.metrics,
+		logins:           s.logins,
+		loginHolder:      s.loginHolder,
+		endpoint:         canonicalEndpoint(base, credentials.Project),
 	}
 	if s.maxConcurrent > 0 {
 		client.slots = make(chan struct{}, s.maxConcurrent)
@@ -197,24 +210,6 @@ func parseBaseURL(baseURL string) (*url.URL, error) {
 		base.Path = "/osm"
 	}
 	return base, nil
-}
-
-// Identity names one OSM project as every OsmCluster that points at it sees it: the NBI URL in
-// canonical form (scheme and host in lower case, no default port, /osm when there is no path)
-// and the project. Ownership spans every OsmCluster, namespace and shard of one identity.
-func Identity(baseURL, project string) (string, error) {
-	base, err := parseBaseURL(baseURL)
-	if err != nil {
-		return "", err
-	}
-	base.Scheme = strings.ToLower(base.Scheme)
-	host, port := strings.ToLower(base.Hostname()), base.Port()
-	if port == "" || port == "80" && base.Scheme == "http" || port == "443" && base.Scheme == "https" {
-		base.Host = host
-	} else {
-		base.Host = net.JoinHostPort(host, port)
-	}
-	return base.String() + " project=" + project, nil
 }
 
 // buildHTTPClient makes the HTTP client, applying the TLS options to a
