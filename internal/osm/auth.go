@@ -132,6 +132,7 @@ func (c *Client) requestToken(ctx context.Context) (*token, error) {
 	case decoded.ID == "":
 		return nil, &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
 	}
+	c.acceptedLogin.Store(true)
 	return newToken(decoded, c.now()), nil
 }
 

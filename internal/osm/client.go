@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -77,6 +78,16 @@ type Client struct {
 	refusal *AuthError
 	// tokenRequests makes concurrent callers with no valid token share one token request.
 	tokenRequests singleflight.Group
+	// answeredVersion and acceptedLogin record that the endpoint answered the version check
+	// as OSM's NBI does and granted a token: until both, it has not proved it is an OSM, and
+	// its error bodies are described, never quoted (a tenant may point an OsmCluster at any
+	// internal service).
+	answeredVersion, acceptedLogin atomic.Bool
+}
+
+// proven tells whether the endpoint proved it is an OSM NBI (see answeredVersion).
+func (c *Client) proven() bool {
+	return c.answeredVersion.Load() && c.acceptedLogin.Load()
 }
 
 // Option configures a Client.
@@ -376,7 +387,7 @@ func (c *Client) send(ctx context.Context, req request, bearer string, answer an
 			return transportError(req.method, path, err)
 		}
 		contentType := httpResponse.Header.Get("Content-Type")
-		refusal := newAPIError(req.method, path, status, contentType, body, c.credentials.Password, bearer)
+		refusal := newAPIError(req.method, path, status, contentType, body, c.proven(), c.credentials.Password, bearer)
 		logRefusedBody(ctx, refusal, contentType, body, c.credentials.Password, bearer)
 		return refusal
 	}
