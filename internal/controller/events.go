@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"strconv"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
@@ -8,6 +9,7 @@ import (
 	kuberecorder "k8s.io/client-go/tools/record"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // Flux's event metadata keys for osmops' kinds. notification-controller reads only the keys
@@ -24,10 +26,12 @@ var (
 	eventTokenKey = gitopsv1alpha1.GroupVersion.Group + "/" + eventv1.MetaTokenKey
 )
 
-// deploymentEvents adds Flux's metadata to every event of an OsmDeployment, so that no call
-// site has to: the revision is the one last attempted, which every reconcile step sets before
-// it reports on that revision. A caller reporting on another revision (one not yet attempted)
-// passes it with AnnotatedEventf, and that one is kept.
+// deploymentEvents writes every event of both reconcilers, so that no call site has to: it
+// escapes the control characters of each message (what OSM and Git put in it must not act on
+// a terminal), and adds Flux's metadata to an OsmDeployment's events: the revision is the one
+// last attempted, which every reconcile step sets before it reports on that revision. A caller
+// reporting on another revision (one not yet attempted) passes it with AnnotatedEventf, and
+// that one is kept.
 type deploymentEvents struct {
 	kuberecorder.EventRecorder
 }
@@ -51,7 +55,7 @@ func (r deploymentEvents) AnnotatedEventf(object runtime.Object, annotations map
 		}
 		annotations = metadata
 	}
-	r.EventRecorder.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+	r.EventRecorder.AnnotatedEventf(object, annotations, eventtype, reason, "%s", printable.String(fmt.Sprintf(messageFmt, args...)))
 }
 
 // revisionEvent is the metadata of an event about revision rather than the one last attempted.
