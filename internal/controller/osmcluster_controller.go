@@ -64,7 +64,7 @@ const DefaultSecretPollInterval = 30 * time.Second
 // SetupIndexes must have registered the index of OsmDeployments by OsmCluster.
 func (r *OsmClusterReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if _, wrapped := r.EventRecorder.(deploymentEvents); !wrapped {
-		r.EventRecorder = deploymentEvents{r.EventRecorder}
+		r.EventRecorder = deploymentEvents{EventRecorder: r.EventRecorder}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmCluster{}, builder.WithPredicates(

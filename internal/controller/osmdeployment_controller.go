@@ -97,6 +97,8 @@ type OsmDeploymentReconciler struct {
 	APIReader client.Reader
 
 	revisions revisionCache
+	// secrets are the values from Secrets to mask in each OsmDeployment's conditions and events.
+	secrets secretValues
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;patch
@@ -152,7 +154,7 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 		r.WatchConfigsSelector = WatchConfigsSelector
 	}
 	if _, wrapped := r.EventRecorder.(deploymentEvents); !wrapped {
-		r.EventRecorder = deploymentEvents{r.EventRecorder}
+		r.EventRecorder = deploymentEvents{EventRecorder: r.EventRecorder, secrets: &r.secrets}
 	}
 	watchedConfigs := predicate.NewPredicateFuncs(labelledConfigs(r.WatchConfigsSelector))
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -276,6 +278,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
+		r.secrets.maskConditions(obj)
 		summarize(obj)
 		if err := patcher.Patch(ctx, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
@@ -383,6 +386,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
+	r.secrets.set(client.ObjectKeyFromObject(obj), subst.SecretValues())
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
 	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts), substitution: substitutionKey(subst)}
 	opts.Substitution = subst
@@ -908,6 +912,7 @@ func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
 func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
 	r.Clusters.ReleaseAll(key.String())
 	r.revisions.forget(key)
+	r.secrets.forget(key)
 }
 
 func notFoundOr(err error) string {

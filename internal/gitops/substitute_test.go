@@ -2,8 +2,12 @@ package gitops
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/osmops/osmops/internal/printable"
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // substitutedDeployment is a deployment file whose name and values are variables.
@@ -93,5 +97,22 @@ func TestMetadataIsValidated(t *testing.T) {
 	want := `invalid revision, 2 problems: ldap.osmops.yaml:2: unknown field "metadata.name"; ldap.osmops.yaml:3: field "metadata.labels" must be a map of strings, not a list`
 	if err == nil || err.Error() != want {
 		t.Errorf("Load: %v\nwant: %s", err, want)
+	}
+}
+
+// A value from a Secret is masked in a message however the message quotes it.
+func TestMaskSecretsInEveryQuoting(t *testing.T) {
+	secret := "s3cr\"et\\-'q'-é密-\x1b[31m-\u202e\tend"
+	for _, text := range []string{
+		"VIM account " + secret + " unknown",
+		fmt.Sprintf("VIM account %q unknown", secret),
+		fmt.Sprintf("VIM account %+q unknown", secret),
+		"VIM account " + printable.String(secret) + " unknown",
+		"VIM account " + pyjson.Quote(secret) + " unknown",
+	} {
+		got := MaskSecrets(text, []string{secret})
+		if strings.Contains(got, "s3cr") || !strings.Contains(got, SecretMask) {
+			t.Errorf("MaskSecrets(%q) = %q", text, got)
+		}
 	}
 }
