@@ -144,7 +144,7 @@ func TestSecretVariablesNeverShowInStatusOrEvents(t *testing.T) {
 				d.Spec.PostBuild = &gitopsv1alpha1.PostBuild{SubstituteFrom: []gitopsv1alpha1.SubstituteReference{{Kind: "Secret", Name: "vims"}}}
 			})
 			tn.publish("gitops", files)
-			tn.g.Eventually(func() string { return tn.condition(d, meta.StalledCondition) }).Should(HavePrefix("True "), func() string { return tn.describe(d) })
+			tn.eventuallyCondition(d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.ValidationFailedReason))
 			var shown []string
 			for _, c := range tn.get(d).Status.Conditions {
 				shown = append(shown, c.Message)
