@@ -105,3 +105,24 @@ func (s *secretValues) maskConditions(obj *gitopsv1alpha1.OsmDeployment) {
 		obj.Status.Conditions[i].Message = s.mask(key, obj.Status.Conditions[i].Message)
 	}
 }
+
+// maskError returns err with the secret values of the object key masked in its text, still
+// wrapping err (a terminal error stays one); err itself when it shows none.
+func (s *secretValues) maskError(key types.NamespacedName, err error) error {
+	if err == nil {
+		return nil
+	}
+	if masked := s.mask(key, err.Error()); masked != err.Error() {
+		return &maskedError{text: masked, err: err}
+	}
+	return err
+}
+
+// maskedError is an error whose text has values from Secrets masked.
+type maskedError struct {
+	text string
+	err  error
+}
+
+func (e *maskedError) Error() string { return e.text }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -283,6 +283,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		if err := patcher.Patch(ctx, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
+		retErr = r.secrets.maskError(req.NamespacedName, retErr) // the manager logs it
 		recordMetrics(obj, start)
 	}()
 
