@@ -23,6 +23,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // pollInterval is how often a wait reads the object again.
@@ -120,7 +121,7 @@ func RenderGet(w io.Writer, items []gitopsv1alpha1.OsmDeployment, allNamespaces 
 		if allNamespaces {
 			cells = append([]string{namespace}, cells...)
 		}
-		fmt.Fprintln(table, strings.Join(cells, "\t"))
+		fmt.Fprintln(table, strings.Join(printable.Strings(cells), "\t"))
 	}
 	row("NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY", "MESSAGE")
 	for _, d := range items {
@@ -187,12 +188,12 @@ func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.O
 	if err := c.Get(ctx, key, src); err != nil {
 		return fmt.Errorf("%s %s: %w", obj.Spec.SourceRef.Kind, key, err)
 	}
-	fmt.Fprintf(out, "► annotating %s %s\n", obj.Spec.SourceRef.Kind, key)
+	printf(out, "► annotating %s %s\n", obj.Spec.SourceRef.Kind, key)
 	token, err := requestReconcile(ctx, c, src, nil)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "◎ waiting for %s %s\n", obj.Spec.SourceRef.Kind, key)
+	printf(out, "◎ waiting for %s %s\n", obj.Spec.SourceRef.Kind, key)
 	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, key, src); err != nil {
 			return false, err
@@ -210,7 +211,7 @@ func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.O
 	if artifact := src.GetArtifact(); artifact != nil {
 		revision = artifact.Revision
 	}
-	fmt.Fprintf(out, "✔ fetched revision %s\n", revision)
+	printf(out, "✔ fetched revision %s\n", revision)
 	return nil
 }
 
@@ -239,12 +240,12 @@ func requestReconcile[T client.Object](ctx context.Context, c client.Client, obj
 // reports it.
 func requestAndWait(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer, change func(*gitopsv1alpha1.OsmDeployment)) error {
 	key := client.ObjectKeyFromObject(obj)
-	fmt.Fprintf(out, "► annotating OsmDeployment %s\n", key)
+	printf(out, "► annotating OsmDeployment %s\n", key)
 	token, err := requestReconcile(ctx, c, obj, change)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "◎ waiting for OsmDeployment %s\n", key)
+	printf(out, "◎ waiting for OsmDeployment %s\n", key)
 	var verdict outcome
 	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, key, obj); err != nil {
@@ -289,7 +290,7 @@ func outcomeOf(obj *gitopsv1alpha1.OsmDeployment, token string) outcome {
 func reportOutcome(out io.Writer, obj *gitopsv1alpha1.OsmDeployment, verdict outcome) error {
 	ready := conditions.Get(obj, meta.ReadyCondition)
 	if verdict == succeeded {
-		fmt.Fprintf(out, "✔ %s\n", ready.Message)
+		printf(out, "✔ %s\n", ready.Message)
 		return nil
 	}
 	reason, message := "", ""
@@ -315,7 +316,7 @@ func newSuspendCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 			if err := c.Patch(ctx, obj, patch); err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "✔ OsmDeployment %s/%s suspended\n", obj.Namespace, obj.Name)
+			printf(out, "✔ OsmDeployment %s/%s suspended\n", obj.Namespace, obj.Name)
 			return nil
 		}),
 	}
@@ -375,7 +376,7 @@ func RenderEvents(w io.Writer, events []corev1.Event, now time.Time) {
 		if seen := lastSeen(e); !seen.IsZero() {
 			age = duration.HumanDuration(now.Sub(seen))
 		}
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s/%s\t%s\n", age, e.Type, e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, oneLine(e.Message))
+		printf(table, "%s\t%s\t%s\t%s/%s\t%s\n", age, e.Type, e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, oneLine(e.Message))
 	}
 	_ = table.Flush()
 }

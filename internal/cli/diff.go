@@ -323,11 +323,11 @@ func RenderDiff(w io.Writer, r DiffReport) {
 	if r.Deployment != "" {
 		owner = "as OsmDeployment " + r.Deployment
 	}
-	fmt.Fprintf(w, "Plan of %s against OSM %s, %s\n", r.Dir, r.OSM, owner)
+	printf(w, "Plan of %s against OSM %s, %s\n", r.Dir, r.OSM, owner)
 	if len(r.Packages) > 0 {
 		fmt.Fprintln(w, "\nPackages:")
 		for _, p := range r.Packages {
-			fmt.Fprintf(w, "  %s %s %s package %s (%s): %s\n", verbSign(p.Verb), p.Verb, p.Kind, p.ID, p.Source, p.Reason)
+			printf(w, "  %s %s %s package %s (%s): %s\n", verbSign(p.Verb), p.Verb, p.Kind, p.ID, p.Source, p.Reason)
 		}
 	}
 	sections := []struct {
@@ -343,7 +343,7 @@ func RenderDiff(w io.Writer, r DiffReport) {
 		if len(section.changes) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s:\n", section.title)
+		printf(w, "\n%s:\n", section.title)
 		for _, change := range section.changes {
 			renderInstanceChange(w, section.sign, section.verb, change)
 		}
@@ -358,9 +358,9 @@ func RenderDiff(w io.Writer, r DiffReport) {
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "\nProblems (nothing would be applied):")
 		for _, problem := range r.Problems {
-			fmt.Fprintf(w, "  ✗ %s\n", problem)
+			printf(w, "  ✗ %s\n", problem)
 		}
-		fmt.Fprintf(w, "\n✗ %s: the revision would be rejected\n", plural(len(r.Problems), "problem", "problems"))
+		printf(w, "\n✗ %s: the revision would be rejected\n", plural(len(r.Problems), "problem", "problems"))
 		return
 	}
 	switch {
@@ -371,7 +371,7 @@ func RenderDiff(w io.Writer, r DiffReport) {
 		fmt.Fprintln(w, "\n✔ no change: OSM matches the revision")
 		return
 	}
-	fmt.Fprintf(w, "\n%s, %s, %s, %s, %s, %s\n",
+	printf(w, "\n%s, %s, %s, %s, %s, %s\n",
 		plural(len(r.Packages), "package upload", "package uploads"), plural(len(r.Creates), "create", "creates"),
 		plural(len(r.Upgrades), "upgrade", "upgrades"), plural(len(r.Moves), "package move", "package moves"),
 		plural(len(r.Deletes), "delete", "deletes"), plural(len(r.Orphans), "orphan", "orphans"))
@@ -382,9 +382,9 @@ func renderNotes(w io.Writer, title string, notes []string) {
 	if len(notes) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%s:\n", title)
+	printf(w, "\n%s:\n", title)
 	for _, note := range notes {
-		fmt.Fprintf(w, "  ! %s\n", note)
+		printf(w, "  ! %s\n", note)
 	}
 }
 
@@ -405,14 +405,14 @@ func renderInstanceChange(w io.Writer, sign, verb string, c InstanceChange) {
 	if c.Target != "" {
 		target = " (" + c.Target + ")"
 	}
-	fmt.Fprintf(w, "  %s %s %s%s: %s\n", sign, verb, c.Name, target, c.Reason)
+	printf(w, "  %s %s %s%s: %s\n", sign, verb, c.Name, target, c.Reason)
 	for _, kdu := range c.KDUs {
-		fmt.Fprintf(w, "      KDU %s of VNF %s:\n", kdu.Name, kdu.Member)
+		printf(w, "      KDU %s of VNF %s:\n", kdu.Name, kdu.Member)
 		if kdu.NewChart != "" {
-			fmt.Fprintf(w, "        ~ chart: %s → %s\n", orNone(kdu.OldChart), kdu.NewChart)
+			printf(w, "        ~ chart: %s → %s\n", orNone(kdu.OldChart), kdu.NewChart)
 		}
 		for _, v := range kdu.Values {
-			fmt.Fprintf(w, "        %s\n", renderValueChange(v))
+			printf(w, "        %s\n", renderValueChange(v))
 		}
 	}
 }

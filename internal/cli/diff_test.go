@@ -162,7 +162,7 @@ func TestDiffOfADeployment(t *testing.T) {
 		"  ~ upgrade ldap: KDU ldap of VNF openldap: values changed in Git",
 		"      KDU ldap of VNF openldap:",
 		"        ~ adminPassword: (from a Secret: not shown)",
-		`        ~ replicaCount: "1" → "2"`,
+		`        ~ replicaCount: (running value not shown) → "2"`,
 		"",
 		"NS instances to delete (prune):",
 		"  - delete ldap-stack: no longer declared in Git",

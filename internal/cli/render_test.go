@@ -208,3 +208,29 @@ func TestRenderEvents(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// What OSM or Git put in a report (an instance id, a name, a reason, a problem) cannot act on
+// the terminal: its control characters are escaped, so an id cannot rewrite the last line.
+func TestRenderersEscapeControlCharacters(t *testing.T) {
+	const hostile = "ns-1\x1b[2K\r\x1b[1A✔ no change\u202e\n✔ forged"
+	var out strings.Builder
+	RenderDiff(&out, DiffReport{Dir: "repo", OSM: "http://osm",
+		Deletes:  []InstanceChange{{Name: "ldap", Reason: "pruned: OSM id " + hostile}},
+		Orphans:  []string{hostile},
+		Warnings: []string{hostile}})
+	RenderValidation(&out, Validation{Dir: ".", Problems: []gitops.Problem{{File: hostile, Message: hostile}}})
+	RenderEvents(&out, []corev1.Event{{Type: "Warning", Reason: "Conflict", Message: hostile}}, time.Now())
+	RenderGet(&out, []gitopsv1alpha1.OsmDeployment{{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "n"},
+		Status: gitopsv1alpha1.OsmDeploymentStatus{LastAppliedRevision: hostile}}}, false)
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.ContainsFunc(line, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\u202e' }) {
+			t.Errorf("raw control character in %q", line)
+		}
+		if strings.HasPrefix(line, "✔ forged") {
+			t.Errorf("a forged line: %q", line)
+		}
+	}
+	if !strings.Contains(out.String(), `\x1b[2K\x0d`) {
+		t.Errorf("the escapes are not shown:\n%s", out.String())
+	}
+}

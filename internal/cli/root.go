@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // Exit statuses. Validate exits ExitFindings when the repository has problems, diff when the
@@ -51,11 +53,11 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.As(err, &exit):
 		if exit.err != nil {
-			fmt.Fprintf(stderr, "✗ %v\n", exit.err)
+			printf(stderr, "✗ %v\n", exit.err)
 		}
 		return exit.code
 	default: // a usage error, or a failure to reach the cluster or OSM
-		fmt.Fprintf(stderr, "✗ %v\n", err)
+		printf(stderr, "✗ %v\n", err)
 		return ExitError
 	}
 }
@@ -85,4 +87,11 @@ suspend, resume, events). Installed as kubectl-osmops, it also runs as "kubectl 
 		newEventsCommand(kube),
 	)
 	return root
+}
+
+// printf is how the commands write what they show: what OSM, Git or a cluster put in the
+// arguments (an id, a name, a message) has its control characters escaped, so that it cannot
+// rewrite the terminal; the format's own layout is kept.
+func printf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, format, printable.Args(args)...)
 }

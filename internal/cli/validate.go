@@ -127,20 +127,20 @@ func (v *Validation) warnFloatingCharts(rev *gitops.Revision, catalog gitops.Cat
 // RenderValidation prints the problems and warnings, one a line, then a verdict.
 func RenderValidation(w io.Writer, v Validation) {
 	for _, problem := range v.Problems {
-		fmt.Fprintf(w, "✗ %s\n", problem)
+		printf(w, "✗ %s\n", problem)
 	}
 	for _, warning := range v.Warnings {
-		fmt.Fprintf(w, "! %s\n", warning)
+		printf(w, "! %s\n", warning)
 	}
 	checked := "offline: references checked against the repository's packages only"
 	if v.OSM != "" {
 		checked = "references checked against OSM " + v.OSM
 	}
 	if len(v.Problems) > 0 {
-		fmt.Fprintf(w, "%s: %s (%s)\n", v.Dir, plural(len(v.Problems), "problem", "problems"), checked)
+		printf(w, "%s: %s (%s)\n", v.Dir, plural(len(v.Problems), "problem", "problems"), checked)
 		return
 	}
-	fmt.Fprintf(w, "✔ %s is valid: %s, %s (%s)\n", v.Dir, plural(len(v.Revision.NsInstances), "NS instance", "NS instances"),
+	printf(w, "✔ %s is valid: %s, %s (%s)\n", v.Dir, plural(len(v.Revision.NsInstances), "NS instance", "NS instances"),
 		plural(len(v.Revision.Packages), "package", "packages"), checked)
 }
 

@@ -14,7 +14,7 @@ import (
 type ValueChange struct {
 	// Path names the leaf: keys joined by dots, list indexes in brackets ("db.hosts[0]").
 	Path string
-	// Old is the running value as JSON, "" when the leaf is new; New the declared one, "" when
+	// Old is runningNotShown, "" when the leaf is new; New the declared value as JSON, "" when
 	// the leaf goes away.
 	Old, New string
 	// Masked: the leaf's value comes from a Secret, so Old and New are never set.
@@ -27,9 +27,16 @@ type leaf struct {
 	value string
 }
 
+// runningNotShown stands for a running value: what a KDU runs may have come from a Secret
+// of an earlier revision (a valuesFrom since dropped, a targetPath since moved, a Secret's
+// value since replaced by one in Git), and nothing in OSM or in the checkout says which, so no
+// running value is ever printed.
+const runningNotShown = "(running value not shown)"
+
 // diffValues compares two JSON objects of Helm values leaf by leaf (an empty map or list is a
-// leaf), in path order. The leaves at or below a path of masked (gitops.SecretValuePaths)
-// show no value, running or declared. A text that is not JSON counts as no values.
+// leaf), in path order. A running value is never shown (runningNotShown); the leaves at or
+// below a path of masked (gitops.SecretValuePaths) show no declared value either. A text that
+// is not JSON counts as no values.
 func diffValues(runningJSON, declaredJSON string, masked [][]string) []ValueChange {
 	running, declared := leaves(runningJSON), leaves(declaredJSON)
 	var changes []ValueChange
@@ -66,7 +73,10 @@ func diffValues(runningJSON, declaredJSON string, masked [][]string) []ValueChan
 				change.New = "-"
 			}
 		} else {
-			change.Old, change.New = old.value, next.value
+			change.New = next.value
+			if wasSet {
+				change.Old = runningNotShown
+			}
 		}
 		changes = append(changes, change)
 	}

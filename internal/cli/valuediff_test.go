@@ -18,15 +18,15 @@ func TestDiffValues(t *testing.T) {
 		{"a changed, an added and a removed leaf, in path order",
 			`{"replicaCount":"1","old":true}`, `{"replicaCount":"2","service":{"type":"ClusterIP"}}`, nil,
 			[]ValueChange{
-				{Path: "old", Old: "true"},
-				{Path: "replicaCount", Old: `"1"`, New: `"2"`},
+				{Path: "old", Old: runningNotShown},
+				{Path: "replicaCount", Old: runningNotShown, New: `"2"`},
 				{Path: "service.type", New: `"ClusterIP"`},
 			}},
 		{"list items and empty maps are leaves; odd keys are quoted",
 			`{"hosts":["a","b"],"extra":{}}`, `{"hosts":["a"],"extra":{},"x.y":null}`, nil,
 			[]ValueChange{
 				{Path: `["x.y"]`, New: "null"},
-				{Path: "hosts[1]", Old: `"b"`},
+				{Path: "hosts[1]", Old: runningNotShown},
 			}},
 		{"a value from a Secret is masked on both sides, below its path too",
 			`{"adminPassword":"old-secret","db":{"password":"p1","user":"u"}}`,
@@ -35,7 +35,19 @@ func TestDiffValues(t *testing.T) {
 			[]ValueChange{
 				{Path: "adminPassword", Old: "-", New: "-", Masked: true},
 				{Path: "db.password", Old: "-", New: "-", Masked: true},
-				{Path: "db.user", Old: `"u"`, New: `"v"`},
+				{Path: "db.user", Old: runningNotShown, New: `"v"`},
+			}},
+		// The running values came from a Secret through a valuesFrom the revision moved
+		// (targetPath adminPassword, now admin.password) and one it dropped (db.password, now
+		// in Git): neither shows.
+		{"a running value is never shown, whatever the revision says of its path now",
+			`{"adminPassword":"running-secret","db":{"password":"dropped-secret"}}`,
+			`{"admin":{"password":"new-secret"},"db":{"password":"in-git"}}`,
+			[][]string{{"admin", "password"}},
+			[]ValueChange{
+				{Path: "admin.password", New: "-", Masked: true},
+				{Path: "adminPassword", Old: runningNotShown},
+				{Path: "db.password", Old: runningNotShown, New: `"in-git"`},
 			}},
 		{"a masked map hides every leaf below it",
 			`{}`, `{"tls":{"key":"k","cert":"c"}}`, [][]string{{"tls"}},

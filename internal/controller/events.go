@@ -1,13 +1,19 @@
 package controller
 
 import (
+	"fmt"
 	"strconv"
+	"sync"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	kuberecorder "k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // Flux's event metadata keys for osmops' kinds. notification-controller reads only the keys
@@ -24,12 +30,16 @@ var (
 	eventTokenKey = gitopsv1alpha1.GroupVersion.Group + "/" + eventv1.MetaTokenKey
 )
 
-// deploymentEvents adds Flux's metadata to every event of an OsmDeployment, so that no call
-// site has to: the revision is the one last attempted, which every reconcile step sets before
-// it reports on that revision. A caller reporting on another revision (one not yet attempted)
-// passes it with AnnotatedEventf, and that one is kept.
+// deploymentEvents writes every event of both reconcilers, so that no call site has to: it
+// escapes the control characters of each message (what OSM and Git put in it must not act on
+// a terminal), and adds Flux's metadata to an OsmDeployment's events: the revision is the one
+// last attempted, which every reconcile step sets before it reports on that revision. A caller
+// reporting on another revision (one not yet attempted) passes it with AnnotatedEventf, and
+// that one is kept.
 type deploymentEvents struct {
 	kuberecorder.EventRecorder
+	// secrets masks the values from Secrets in an OsmDeployment's events (nil: none).
+	secrets *secretValues
 }
 
 func (r deploymentEvents) Event(object runtime.Object, eventtype, reason, message string) {
@@ -41,6 +51,7 @@ func (r deploymentEvents) Eventf(object runtime.Object, eventtype, reason, messa
 }
 
 func (r deploymentEvents) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	message := fmt.Sprintf(messageFmt, args...)
 	if obj, ok := object.(*gitopsv1alpha1.OsmDeployment); ok {
 		metadata := map[string]string{eventTokenKey: strconv.FormatInt(obj.Generation, 10)}
 		if revision := obj.Status.LastAttemptedRevision; revision != "" {
@@ -50,11 +61,68 @@ func (r deploymentEvents) AnnotatedEventf(object runtime.Object, annotations map
 			metadata[k] = v
 		}
 		annotations = metadata
+		message = r.secrets.mask(client.ObjectKeyFromObject(obj), message)
 	}
-	r.EventRecorder.AnnotatedEventf(object, annotations, eventtype, reason, messageFmt, args...)
+	r.EventRecorder.AnnotatedEventf(object, annotations, eventtype, reason, "%s", printable.String(message))
 }
 
 // revisionEvent is the metadata of an event about revision rather than the one last attempted.
 func revisionEvent(revision string) map[string]string {
 	return map[string]string{eventRevisionKey: revision}
 }
+
+// secretValues holds, per OsmDeployment, the values of the Secret variables its revision was
+// last substituted with (spec.postBuild.substituteFrom): the conditions and events written
+// about it have them masked, whatever step quoted them (a problem, a reference OSM lacks).
+type secretValues struct{ byObject sync.Map } // types.NamespacedName -> []string
+
+func (s *secretValues) set(key types.NamespacedName, values []string) {
+	if len(values) == 0 {
+		s.byObject.Delete(key)
+		return
+	}
+	s.byObject.Store(key, values)
+}
+
+func (s *secretValues) forget(key types.NamespacedName) { s.byObject.Delete(key) }
+
+// mask masks the secret values of the object key in text.
+func (s *secretValues) mask(key types.NamespacedName, text string) string {
+	if s == nil {
+		return text
+	}
+	values, found := s.byObject.Load(key)
+	if !found {
+		return text
+	}
+	return gitops.MaskSecrets(text, values.([]string))
+}
+
+// maskConditions masks the secret values of obj in its conditions' messages.
+func (s *secretValues) maskConditions(obj *gitopsv1alpha1.OsmDeployment) {
+	key := client.ObjectKeyFromObject(obj)
+	for i := range obj.Status.Conditions {
+		obj.Status.Conditions[i].Message = s.mask(key, obj.Status.Conditions[i].Message)
+	}
+}
+
+// maskError returns err with the secret values of the object key masked in its text, still
+// wrapping err (a terminal error stays one); err itself when it shows none.
+func (s *secretValues) maskError(key types.NamespacedName, err error) error {
+	if err == nil {
+		return nil
+	}
+	if masked := s.mask(key, err.Error()); masked != err.Error() {
+		return &maskedError{text: masked, err: err}
+	}
+	return err
+}
+
+// maskedError is an error whose text has values from Secrets masked.
+type maskedError struct {
+	text string
+	err  error
+}
+
+func (e *maskedError) Error() string { return e.text }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -13,7 +13,7 @@ import (
 func TestDeploymentEventsCarryFluxMetadata(t *testing.T) {
 	g := NewWithT(t)
 	log := newEventLog()
-	events := deploymentEvents{log}
+	events := deploymentEvents{EventRecorder: log}
 	d := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "d", Generation: 3}}
 	d.Status.LastAttemptedRevision = "main@sha1:aaa"
 	cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "c", Generation: 2}}

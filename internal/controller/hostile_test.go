@@ -306,3 +306,43 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An NBI whose NS record _id holds terminal escapes (erase the line, go up, a forged verdict)
+// reaches the tenant's conditions and events escaped: no raw control character.
+func TestControlCharactersFromAnNBIAreEscaped(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	const hostileID = "ns-\x1b[2K\r\x1b[1A✔ no change\x07"
+	front := &hostileNBI{next: tn.sim, answer: func(w http.ResponseWriter, genuine []byte) {
+		var records []map[string]any
+		if err := json.Unmarshal(genuine, &records); err != nil {
+			panic(err)
+		}
+		// Another instance under the name, owned by no one: the Conflict names its id.
+		for _, r := range records {
+			r["_id"] = hostileID
+			delete(r, "additionalParamsForNs")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(records)
+	}}
+	server := httptest.NewServer(front)
+	t.Cleanup(server.Close)
+	cluster := tn.newCluster("front", server.URL, "osm-credentials")
+	tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+	d := tn.deployment("escapes", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "front" })
+	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+
+	front.hostile.Store(true)
+	requestReconcile(tn, d, "hostile")
+	escaped := `ns-\x1b[2K\x0d\x1b[1A✔ no change\x07`
+	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(
+		ContainSubstring("(id "+escaped+")"), func() string { return tn.describe(d) })
+	raw := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) }
+	for _, c := range tn.get(d).Status.Conditions {
+		tn.g.Expect(raw(c.Message)).To(BeFalse(), "condition %s: %q", c.Type, c.Message)
+	}
+	for _, e := range recorder.of(d.Namespace, d.Name) {
+		tn.g.Expect(raw(e.Message)).To(BeFalse(), "event %s: %q", e.Reason, e.Message)
+	}
+}

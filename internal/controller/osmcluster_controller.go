@@ -63,6 +63,9 @@ const DefaultSecretPollInterval = 30 * time.Second
 // (to keep the count and to release a deletion waiting for them).
 // SetupIndexes must have registered the index of OsmDeployments by OsmCluster.
 func (r *OsmClusterReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if _, wrapped := r.EventRecorder.(deploymentEvents); !wrapped {
+		r.EventRecorder = deploymentEvents{EventRecorder: r.EventRecorder}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmCluster{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}))).

@@ -99,6 +99,8 @@ type OsmDeploymentReconciler struct {
 	APIReader client.Reader
 
 	revisions revisionCache
+	// secrets are the values from Secrets to mask in each OsmDeployment's conditions and events.
+	secrets secretValues
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmdeployments,verbs=get;list;watch;patch
@@ -154,7 +156,7 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 		r.WatchConfigsSelector = WatchConfigsSelector
 	}
 	if _, wrapped := r.EventRecorder.(deploymentEvents); !wrapped {
-		r.EventRecorder = deploymentEvents{r.EventRecorder}
+		r.EventRecorder = deploymentEvents{EventRecorder: r.EventRecorder, secrets: &r.secrets}
 	}
 	watchedConfigs := predicate.NewPredicateFuncs(labelledConfigs(r.WatchConfigsSelector))
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -284,10 +286,12 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
+		r.secrets.maskConditions(obj)
 		summarize(obj)
 		if err := patcher.Patch(ctx, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
+		retErr = r.secrets.maskError(req.NamespacedName, retErr) // the manager logs it
 		recordMetrics(obj, start)
 	}()
 
@@ -398,6 +402,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
+	r.secrets.set(client.ObjectKeyFromObject(obj), subst.SecretValues())
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
 	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts), substitution: substitutionKey(subst)}
 	opts.Substitution = subst
@@ -976,6 +981,7 @@ func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
 func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
 	r.Clusters.ReleaseAll(key.String())
 	r.revisions.forget(key)
+	r.secrets.forget(key)
 }
 
 func notFoundOr(err error) string {

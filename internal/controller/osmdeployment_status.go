@@ -16,6 +16,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // maxEventNames bounds the NS instance names listed in one event.
@@ -26,10 +27,12 @@ const maxEventNames = 10
 // are the tenant's to make as long as it likes.
 const maxConditionMessage = 4096
 
-// boundMessages cuts the conditions' messages to maxConditionMessage bytes, on a rune boundary.
+// boundMessages makes the conditions' messages safe to show, in the one place every condition
+// of both kinds passes before it is written: control characters from OSM or Git escaped
+// (printable.String), then cut to maxConditionMessage bytes, on a rune boundary.
 func boundMessages(conds []metav1.Condition) {
 	for i := range conds {
-		conds[i].Message = cut(conds[i].Message, maxConditionMessage)
+		conds[i].Message = cut(printable.String(conds[i].Message), maxConditionMessage)
 	}
 }
 

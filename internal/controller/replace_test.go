@@ -138,3 +138,30 @@ func TestFailedPackageMoveIsReportedInWords(t *testing.T) {
 	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(ContainSubstring("update operation FAILED: Error updating VNF 'vdu'"), Not(ContainSubstring("PANIC"))))
 	tn.g.Expect(tn.get(d).Status.LastAppliedRevision).NotTo(Equal(revision))
 }
+
+// OSM keeps nested NS params as PyYAML writes them, "5e3" and "0o17" unquoted (PyYAML reads
+// them as strings): with spec.force, drift checks find the instance as declared and replace
+// nothing.
+func TestForceLeavesAnInstanceWithParamsAsOSMStoresThem(t *testing.T) {
+	t.Parallel()
+	tn := newTenant(t)
+	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.Force = true
+		d.Spec.Interval = &metav1.Duration{Duration: 100 * time.Millisecond}
+	})
+	files := demoRepo("1", "ldap")
+	files["deploy/ldap.osmops.yaml"] = strings.Replace(files["deploy/ldap.osmops.yaml"], "kdu:\n",
+		"params:\n  tuning:\n    rate: \"5e3\"\n    mode: \"0o17\"\n    flag: \"yes\"\nkdu:\n", 1)
+	tn.eventuallyApplied(d, tn.publish("gitops", files))
+	records, err := tn.nbiClient().ListNSInstances(tn.ctx, "ldap")
+	tn.g.Expect(err).NotTo(HaveOccurred())
+	tn.g.Expect(records).To(HaveLen(1))
+	tn.g.Expect(string(records[0].AdditionalParamsForNs["tuning"])).To(
+		Equal("!!yaml flag: 'yes'\nmode: 0o17\nrate: 5e3\n"), "stored as yaml.safe_dump writes it")
+
+	observations := func() int64 { return tn.countRequests(listNSDescriptorsRoute) }
+	seen := observations()
+	tn.g.Eventually(observations).Should(BeNumerically(">=", seen+3))
+	tn.g.Expect(tn.countRequests(deleteNSRoute)).To(BeZero(), tn.describe(d))
+	tn.g.Expect(tn.countRequests(createNSRoute)).To(BeEquivalentTo(1), tn.describe(d))
+}

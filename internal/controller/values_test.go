@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,4 +121,40 @@ func TestSubstitutionServesTwoDeploymentsFromOneRepository(t *testing.T) {
 	tn.g.Eventually(func() string { return tn.condition(staging, "Ready") }).Should(Equal(
 		"False ValidationFailed: revision " + broken + ` rejected, nothing applied: invalid revision, 1 problem: deploy/ldap.osmops.yaml:3: variable substitution (spec.postBuild) failed: variable not set (strict mode): "team"`))
 	tn.g.Eventually(func() string { return tn.get(production).Status.LastAppliedRevision }).Should(Equal(broken))
+}
+
+// A variable from a substituteFrom Secret never shows in status or events, whatever step
+// quotes it (the check of a VIM account OSM lacks, a file the value breaks) and however it is
+// quoted: the values below hold quotes, a backslash, non-ASCII and a terminal escape.
+func TestSecretVariablesNeverShowInStatusOrEvents(t *testing.T) {
+	t.Parallel()
+	for name, secret := range map[string]string{
+		"unknown-vim": `secret-vim-"q"-'s'-é密-\x`,
+		"breaks-yaml": "secret-vim-\x1b[31m-\u202e",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tn := newTenant(t)
+			tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "vims",
+				map[string]string{"vim": secret}))).To(Succeed())
+			files := demoRepo("1", "ldap")
+			files["deploy/ldap.osmops.yaml"] = strings.Replace(files["deploy/ldap.osmops.yaml"],
+				"vimAccountName: "+testVIMAccount, "vimAccountName: ${vim}", 1)
+			d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+				d.Spec.PostBuild = &gitopsv1alpha1.PostBuild{SubstituteFrom: []gitopsv1alpha1.SubstituteReference{{Kind: "Secret", Name: "vims"}}}
+			})
+			tn.publish("gitops", files)
+			tn.eventuallyCondition(d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.ValidationFailedReason))
+			var shown []string
+			for _, c := range tn.get(d).Status.Conditions {
+				shown = append(shown, c.Message)
+			}
+			for _, e := range recorder.of(d.Namespace, d.Name) {
+				shown = append(shown, e.Message)
+			}
+			for _, text := range shown {
+				tn.g.Expect(text).NotTo(ContainSubstring("secret-vim"), "the Secret's value shows")
+			}
+		})
+	}
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pyyaml"
 )
 
 // jsonValue converts the YAML node of a Helm value into the types
@@ -179,8 +179,8 @@ const lcmYAMLPrefix = "!!yaml "
 
 // LCMParamsEqual tells whether declared NS or VNF parameters equal those OSM keeps in a record
 // (additionalParamsForNs, additionalParamsForVnf), leaving out the key ignore (the owner's
-// marker). OSM keeps a map or a list as "!!yaml <its YAML>", which is read back and compared
-// as a value, and a scalar as it came, compared by its JSON text (so the string "2" and the
+// marker). OSM keeps a map or a list as "!!yaml <its YAML>" (yaml.safe_dump), which is read
+// back with PyYAML's rules, as LCM reads it, and compared as a value, and a scalar as it came, compared by its JSON text (so the string "2" and the
 // number 2 are equal there: OSM's primitives read both as text).
 func LCMParamsEqual(declared map[string]any, live map[string]osm.LooseString, ignore string) bool {
 	count := 0
@@ -209,7 +209,11 @@ func lcmParamEqual(declared any, live string) bool {
 		if !isYAML {
 			return false
 		}
-		liveJSON, err := sigsyaml.YAMLToJSON([]byte(text))
+		liveValue, err := pyyaml.LoadJSON([]byte(text))
+		if err != nil {
+			return false
+		}
+		liveJSON, err := canonicalJSON(liveValue)
 		if err != nil {
 			return false
 		}

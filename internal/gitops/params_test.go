@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/osmops/osmops/internal/osm"
 )
 
 func TestEqualParams(t *testing.T) {
@@ -115,4 +117,24 @@ func equalParams(declared map[string]any, liveJSON string) (bool, error) {
 		return false, fmt.Errorf("the declared params: %w", err)
 	}
 	return equalsCanonical(declaredJSON, liveJSON)
+}
+
+// OSM keeps nested params as "!!yaml " + yaml.safe_dump(value); the texts below are what
+// PyYAML 6.0's safe_dump writes, and PyYAML (LCM) reads every one back as the declared value.
+// A YAML 1.2 reader would take 5e3 for 5000 and 0o17 for 15, and so call an instance that
+// runs its declaration a changed one.
+func TestLCMParamsEqualReadsAsPyYAML(t *testing.T) {
+	declared := map[string]any{"tuning": map[string]any{
+		"rate": "5e3", "mode": "0o17", "flag": "yes", "count": "1_000", "day": "2024-01-01", "none": "~", "n": int64(3),
+	}}
+	stored := map[string]osm.LooseString{
+		"tuning": "!!yaml count: '1_000'\nday: '2024-01-01'\nflag: 'yes'\nmode: 0o17\nn: 3\nnone: '~'\nrate: 5e3\n",
+	}
+	if !LCMParamsEqual(declared, stored, "") {
+		t.Errorf("%v differs from %v", declared, stored)
+	}
+	stored["tuning"] = "!!yaml count: 1_000\nday: '2024-01-01'\nflag: 'yes'\nmode: 0o17\nn: 3\nnone: '~'\nrate: 5e3\n"
+	if LCMParamsEqual(declared, stored, "") {
+		t.Errorf("the number 1000 equals the string %q", "1_000")
+	}
 }

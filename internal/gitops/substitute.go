@@ -2,13 +2,18 @@ package gitops
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
+
+	"github.com/osmops/osmops/internal/printable"
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // SubstituteAnnotation is the annotation (or label) of a deployment file's metadata that, set
@@ -275,17 +280,52 @@ func substitutionDisabled(data []byte) bool {
 		top.Metadata.Labels[SubstituteAnnotation] == SubstituteDisabled
 }
 
-// redact replaces in the problems' messages the values of the Secret variables a file read, so
-// that a problem of a substituted file never shows them.
+// redact masks in the problems' messages the values of the Secret variables, so that a
+// problem of a substituted file never shows them.
 func (s *Substitution) redact(problems []Problem) []Problem {
-	for name := range s.FromSecret {
-		value := s.Vars[name]
-		if value == "" {
-			continue
-		}
-		for i := range problems {
-			problems[i].Message = strings.ReplaceAll(problems[i].Message, value, "<redacted: from a Secret>")
-		}
+	secrets := s.SecretValues()
+	for i := range problems {
+		problems[i].Message = MaskSecrets(problems[i].Message, secrets)
 	}
 	return problems
+}
+
+// SecretValues are the values of the variables that came from a Secret.
+func (s *Substitution) SecretValues() []string {
+	if s == nil {
+		return nil
+	}
+	var values []string
+	for name := range s.FromSecret {
+		if s.FromSecret[name] && s.Vars[name] != "" {
+			values = append(values, s.Vars[name])
+		}
+	}
+	return values
+}
+
+// SecretMask is what a message shows instead of a value from a Secret.
+const SecretMask = "<redacted: from a Secret>"
+
+// MaskSecrets replaces in text each secret in every form a message may quote it: as is, quoted
+// by Go (%q, with and without ASCII escapes), by JSON (Go's, Python's) and escaped for display
+// (printable.String), longest first so that a form containing another goes whole. When in
+// doubt it masks: a short secret masks its text wherever it appears.
+func MaskSecrets(text string, secrets []string) string {
+	var forms []string
+	for _, secret := range secrets {
+		if secret == "" {
+			continue
+		}
+		quoted, ascii, python := strconv.Quote(secret), strconv.QuoteToASCII(secret), pyjson.Quote(secret)
+		forms = append(forms, secret, printable.String(secret), quoted[1:len(quoted)-1], ascii[1:len(ascii)-1], python[1:len(python)-1])
+		if encoded, err := json.Marshal(secret); err == nil {
+			forms = append(forms, string(encoded[1:len(encoded)-1]))
+		}
+	}
+	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	for _, form := range slices.Compact(forms) {
+		text = strings.ReplaceAll(text, form, SecretMask)
+	}
+	return text
 }

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/osmops/osmops/internal/printable"
+	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // substitutedDeployment is a deployment file whose name and values are variables.
@@ -181,5 +184,22 @@ func TestSubstitutionUpToItsBounds(t *testing.T) {
 	want = `spec.postBuild: variable "v" is 65537 bytes long, more than the limit of 65536`
 	if len(problems) != 1 || problems[0].String() != want {
 		t.Errorf("a variable over the bound: %v\nwant %s", problems, want)
+	}
+}
+
+// A value from a Secret is masked in a message however the message quotes it.
+func TestMaskSecretsInEveryQuoting(t *testing.T) {
+	secret := "s3cr\"et\\-'q'-é密-\x1b[31m-\u202e\tend"
+	for _, text := range []string{
+		"VIM account " + secret + " unknown",
+		fmt.Sprintf("VIM account %q unknown", secret),
+		fmt.Sprintf("VIM account %+q unknown", secret),
+		"VIM account " + printable.String(secret) + " unknown",
+		"VIM account " + pyjson.Quote(secret) + " unknown",
+	} {
+		got := MaskSecrets(text, []string{secret})
+		if strings.Contains(got, "s3cr") || !strings.Contains(got, SecretMask) {
+			t.Errorf("MaskSecrets(%q) = %q", text, got)
+		}
 	}
 }

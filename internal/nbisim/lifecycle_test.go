@@ -96,7 +96,7 @@ func TestVNFRecordValues(t *testing.T) {
 		"vim-account-id": vim,
 		// Python's json.dumps, with a nested value as "!!yaml " + yaml.safe_dump
 		// (the keys are in the order sent: sorted, as the test sends a map).
-		"additionalParams": `{"image": "!!yaml tag: \"1.2\"\n", "replicaCount": "2"}`,
+		"additionalParams": `{"image": "!!yaml tag: '1.2'\n", "replicaCount": "2"}`,
 		"kdu-name":         "ldap", "helm-chart": "stable/openldap", "k8s-cluster.id": cluster,
 		"k8s-namespace": h.sim.State().ProjectID, "ext-cpd": "mgmt-ext",
 	}

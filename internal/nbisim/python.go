@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	yamlv2 "go.yaml.in/yaml/v2"
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/osmops/osmops/internal/pyjson"
+	"github.com/osmops/osmops/internal/pyyaml"
 )
 
 // The NBI is written in Python, and some of what it returns is Python's
@@ -165,41 +167,63 @@ func writePythonStringRepr(b *strings.Builder, s string) {
 	b.WriteRune(quote)
 }
 
-// pythonYAML renders v as yaml.safe_dump(v) does: block style, keys sorted.
-// go.yaml.in/yaml/v2 writes the same layout as PyYAML (v3 indents lists
-// differently); it quotes strings with double quotes where PyYAML uses
-// single ones, a difference nobody reads the values for.
+// pythonYAML renders v as yaml.safe_dump(v) does: block style, keys sorted,
+// list items at their key's indentation, and a string quoted only when
+// PyYAML's YAML 1.1 resolver would read its plain text as another type. So
+// "yes" and "1_000" are quoted, but "5e3" and "0o17" are not (PyYAML reads
+// them as strings; a YAML 1.2 reader would not), as in OSM's records.
 func pythonYAML(v any) string {
-	data, err := yamlv2.Marshal(plainValue(v))
-	if err != nil {
-		// Values from parsed JSON always marshal; keep the JSON if not.
+	var b strings.Builder
+	encoder := yaml.NewEncoder(&b)
+	encoder.SetIndent(2)
+	encoder.CompactSeqIndent()
+	if err := encoder.Encode(pyYAMLNode(v)); err != nil {
+		// Values from parsed JSON always encode; keep the JSON if not.
 		return pythonJSON(v)
 	}
-	return string(data)
+	if err := encoder.Close(); err != nil {
+		return pythonJSON(v)
+	}
+	return b.String()
 }
 
-// plainValue turns object trees into maps (sorted by the YAML encoder, as
-// PyYAML's sort_keys does) and numbers into Go numbers.
-func plainValue(v any) any {
+// pyYAMLNode is the node safe_dump writes for a value of parsed JSON.
+func pyYAMLNode(v any) *yaml.Node {
+	scalar := func(tag, text string) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}
+	}
 	switch value := v.(type) {
 	case *object:
-		m := make(map[string]any, len(value.members))
-		for _, member := range value.members {
-			m[member.key] = plainValue(member.value)
+		node := &yaml.Node{Kind: yaml.MappingNode}
+		members := slices.Clone(value.members)
+		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		for _, m := range members {
+			node.Content = append(node.Content, pyYAMLNode(m.key), pyYAMLNode(m.value))
 		}
-		return m
+		return node
 	case []any:
-		items := make([]any, len(value))
-		for i, item := range value {
-			items[i] = plainValue(item)
+		node := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, item := range value {
+			node.Content = append(node.Content, pyYAMLNode(item))
 		}
-		return items
+		return node
 	case json.Number:
-		if i, err := value.Int64(); err == nil {
-			return i
+		text := pythonNumber(value)
+		if strings.Contains(text, "e") && !strings.Contains(text, ".") {
+			// represent_float: 1e+17 becomes 1.0e+17, which YAML 1.1 reads as a float.
+			text = strings.Replace(text, "e", ".0e", 1)
 		}
-		f, _ := value.Float64()
-		return f
+		return scalar("", text)
+	case bool:
+		return scalar("", strconv.FormatBool(value))
+	case nil:
+		return scalar("", "null")
+	case string:
+		node := scalar("", value)
+		if pyyaml.ImplicitTag(value) != "!!str" {
+			node.Style = yaml.SingleQuotedStyle
+		}
+		return node
 	}
-	return v
+	return scalar("", fmt.Sprint(v))
 }

@@ -113,3 +113,28 @@ func TestSchema(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonYAMLQuotesAsPyYAML: the expectations are what PyYAML 6.0's yaml.safe_dump writes
+// of {"rate": value}: a string is quoted only when YAML 1.1 would read it as another type.
+func TestPythonYAMLQuotesAsPyYAML(t *testing.T) {
+	tests := []struct{ value, want string }{
+		{`"5e3"`, "rate: 5e3\n"},
+		{`"0o17"`, "rate: 0o17\n"},
+		{`"y"`, "rate: y\n"},
+		{`"yes"`, "rate: 'yes'\n"},
+		{`"off"`, "rate: 'off'\n"},
+		{`"1_000"`, "rate: '1_000'\n"},
+		{`"1:20"`, "rate: '1:20'\n"},
+		{`"2024-01-01"`, "rate: '2024-01-01'\n"},
+		{`"~"`, "rate: '~'\n"},
+		{`"1.5"`, "rate: '1.5'\n"},
+		{`1e+17`, "rate: 1.0e+17\n"},
+		{`1000.0`, "rate: 1000.0\n"},
+		{`null`, "rate: null\n"},
+	}
+	for _, test := range tests {
+		if got := pythonYAML(mustParse(t, `{"rate": `+test.value+`}`)); got != test.want {
+			t.Errorf("pythonYAML({rate: %s}) = %q, want %q", test.value, got, test.want)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/osmops/osmops/internal/pyyaml"
 )
 
 // The NBI compares an in-use descriptor with its update as the Python
@@ -347,37 +349,13 @@ func flattenMapping(node *yaml.Node) ([]*yaml.Node, error) {
 	return append(merge, own...), nil
 }
 
-// PyYAML's implicit resolvers (resolver.py), tried in this order.
-var pyYAMLResolvers = []struct {
-	tag         string
-	firstChars  string
-	matchesNone bool // also tried for the empty scalar
-	pattern     *regexp.Regexp
-}{
-	{"!!bool", "yYnNtTfFoO", false, regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)},
-	{"!!float", "-+0123456789.", false, regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)},
-	{"!!int", "-+0123456789", false, regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)},
-	{"!!null", "~nN", true, regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)},
-	{"!!timestamp", "0123456789", false, regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)},
-}
-
-func pyImplicitTag(value string) string {
-	for _, resolver := range pyYAMLResolvers {
-		applies := value == "" && resolver.matchesNone || value != "" && strings.ContainsRune(resolver.firstChars, []rune(value)[0])
-		if applies && resolver.pattern.MatchString(value) {
-			return resolver.tag
-		}
-	}
-	return "!!str"
-}
-
 func constructPyScalar(node *yaml.Node) (any, error) {
 	tag := "!!str"
 	switch {
 	case node.Style&yaml.TaggedStyle != 0:
 		tag = node.Tag
 	case node.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0:
-		tag = pyImplicitTag(node.Value)
+		tag = pyyaml.ImplicitTag(node.Value)
 	}
 	value := node.Value
 	switch tag {
@@ -393,11 +371,11 @@ func constructPyScalar(node *yaml.Node) (any, error) {
 			return false, nil
 		}
 	case "!!int":
-		if n, ok := pyYAMLInt(value); ok {
+		if n, ok := pyyaml.Int(value); ok {
 			return n, nil
 		}
 	case "!!float":
-		if f, ok := pyYAMLFloat(value); ok {
+		if f, ok := pyyaml.Float(value); ok {
 			return f, nil
 		}
 	case "!!timestamp":
@@ -406,81 +384,6 @@ func constructPyScalar(node *yaml.Node) (any, error) {
 		}
 	}
 	return nil, errPyYAML
-}
-
-// pyYAMLInt is SafeConstructor.construct_yaml_int.
-func pyYAMLInt(text string) (*big.Int, bool) {
-	value := strings.ReplaceAll(text, "_", "")
-	if value == "" {
-		return nil, false
-	}
-	sign := int64(1)
-	if value[0] == '-' {
-		sign = -1
-	}
-	if value[0] == '-' || value[0] == '+' {
-		value = value[1:]
-	}
-	n := new(big.Int)
-	ok := true
-	switch {
-	case value == "0":
-	case strings.HasPrefix(value, "0b"):
-		_, ok = n.SetString(value[2:], 2)
-	case strings.HasPrefix(value, "0x"):
-		_, ok = n.SetString(value[2:], 16)
-	case strings.HasPrefix(value, "0"):
-		_, ok = n.SetString(value, 8)
-	case strings.Contains(value, ":"):
-		base := big.NewInt(1)
-		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, isInt := new(big.Int).SetString(parts[i], 10)
-			if !isInt {
-				return nil, false
-			}
-			n.Add(n, digit.Mul(digit, base))
-			base.Mul(base, big.NewInt(60))
-		}
-	default:
-		_, ok = n.SetString(value, 10)
-	}
-	return n.Mul(n, big.NewInt(sign)), ok
-}
-
-// pyYAMLFloat is SafeConstructor.construct_yaml_float.
-func pyYAMLFloat(text string) (float64, bool) {
-	value := strings.ToLower(strings.ReplaceAll(text, "_", ""))
-	if value == "" {
-		return 0, false
-	}
-	sign := 1.0
-	if value[0] == '-' {
-		sign = -1
-	}
-	if value[0] == '-' || value[0] == '+' {
-		value = value[1:]
-	}
-	switch {
-	case value == ".inf":
-		return sign * math.Inf(1), true
-	case value == ".nan":
-		return math.NaN(), true
-	case strings.Contains(value, ":"):
-		total, base := 0.0, 1.0
-		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, err := strconv.ParseFloat(parts[i], 64)
-			if err != nil {
-				return 0, false
-			}
-			total += digit * base
-			base *= 60
-		}
-		return sign * total, true
-	}
-	f, err := strconv.ParseFloat(value, 64)
-	return sign * f, err == nil
 }
 
 var pyYAMLTimestampParts = regexp.MustCompile(`^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:(?:[Tt]|[ \t]+)([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9]{1,2})(?::([0-9]{2}))?))?)?$`)

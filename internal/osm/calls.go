@@ -10,9 +10,14 @@ import (
 	"github.com/osmops/osmops/internal/osmpkg"
 )
 
-// Version returns the NBI's version; it needs no authentication.
+// Version returns the NBI's version; it needs no authentication. An answer naming a version
+// is half of the endpoint's proof that it is an OSM NBI (see Client.proven).
 func (c *Client) Version(ctx context.Context) (*Version, error) {
-	return fetch[Version](ctx, c, versionRequest())
+	version, err := fetch[Version](ctx, c, versionRequest())
+	if err == nil && version.Version != "" {
+		c.answeredVersion.Store(true)
+	}
+	return version, err
 }
 
 // fetch sends req and decodes its answer, one record or an answer small by nature, into a new T.

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -85,6 +86,22 @@ type Client struct {
 	logins      *LoginBudget
 	loginHolder LoginHolder
 	endpoint    string
+
+	// answeredVersion records that the endpoint answered the version check as OSM's NBI does:
+	// until it did and granted a token (loggedIn), it has not proved it is an OSM, and its
+	// error bodies are described, never quoted (a tenant may point an OsmCluster at any
+	// internal service).
+	answeredVersion atomic.Bool
+}
+
+// proven tells whether the endpoint proved it is an OSM NBI (see answeredVersion).
+func (c *Client) proven() bool {
+	if !c.answeredVersion.Load() {
+		return false
+	}
+	c.tokenMutex.Lock()
+	defer c.tokenMutex.Unlock()
+	return c.loggedIn
 }
 
 // Option configures a Client.
@@ -371,7 +388,7 @@ func (c *Client) send(ctx context.Context, req request, bearer string, answer an
 			return transportError(req.method, path, err)
 		}
 		contentType := httpResponse.Header.Get("Content-Type")
-		refusal := newAPIError(req.method, path, status, contentType, body, c.credentials.Password, bearer)
+		refusal := newAPIError(req.method, path, status, contentType, body, c.proven(), c.credentials.Password, bearer)
 		logRefusedBody(ctx, refusal, contentType, body, c.credentials.Password, bearer)
 		return refusal
 	}

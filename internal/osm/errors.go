@@ -160,11 +160,19 @@ type osmError struct {
 }
 
 // newAPIError makes the error for a non-2xx answer. Only OSM's own error fields are kept, with
-// the secrets of the request redacted in case the body echoed them; any other body is
-// described, never quoted: a tenant who points its OsmCluster at another service must not read
-// that service's answers in its status.
-func newAPIError(method, path string, status int, contentType string, body []byte, secrets ...string) *APIError {
+// the secrets of the request redacted in case the body echoed them, and only from an endpoint
+// that proved it is an OSM NBI (proven); any other body is described, never quoted: a tenant
+// who points its OsmCluster at another service must not read that service's answers, even
+// shaped as OSM's ({"detail": ...}), in its status.
+func newAPIError(method, path string, status int, contentType string, body []byte, proven bool, secrets ...string) *APIError {
 	result := &APIError{StatusCode: status, Method: method, Path: path}
+	if !proven {
+		if len(body) > 0 {
+			result.Detail = fmt.Sprintf("a %d-byte %s answer, not shown: the endpoint has not yet proved it is an OSM NBI (answered its version and accepted a login)",
+				len(body), describeContentType(contentType))
+		}
+		return result
+	}
 	var answer osmError
 	if err := json.Unmarshal(body, &answer); err == nil && (answer.Code != "" || answer.Detail != "") {
 		result.Code = oneLine(redact(answer.Code, secrets...), 64)

@@ -172,7 +172,7 @@ func TestTransportErrors(t *testing.T) {
 func TestSecretsAreRedactedFromDetails(t *testing.T) {
 	const token = "0123456789abcdef0123456789abcdef"
 	got := newAPIError("POST", "/osm/admin/v1/tokens", 400, "application/json",
-		[]byte(`{"code": "BAD_REQUEST", "detail": "bad input pw=hunter2x tok=`+token+`"}`), "hunter2x", "", token)
+		[]byte(`{"code": "BAD_REQUEST", "detail": "bad input pw=hunter2x tok=`+token+`"}`), true, "hunter2x", "", token)
 	if got.Detail != "bad input pw=[redacted] tok=[redacted]" {
 		t.Errorf("detail %q", got.Detail)
 	}
@@ -199,7 +199,7 @@ func TestHostilePasswordsAreRedacted(t *testing.T) {
 		for name, echoed := range forms {
 			t.Run(fmt.Sprintf("%.12s %s", password, name), func(t *testing.T) {
 				body, _ := json.Marshal(map[string]any{"code": "UNAUTHORIZED", "status": 401, "detail": "wrong password " + echoed})
-				err := newAPIError("POST", "/osm/admin/v1/tokens", 401, "application/json", body, password)
+				err := newAPIError("POST", "/osm/admin/v1/tokens", 401, "application/json", body, true, password)
 				// The start of any form of the password: a cut in its middle would show it.
 				for _, form := range []string{password, forms["Go JSON"], forms["Python JSON"], forms["URL"], forms["collapsed"]} {
 					if strings.Contains(err.Error(), form[:4]) {
@@ -321,5 +321,51 @@ func TestRefusedBodiesGoToTheDebugLogRedacted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An endpoint that is not an OSM NBI, here an internal service answering OSM's error shape,
+// has its error bodies described, never quoted, until it answered the version check as OSM's
+// NBI does and accepted a login; then OSM's words are shown.
+func TestUnprovenEndpointIsDescribedNotQuoted(t *testing.T) {
+	const inner = "internal secret thing"
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"detail": inner})
+	}))
+	t.Cleanup(service.Close)
+	client, err := NewClient(service.URL, testCredentials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"login":   func() error { return client.Authenticate(t.Context()) },
+		"version": func() error { _, err := client.Version(t.Context()); return err },
+		"list":    func() error { _, err := client.ListVIMAccounts(t.Context()); return err },
+	} {
+		err := call()
+		if err == nil || strings.Contains(err.Error(), inner) || !strings.Contains(err.Error(), "not yet proved it is an OSM NBI") {
+			t.Errorf("%s: got %v, want the answer described, not quoted", name, err)
+		}
+	}
+
+	nbi := newFakeNBI(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/osm/version" {
+			writeJSON(w, http.StatusOK, map[string]any{"version": "19.0.0", "date": "2025-06-01"})
+			return
+		}
+		writeOSMError(w, http.StatusBadRequest, inner)
+	})
+	proving, err := NewClient(nbi.server.URL, testCredentials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proving.ListVIMAccounts(t.Context()); err == nil || strings.Contains(err.Error(), inner) {
+		t.Errorf("after a login only: got %v, want the answer described", err)
+	}
+	if _, err := proving.Version(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := proving.ListVIMAccounts(t.Context()); err == nil || !strings.Contains(err.Error(), inner) {
+		t.Errorf("after the version check and a login: got %v, want OSM's detail", err)
 	}
 }

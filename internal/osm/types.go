@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/osmops/osmops/internal/pyyaml"
 )
 
 // LooseString is a JSON field that OSM fills loosely: a string, null, a
@@ -322,7 +322,8 @@ type KDURecordTarget struct {
 const yamlValuePrefix = "!!yaml "
 
 // Params decodes AdditionalParams as LCM gives them to Helm: a "!!yaml" value is the map or
-// list its YAML text holds. No values give a nil map.
+// list its YAML text holds, read with PyYAML's rules as LCM does (the string 5e3 stays a
+// string). No values give a nil map.
 func (k KDURecord) Params() (map[string]any, error) {
 	if strings.TrimSpace(string(k.AdditionalParams)) == "" {
 		return nil, nil
@@ -336,8 +337,8 @@ func (k KDURecord) Params() (map[string]any, error) {
 		if !isString || !strings.HasPrefix(text, yamlValuePrefix) {
 			continue
 		}
-		var decoded any
-		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(text, yamlValuePrefix)), &decoded); err != nil {
+		decoded, err := pyyaml.LoadJSON([]byte(strings.TrimPrefix(text, yamlValuePrefix)))
+		if err != nil {
 			return nil, fmt.Errorf("additionalParams of KDU %q: value %q is not YAML: %w", k.KDUName, key, err)
 		}
 		params[key] = decoded
