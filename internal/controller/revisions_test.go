@@ -494,8 +494,12 @@ func TestRevisionKeyHoldsEveryOption(t *testing.T) {
 				current = current.Elem().Field(j)
 			}
 			for _, value := range values {
-				if !reflect.DeepEqual(value, current.Interface()) {
-					distinct(fmt.Sprintf("%s %#v", name, value), setter(reflect.ValueOf(value)))
+				v := reflect.ValueOf(value)
+				if value == nil { // a nil slice or map
+					v = reflect.Zero(field.Type)
+				}
+				if !reflect.DeepEqual(v.Interface(), current.Interface()) {
+					distinct(fmt.Sprintf("%s %#v", name, v.Interface()), setter(v))
 				}
 			}
 		}
