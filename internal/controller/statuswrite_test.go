@@ -67,7 +67,7 @@ func TestARefusedStatusIsReported(t *testing.T) {
 		": the status of this reconcile could not be written: "))
 	tn.g.Expect(tn.get(d).Status.LastAppliedRevision).NotTo(BeEmpty(), "the status last stored, but Ready")
 	tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(
-		ContainSubstring("the status of this reconcile could not be written: the request entity is too large: limit is 4096"))
+		ContainSubstring("the status of this reconcile could not be written: Request entity too large: limit is 4096"))
 	tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1), "only ldap's create, of the first revision")
 
 	limit.Store(0)
