@@ -89,6 +89,10 @@ const (
 	// Git, and spec.driftDetection.mode warn leaves them so (Drifted condition, Warning event).
 	// Set them back by hand, or with mode enabled.
 	DriftDetectedReason = "DriftDetected"
+	// StatusWriteFailedReason: the API server refused to store the status the reconcile wrote
+	// (too large, or invalid): Ready says so, on the status last stored, instead of what that
+	// status said; a Warning event gives the API server's message. Retried with back-off.
+	StatusWriteFailedReason = "StatusWriteFailed"
 	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS
 	// instances use its descriptor, is about to be sent.
 	PackageMayBeRefusedReason = "PackageMayBeRefused"

@@ -80,11 +80,13 @@ type OsmDeploymentSpec struct {
 
 	// FileExtensions are the case-insensitive suffixes of deployment files. When
 	// empty, the fileExtensions of the repository's osm_ops_config.yaml, else
-	// .osmops.yaml and .osmops.yml.
+	// .osmops.yaml and .osmops.yml. Each starts with a dot and holds only
+	// letters, digits, dots, '_', '+' and '-' (no separator, no space).
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MinLength=2
 	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^\.[A-Za-z0-9._+-]+$`
 	// +listType=set
 	FileExtensions []string `json:"fileExtensions,omitempty"`
 

@@ -233,6 +233,16 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.retryInterval", "retryInterval must be at most 24h"},
 		},
 		{
+			name: "deployment with two suffixes in one fileExtensions item", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["fileExtensions"] = []any{".ns .osm"} },
+			want: []string{"spec.fileExtensions[0]", "should match"},
+		},
+		{
+			name: "deployment with a fileExtensions item without its dot", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["fileExtensions"] = []any{".ops.yaml", "dir/x.yaml"} },
+			want: []string{"spec.fileExtensions[1]", "should match"},
+		},
+		{
 			name: "deployment with an unknown deletion policy", manifest: validDeployment,
 			edit: func(o map[string]any) { spec(o)["deletionPolicy"] = "Retain" },
 			want: []string{"spec.deletionPolicy", `Unsupported value: "Retain"`, "MirrorPrune", "WaitForTermination"},

@@ -50,8 +50,14 @@ type testManager struct {
 // and claims; with the OsmCluster reconciler only when withClusters.
 func startManager(t *testing.T, shard string, withClusters bool) *testManager {
 	t.Helper()
+	return startManagerWith(t, shard, withClusters, managerOptions(shardLabel+"="+shard))
+}
+
+// startManagerWith starts a manager of shard as startManager does, with options.
+func startManagerWith(t *testing.T, shard string, withClusters bool, options ctrl.Options) *testManager {
+	t.Helper()
 	selector := shardLabel + "=" + shard
-	mgr, err := ctrl.NewManager(testOperatorConfig, managerOptions(selector))
+	mgr, err := ctrl.NewManager(testOperatorConfig, options)
 	if err != nil {
 		t.Fatal(err)
 	}

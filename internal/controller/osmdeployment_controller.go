@@ -289,6 +289,9 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		r.secrets.maskConditions(obj)
 		summarize(obj)
 		if err := patcher.Patch(ctx, obj); err != nil {
+			if !apierrors.IsNotFound(err) {
+				err = r.reportStatusRefused(ctx, obj, patcher, err)
+			}
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 		retErr = r.secrets.maskError(req.NamespacedName, retErr) // the manager logs it
@@ -300,6 +303,21 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		requested = v
 	}
 	return r.actForState(ctx, obj, patcher, r.determineState(ctx, obj, requested))
+}
+
+// reportStatusRefused says, when the API server refused the status a reconcile wrote (too
+// large, invalid), what it can still write: Ready=False StatusWriteFailed on the status it last
+// stored, with a Warning event, so that the OsmDeployment never shows a stale Ready. It returns
+// the refusal, with the failure of that write if it failed too: the work queue retries.
+func (r *OsmDeploymentReconciler) reportStatusRefused(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, refusal error) error {
+	msg := cut("the status of this reconcile could not be written: "+refusal.Error(), maxConditionMessage)
+	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.StatusWriteFailedReason, "%s", msg)
+	stored := patcher.before.DeepCopyObject().(*gitopsv1alpha1.OsmDeployment)
+	conditions.MarkFalse(stored, meta.ReadyCondition, gitopsv1alpha1.StatusWriteFailedReason, "%s", msg)
+	if err := patcher.Patch(ctx, stored); err != nil {
+		return kerrors.NewAggregate([]error{refusal, fmt.Errorf("reporting it: %w", err)})
+	}
+	return refusal
 }
 
 // reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
@@ -403,10 +421,8 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
 	}
 	r.secrets.set(client.ObjectKeyFromObject(obj), subst.SecretValues())
-	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath}
-	cacheKey := revisionKey{digest: a.Digest, options: fmt.Sprint(opts), substitution: substitutionKey(subst)}
-	opts.Substitution = subst
-	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), cacheKey, a.URL, opts)
+	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath, Substitution: subst}
+	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), newRevisionKey(a.Digest, opts), a.URL, opts)
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
@@ -515,7 +531,6 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
 	recordApplied(obj, st.previous, plan, result, time.Now())
-	r.revisions.settle(client.ObjectKeyFromObject(obj), obj.Status.Inventory.Packages)
 	r.eventApplied(obj, revision, plan, result)
 	if len(result.Errors) > 0 {
 		return r.applyFailure(obj, revision, result.Errors)
@@ -536,7 +551,6 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
 func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) (ctrl.Result, error) {
-	r.revisions.settle(client.ObjectKeyFromObject(obj), plan.Inventory.Packages)
 	if len(plan.Orphans) > 0 && obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
 	}

@@ -54,7 +54,10 @@ func cut(s string, limit int) string {
 // completed, which holds no longer); Ready=True alone means done. Messages are bounded and
 // the short revisions follow the long ones.
 func summarize(obj *gitopsv1alpha1.OsmDeployment) {
-	defer func() { boundMessages(obj.Status.Conditions) }()
+	defer func() {
+		boundMessages(obj.Status.Conditions)
+		engine.BoundReasons(obj.Status.Inventory)
+	}()
 	obj.Status.LastAppliedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAppliedRevision)
 	obj.Status.LastAttemptedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAttemptedRevision)
 	switch {

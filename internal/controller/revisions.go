@@ -2,17 +2,19 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
+	"github.com/fxamacker/cbor/v2"
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -26,11 +28,13 @@ import (
 // of its last revision, and an entry goes with its last user. The entries are therefore at
 // most the OsmDeployments of the process, whatever a tenant pushes.
 //
-// The revisions it hands out are shared: nobody changes them. Their packages carry no tarball;
-// the bytes are kept beside them (revisionEntry.tarballs) until the OSM of every user holds
-// them, and given to the uploads of a plan by withTarballs, which builds them again from the
-// artifact once released. No correctness depends on what is kept: a process that lost it all
-// loads the revision again.
+// The revisions it hands out are shared: nobody changes them. Their packages carry no tarball,
+// and the cache keeps none: withTarballs builds them from the artifact, fetched again, for the
+// reconcile whose plan uploads them, and they go with that reconcile. So whatever OSM answers
+// (one that never lets a plan run, or never takes an upload), the bytes held in memory are at
+// most those of the reconciles uploading at that moment (--concurrent), never one per
+// OsmDeployment. No correctness depends on what is kept: a process that lost it all loads the
+// revision again.
 type revisionCache struct {
 	// fetch downloads the artifact at url, checks that it has digest, and unpacks it into dir
 	// (an empty folder).
@@ -46,12 +50,39 @@ type revisionCache struct {
 	flights singleflight.Group
 }
 
-// revisionKey is what a revision depends on: the artifact's digest, the options it is read
-// with, and a hash of the substitution (never a Secret's value in clear).
-type revisionKey struct{ digest, options, substitution string }
+// revisionKey is what a revision depends on: the artifact's digest, and a digest of every
+// option it is read with, the substitution included (newRevisionKey).
+type revisionKey struct{ digest, options string }
+
+// optionsEncoding encodes options canonically: RFC 8949's core deterministic CBOR (map entries
+// sorted, nil told apart from empty), each struct field by name, strings as byte strings (so
+// that no two strings, valid UTF-8 or not, encode alike, and a list of two suffixes never
+// encodes as one suffix holding both).
+var optionsEncoding = func() cbor.EncMode {
+	opts := cbor.CoreDetEncOptions()
+	opts.String = cbor.StringToByteString
+	mode, err := opts.EncMode()
+	if err != nil {
+		panic(err) // fixed, valid options
+	}
+	return mode
+}()
+
+// newRevisionKey keys the revision of the artifact of digest read with opts: every field of
+// opts, canonically encoded, enters it through a SHA-256, so that two OsmDeployments share a
+// revision only when they read it with the same options, and the key never holds a Secret's
+// value in clear.
+func newRevisionKey(digest string, opts gitops.Options) revisionKey {
+	encoded, err := optionsEncoding.Marshal(opts)
+	if err != nil {
+		panic(err) // strings, lists, maps and booleans always encode
+	}
+	sum := sha256.Sum256(encoded)
+	return revisionKey{digest: digest, options: hex.EncodeToString(sum[:])}
+}
 
 func (k revisionKey) String() string {
-	return k.digest + "\x00" + k.options + "\x00" + k.substitution
+	return k.digest + "\x00" + k.options
 }
 
 type revisionEntry struct {
@@ -63,11 +94,8 @@ type revisionEntry struct {
 	invalid *gitops.ValidationError
 	// url is where the artifact was last seen, to fetch it again to rebuild its packages.
 	url string
-	// tarballs are the package tarballs, by digest, that the OSM of a user may still lack.
-	tarballs map[string][]byte
-	// users are the OsmDeployments that use the entry, each with the package digests its OSM
-	// holds, as its last plan found them.
-	users map[types.NamespacedName]map[string]bool
+	// users are the OsmDeployments that use the entry.
+	users map[types.NamespacedName]bool
 }
 
 // load returns the revision of the artifact at url read with opts (key says which), and
@@ -125,7 +153,7 @@ func (c *revisionCache) use(user types.NamespacedName, key revisionKey, url stri
 	if current, ok := c.entries[key]; ok {
 		e = current
 	} else {
-		e = &revisionEntry{revision: e.revision, invalid: e.invalid, tarballs: maps.Clone(e.tarballs)}
+		e = &revisionEntry{revision: e.revision, invalid: e.invalid}
 		c.entries[key] = e
 	}
 	e.url = url
@@ -133,9 +161,9 @@ func (c *revisionCache) use(user types.NamespacedName, key revisionKey, url stri
 		c.unpinLocked(user)
 		c.pins[user] = key
 		if e.users == nil {
-			e.users = map[types.NamespacedName]map[string]bool{}
+			e.users = map[types.NamespacedName]bool{}
 		}
-		e.users[user] = map[string]bool{}
+		e.users[user] = true
 		joined = true
 	}
 	if e.invalid != nil {
@@ -159,12 +187,10 @@ func (c *revisionCache) read(ctx context.Context, url, digest string, opts gitop
 		return nil, err
 	}
 	// Nobody else has the revision yet: its packages can lose their bytes in place.
-	tarballs := make(map[string][]byte, len(rev.Packages))
-	for _, p := range rev.Packages {
-		tarballs[p.Digest] = p.Tarball
-		p.Tarball = nil
+	for i := range rev.Packages {
+		rev.Packages[i].Tarball = nil
 	}
-	return &revisionEntry{revision: rev, tarballs: tarballs}, nil
+	return &revisionEntry{revision: rev}, nil
 }
 
 // inArtifact fetches the artifact into a temporary folder for read, and removes it after.
@@ -208,51 +234,13 @@ func (c *revisionCache) unpinLocked(user types.NamespacedName) {
 	delete(e.users, user)
 	if len(e.users) == 0 {
 		delete(c.entries, key)
-		return
 	}
-	e.release() // it may have been the last to lack a package
-}
-
-// settle records the packages the OSM of user holds (the digests of its inventory after a
-// plan), and releases the tarballs that every user's OSM holds.
-func (c *revisionCache) settle(user types.NamespacedName, held []gitopsv1alpha1.PackageEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key, ok := c.pins[user]
-	if !ok {
-		return
-	}
-	digests := make(map[string]bool, len(held))
-	for _, p := range held {
-		digests[p.Digest] = true
-	}
-	e := c.entries[key]
-	e.users[user] = digests
-	e.release()
-}
-
-// release drops the tarballs that the OSM of every user holds.
-func (e *revisionEntry) release() {
-	for digest := range e.tarballs {
-		if e.heldByAll(digest) {
-			delete(e.tarballs, digest)
-		}
-	}
-}
-
-func (e *revisionEntry) heldByAll(digest string) bool {
-	for _, held := range e.users {
-		if !held[digest] {
-			return false
-		}
-	}
-	return true
 }
 
 // withTarballs gives the uploads of plan, made from the revision user uses, the bytes of
-// their packages: those kept, or, once released, the packages built again from the artifact,
-// fetched again (each must build to the digest it had). The revision is not changed: the plan's
-// actions get copies of its packages.
+// their packages, built from the artifact fetched again (each must build to the digest it
+// had): once for the reconciles that need them at the same moment, and kept by none after.
+// The revision is not changed: the plan's actions get copies of its packages.
 func (c *revisionCache) withTarballs(ctx context.Context, user types.NamespacedName, plan *engine.Plan) error {
 	c.mu.Lock()
 	key, ok := c.pins[user]
@@ -261,21 +249,17 @@ func (c *revisionCache) withTarballs(ctx context.Context, user types.NamespacedN
 		return fmt.Errorf("no valid revision loaded for OsmDeployment %s", user)
 	}
 	e := c.entries[key]
-	tarballs, url, packages := maps.Clone(e.tarballs), e.url, e.revision.Packages
+	url, packages := e.url, e.revision.Packages
 	c.mu.Unlock()
 
-	for _, action := range plan.Packages {
-		if action.MarkOnly || tarballs[action.Package.Digest] != nil {
-			continue
-		}
-		rebuilt, err, _ := c.flights.Do("rebuild "+key.String(), func() (any, error) { return c.rebuild(ctx, url, key.digest, packages) })
-		if err != nil {
-			return fmt.Errorf("building the packages again from the artifact: %w", err)
-		}
-		tarballs = rebuilt.(map[string][]byte)
-		c.keep(key, tarballs)
-		break
+	if !slices.ContainsFunc(plan.Packages, func(action engine.PackageAction) bool { return !action.MarkOnly }) {
+		return nil
 	}
+	rebuilt, err, _ := c.flights.Do("rebuild "+key.String(), func() (any, error) { return c.rebuild(ctx, url, key.digest, packages) })
+	if err != nil {
+		return fmt.Errorf("building the packages again from the artifact: %w", err)
+	}
+	tarballs := rebuilt.(map[string][]byte)
 	for i := range plan.Packages {
 		action := &plan.Packages[i]
 		if action.MarkOnly {
@@ -308,19 +292,4 @@ func (c *revisionCache) rebuild(ctx context.Context, url, digest string, package
 		return nil, err
 	}
 	return tarballs, nil
-}
-
-// keep puts rebuilt tarballs back in the entry of key, but those every user's OSM holds.
-func (c *revisionCache) keep(key revisionKey, tarballs map[string][]byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[key]
-	if !ok {
-		return
-	}
-	for digest, tarball := range tarballs {
-		if !e.heldByAll(digest) {
-			e.tarballs[digest] = tarball
-		}
-	}
 }

@@ -8,6 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,20 +103,55 @@ func uploads(rev *gitops.Revision) *engine.Plan {
 	return plan
 }
 
-// holding is an inventory of packages of rev.
-func holding(packages ...gitops.Package) []gitopsv1alpha1.PackageEntry {
-	entries := make([]gitopsv1alpha1.PackageEntry, 0, len(packages))
-	for _, p := range packages {
-		entries = append(entries, gitopsv1alpha1.PackageEntry{Name: p.Descriptor.ID, Digest: p.Digest})
-	}
-	return entries
-}
-
-// kept counts the tarballs the entry of key keeps.
-func (c *revisionCache) kept(key revisionKey) int {
+// tarballBytes counts the bytes of the package tarballs the cache holds, however it holds them:
+// every byte slice its entries reach whose SHA-256 is the digest of one of their packages.
+func (c *revisionCache) tarballBytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.entries[key].tarballs)
+	digests := map[string]bool{}
+	for _, e := range c.entries {
+		if e.revision != nil {
+			for _, p := range e.revision.Packages {
+				digests[p.Digest] = true
+			}
+		}
+	}
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value) int
+	walk = func(v reflect.Value) int {
+		n := 0
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() && !seen[v.Pointer()] {
+				seen[v.Pointer()] = true
+				n = walk(v.Elem())
+			}
+		case reflect.Interface:
+			if !v.IsNil() {
+				n = walk(v.Elem())
+			}
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				if digests[fmt.Sprintf("sha256:%x", sha256.Sum256(v.Bytes()))] {
+					n = v.Len()
+				}
+				break
+			}
+			for i := range v.Len() {
+				n += walk(v.Index(i))
+			}
+		case reflect.Map:
+			for it := v.MapRange(); it.Next(); {
+				n += walk(it.Key()) + walk(it.Value())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				n += walk(v.Field(i))
+			}
+		}
+		return n
+	}
+	return walk(reflect.ValueOf(c.entries))
 }
 
 func (c *revisionCache) size() int {
@@ -263,41 +301,47 @@ func TestRevisionCacheKeepsAnInvalidRevision(t *testing.T) {
 	g.Expect(c.withTarballs(t.Context(), user("a"), &engine.Plan{})).To(MatchError(ContainSubstring("no valid revision")))
 }
 
-func TestRevisionCacheReleasesTarballsOnceEveryOSMHoldsThem(t *testing.T) {
+// The cache keeps no tarball: an upload builds its package from the artifact, fetched again,
+// and a plan that uploads nothing fetches nothing.
+func TestRevisionCacheBuildsTarballsForTheUploadsOfAPlan(t *testing.T) {
 	g := NewWithT(t)
 	c, artifacts := newTestCache()
-	key := keyOf("1")
-	rev, _ := mustLoad(t, c, "a", key)
-	mustLoad(t, c, "b", key)
+	rev, _ := mustLoad(t, c, "a", keyOf("1"))
+	mustLoad(t, c, "b", keyOf("1"))
 	expectNoBytes(g, rev)
-	g.Expect(c.kept(key)).To(Equal(2))
+	g.Expect(c.tarballBytes()).To(BeZero())
 
 	plan := uploads(rev)
 	g.Expect(c.withTarballs(t.Context(), user("a"), plan)).To(Succeed())
 	expectUploadable(g, plan)
 	expectNoBytes(g, rev)
-	g.Expect(artifacts.fetched()).To(Equal(1), "kept: not built again")
+	g.Expect(artifacts.fetched()).To(Equal(2), "built again from the artifact")
+	g.Expect(c.tarballBytes()).To(BeZero(), "the plan holds them, not the cache")
 
-	c.settle(user("a"), holding(rev.Packages...))
-	g.Expect(c.kept(key)).To(Equal(2), "the OSM of b may lack them")
-	c.settle(user("b"), holding(rev.Packages[0]))
-	g.Expect(c.kept(key)).To(Equal(1))
-	c.settle(user("b"), holding(rev.Packages...))
-	g.Expect(c.kept(key)).To(BeZero())
-
-	// A drift check finds a package changed in the OSM of b: it is built again, right.
-	c.settle(user("b"), holding(rev.Packages[1]))
+	// A drift check finds a package changed in the OSM of b: only the upload gets bytes.
 	plan = &engine.Plan{Packages: []engine.PackageAction{{Package: rev.Packages[0], ID: "vnfd-1"}, {Package: rev.Packages[1], MarkOnly: true}}}
 	g.Expect(c.withTarballs(t.Context(), user("b"), plan)).To(Succeed())
-	g.Expect(artifacts.fetched()).To(Equal(2))
+	g.Expect(artifacts.fetched()).To(Equal(3))
 	expectUploadable(g, &engine.Plan{Packages: plan.Packages[:1]})
 	g.Expect(plan.Packages[1].Package.Tarball).To(BeNil(), "a mark sends no bytes")
 	expectNoBytes(g, rev)
-	g.Expect(c.kept(key)).To(Equal(1), "until b uploaded it")
 
-	// The last OsmDeployment that lacks it goes: so do the bytes.
-	c.forget(user("b"))
-	g.Expect(c.kept(key)).To(BeZero())
+	marks := &engine.Plan{Packages: []engine.PackageAction{{Package: rev.Packages[1], MarkOnly: true}}}
+	g.Expect(c.withTarballs(t.Context(), user("b"), marks)).To(Succeed())
+	g.Expect(artifacts.fetched()).To(Equal(3), "nothing to upload, nothing fetched")
+}
+
+// OsmDeployments whose OSM never lets a plan run (it fails the descriptor list, say) pin no
+// tarball, however many they are: each holds its revision, not its packages' bytes.
+func TestRevisionCacheHoldsNoTarballForPlansThatNeverRun(t *testing.T) {
+	g := NewWithT(t)
+	c, _ := newTestCache()
+	for i := range 8 {
+		rev, _ := mustLoad(t, c, fmt.Sprint(i), keyOf(fmt.Sprint("options ", i)))
+		g.Expect(rev.Packages).NotTo(BeEmpty())
+	}
+	g.Expect(c.size()).To(Equal(8))
+	g.Expect(c.tarballBytes()).To(BeZero())
 }
 
 // The bytes built again are those validated, or none: an artifact of the same digest that
@@ -306,7 +350,6 @@ func TestRevisionCacheRefusesPackagesThatBuildOtherwise(t *testing.T) {
 	g := NewWithT(t)
 	c, artifacts := newTestCache()
 	rev, _ := mustLoad(t, c, "a", keyOf("1"))
-	c.settle(user("a"), holding(rev.Packages...))
 	artifacts.set(func(f *fakeArtifacts) {
 		f.files = merge(f.files, map[string]string{"osm-pkgs/openldap_knf/README.md": "other content\n"})
 	})
@@ -336,23 +379,22 @@ func TestRevisionCacheServesConcurrentReconciles(t *testing.T) {
 		if err := c.withTarballs(context.Background(), who, plans[i]); err != nil {
 			t.Errorf("withTarballs: %v", err)
 		}
-		c.settle(who, holding(rev.Packages...))
 	}, nil)
 	for _, plan := range plans {
 		expectUploadable(g, plan)
 	}
 	rev, _ := c.last(user("0"))
 	expectNoBytes(g, rev)
-	g.Expect(c.kept(key)).To(BeZero(), "every OSM holds them")
-	// One that came after the others released the bytes builds them again: at most one fetch
+	g.Expect(c.tarballBytes()).To(BeZero())
+	// The builds of reconciles that need them at the same moment are one: at most one fetch
 	// each, besides the load.
-	g.Expect(artifacts.fetched()).To(BeNumerically("<=", reconciles))
+	g.Expect(artifacts.fetched()).To(BeNumerically("<=", reconciles+1))
 }
 
-// Two OsmDeployments of one GitRepository, on two OSMs, are Ready with one download and one
-// parse of its artifact. Once both OSMs hold the packages, their bytes are released: a drift
-// check that must upload one again (changed in OSM by hand) builds it again from the artifact,
-// and OSM gets the bytes of Git.
+// Two OsmDeployments of one GitRepository, on two OSMs, are Ready with one parse of its
+// artifact. The packages' bytes are kept by no one: each plan that uploads (and a drift check
+// that must upload one again, changed in OSM by hand) builds them from the artifact, and OSM
+// gets the bytes of Git.
 func TestOneRevisionServesTwoOSMsAndPackagesAreBuiltAgainForDrift(t *testing.T) {
 	t.Parallel()
 	tn := newTenant(t)
@@ -377,12 +419,101 @@ func TestOneRevisionServesTwoOSMsAndPackagesAreBuiltAgainForDrift(t *testing.T) 
 	otherSim.ClearFaults()
 	requestReconcile(tn, onOther, "retry")
 	tn.eventuallyApplied(onOther, artifact.Revision)
-	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(1), "one download, one parse")
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(4),
+		"one to read the revision for both; one for each plan that uploads: on-other's refused one, here's, on-other's again")
 
+	downloads := artifacts.Downloads(artifact.Path)
 	inGit := tn.packageState("openldap_knf").TarballDigest
 	tn.changeKNFByHand()
 	tn.g.Eventually(func() int { return tn.packageRevision("openldap_knf") }).Should(Equal(3), func() string { return tn.describe(here) })
 	tn.g.Expect(tn.packageState("openldap_knf").TarballDigest).To(Equal(inGit))
-	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(2), "the released bytes were built again")
+	tn.g.Expect(artifacts.Downloads(artifact.Path)).To(Equal(downloads+1), "the bytes were built again")
 	tn.eventuallyApplied(here, artifact.Revision)
+}
+
+// Every option a revision is read with enters its key: changing any field of gitops.Options or
+// of its substitution, at any depth, gives another key, and so do the values that print alike
+// (fileExtensions [".ns .osm"] and [".ns", ".osm"], two invalid UTF-8 strings, nil and empty).
+// The fields are found by reflection: one added to the options is tried at once, and one of a
+// kind this test cannot vary fails it.
+func TestRevisionKeyHoldsEveryOption(t *testing.T) {
+	base := func() gitops.Options {
+		return gitops.Options{Path: "deploy", FileExtensions: []string{".ns", ".osm"}, PackagesPath: "pkgs",
+			Substitution: &gitops.Substitution{Vars: map[string]string{"a": "1"}, FromSecret: map[string]bool{"a": true},
+				DigestKey: []byte{1}, Strict: false}}
+	}
+	variants := map[reflect.Type][]any{
+		reflect.TypeFor[string](): {"", "other", "\xff", "\xfe"},
+		reflect.TypeFor[bool]():   {true, false},
+		reflect.TypeFor[int]():    {0, 1, -1},
+		reflect.TypeFor[int64]():  {int64(0), int64(1), int64(-1)},
+		reflect.TypeFor[[]string](): {nil, []string{}, []string{".ns .osm"}, []string{".ns", ".osm", ""}, []string{".osm", ".ns"},
+			[]string{"\xff"}, []string{"\xfe"}},
+		reflect.TypeFor[[]byte]():            {nil, []byte{}, []byte{2}, []byte{1, 0}},
+		reflect.TypeFor[map[string]string](): {nil, map[string]string{}, map[string]string{"a": "2"}, map[string]string{"a": "1", "b": ""}, map[string]string{"\xff": "1"}},
+		reflect.TypeFor[map[string]bool]():   {nil, map[string]bool{}, map[string]bool{"a": false}, map[string]bool{"b": true}},
+	}
+	seen := map[revisionKey]string{newRevisionKey("sha256:1", base()): "the base options"}
+	distinct := func(what string, opts gitops.Options) {
+		key := newRevisionKey("sha256:1", opts)
+		if other, ok := seen[key]; ok {
+			t.Errorf("%s has the key of %s", what, other)
+		}
+		seen[key] = what
+	}
+	var vary func(path string, index []int, typ reflect.Type)
+	vary = func(path string, index []int, typ reflect.Type) {
+		for i := range typ.NumField() {
+			field := typ.Field(i)
+			name, at := path+field.Name, append(slices.Clone(index), i)
+			if !field.IsExported() {
+				t.Errorf("%s is not exported: newRevisionKey's encoding skips it", name)
+				continue
+			}
+			setter := func(value reflect.Value) gitops.Options {
+				opts := base()
+				v := reflect.ValueOf(&opts).Elem()
+				for _, j := range at[:len(at)-1] {
+					v = v.Field(j).Elem() // a pointer to a struct
+				}
+				v.Field(at[len(at)-1]).Set(value)
+				return opts
+			}
+			if field.Type.Kind() == reflect.Pointer && field.Type.Elem().Kind() == reflect.Struct {
+				distinct(name+" nil", setter(reflect.Zero(field.Type)))
+				vary(name+".", at, field.Type.Elem())
+				continue
+			}
+			values, ok := variants[field.Type]
+			if !ok {
+				t.Errorf("%s is a %s, which this test cannot vary: add its values", name, field.Type)
+				continue
+			}
+			current := reflect.ValueOf(base()).FieldByIndex(at[:1])
+			for _, j := range at[1:] {
+				current = current.Elem().Field(j)
+			}
+			for _, value := range values {
+				v := reflect.ValueOf(value)
+				if value == nil { // a nil slice or map
+					v = reflect.Zero(field.Type)
+				}
+				if !reflect.DeepEqual(v.Interface(), current.Interface()) {
+					distinct(fmt.Sprintf("%s %#v", name, v.Interface()), setter(v))
+				}
+			}
+		}
+	}
+	vary("", nil, reflect.TypeFor[gitops.Options]())
+	if len(seen) < 30 {
+		t.Errorf("only %d options tried", len(seen))
+	}
+	if other := newRevisionKey("sha256:2", base()); seen[other] != "" {
+		t.Error("two artifacts share a key")
+	}
+	for key := range seen {
+		if strings.Contains(key.String(), "other") {
+			t.Errorf("key %q holds an option in clear", key)
+		}
+	}
 }

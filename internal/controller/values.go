@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,20 +112,6 @@ func (r *OsmDeploymentReconciler) substitution(ctx context.Context, obj *gitopsv
 	key := sha256.Sum256([]byte(strings.Join(secretVersions, "\x00")))
 	subst.DigestKey = key[:]
 	return subst, "", nil
-}
-
-// substitutionKey is what the cached revision depends on of a substitution: a hash, so that
-// the cache key never holds a Secret's value in clear.
-func substitutionKey(subst *gitops.Substitution) string {
-	if subst == nil {
-		return ""
-	}
-	encoded, err := json.Marshal(subst)
-	if err != nil {
-		panic(err) // maps of strings and bools always encode
-	}
-	sum := sha256.Sum256(encoded)
-	return fmt.Sprintf("%x", sum)
 }
 
 // resolveValues merges the values of every KDU's valuesFrom (gitops.ResolveValues). References

@@ -586,10 +586,35 @@ func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (cha
 const maxReason = 1024
 
 func boundReason(reason string) string {
-	if len(reason) <= maxReason {
+	return cutReason(reason, maxReason)
+}
+
+// cutReason cuts reason to at most limit bytes, ending in "…" when cut.
+func cutReason(reason string, limit int) string {
+	switch {
+	case len(reason) <= limit:
 		return reason
+	case limit <= len("…"):
+		return ""
 	}
-	return strings.ToValidUTF8(reason[:maxReason-len("…")], "") + "…"
+	return strings.ToValidUTF8(reason[:limit-len("…")], "") + "…"
+}
+
+// maxInventoryReasons bounds the bytes of the reasons of one inventory together.
+const maxInventoryReasons = 128 << 10
+
+// BoundReasons cuts the reasons of the inventory's NS instances to an equal share of
+// maxInventoryReasons, at most maxReason each: whatever the reasons quote, the status of
+// gitops.MaxNsInstances instances of the longest names stays well under what the API server
+// stores (TestWorstCaseStatusFitsTheAPIServer).
+func BoundReasons(inventory *gitopsv1alpha1.Inventory) {
+	if inventory == nil || len(inventory.NsInstances) == 0 {
+		return
+	}
+	share := min(maxReason, maxInventoryReasons/len(inventory.NsInstances))
+	for i := range inventory.NsInstances {
+		inventory.NsInstances[i].Reason = cutReason(inventory.NsInstances[i].Reason, share)
+	}
 }
 
 // planReplace plans the first half of a replace (spec.force): the old instance is terminated

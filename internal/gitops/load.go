@@ -70,6 +70,7 @@ func Load(root string, opts Options) (*Revision, error) {
 	if err != nil {
 		return nil, err
 	}
+	problems = append(problems, problemList(checkInstanceCount(settings.Path, len(instances)))...)
 	packages, packageProblems, err := loadPackages(root, fsys, settings)
 	if err != nil {
 		return nil, fmt.Errorf("reading the packages: %w", err)

@@ -24,6 +24,24 @@ const KindNsInstance = "NsInstance"
 // maxNSNameLength bounds an NS instance name, in characters.
 const maxNSNameLength = 255
 
+// MaxNsInstances bounds the NS instances one revision declares: the status of the OsmDeployment
+// that applies it lists each (its inventory entry and its running operation), and must stay
+// well under what the API server stores of an object (1.5 MiB) with the longest names and
+// reasons (TestWorstCaseStatusFitsTheAPIServer in internal/engine). It is twice OSM's own
+// default quota of NS instances per project (500).
+const MaxNsInstances = 1000
+
+// checkInstanceCount refuses a revision of more than MaxNsInstances NS instances, naming the
+// scanned folder.
+func checkInstanceCount(folder string, count int) *Problem {
+	if count <= MaxNsInstances {
+		return nil
+	}
+	problem := problemf(folder, 0, "declares %d NS instances, more than the limit of %d per OsmDeployment: spread them over several OsmDeployments",
+		count, MaxNsInstances)
+	return &problem
+}
+
 // osmForbiddenNameChars are the characters OSM's name schema (^[^,;()'"]+$) refuses.
 const osmForbiddenNameChars = `,;()'"`
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -181,18 +182,41 @@ func extensionList(at origin, node *yaml.Node) ([]string, *Problem) {
 	return extensions, nil
 }
 
+// The bounds of fileExtensions, the CRD's own (api/v1alpha1, OsmDeploymentSpec.FileExtensions)
+// applied to the settings file too: a suffix is a dot and letters, digits, dots, '_', '+' or
+// '-', so that no item can hold two suffixes, a separator or a space.
+const (
+	maxFileExtensions      = 16
+	maxFileExtensionLength = 64
+)
+
+var fileExtensionPattern = regexp.MustCompile(`^\.[A-Za-z0-9._+-]+$`)
+
 // checkExtensions refuses an empty list and an empty suffix, which would
-// take every file of the folder for a deployment file.
+// take every file of the folder for a deployment file, and any suffix the
+// CRD would refuse.
 func checkExtensions(at origin, extensions []string) *Problem {
-	if len(extensions) == 0 {
-		problem := at.problemf("must list at least one file name suffix")
-		return &problem
+	var problem Problem
+	switch {
+	case len(extensions) == 0:
+		problem = at.problemf("must list at least one file name suffix")
+	case slices.Contains(extensions, ""):
+		problem = at.problemf("must not hold an empty suffix")
+	case len(extensions) > maxFileExtensions:
+		problem = at.problemf("lists %d suffixes, more than the limit of %d", len(extensions), maxFileExtensions)
+	default:
+		for _, extension := range extensions {
+			if len(extension) > maxFileExtensionLength || !fileExtensionPattern.MatchString(extension) {
+				problem = at.problemf("%q is not a file name suffix: a dot, then at most %d letters, digits, dots, '_', '+' or '-'",
+					truncate(extension, maxFileExtensionLength), maxFileExtensionLength-1)
+				break
+			}
+		}
+		if problem.Message == "" {
+			return nil
+		}
 	}
-	if slices.Contains(extensions, "") {
-		problem := at.problemf("must not hold an empty suffix")
-		return &problem
-	}
-	return nil
+	return &problem
 }
 
 // resolveSettings applies the precedence spec > settings file > defaults

@@ -1,6 +1,7 @@
 package osm
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -8,8 +9,8 @@ import (
 )
 
 // Metrics are the NBI clients' metrics, labelled by cluster (WithMetrics), HTTP method, route
-// template (never a raw id) and, for requests and durations, status code ("error" when no
-// answer came). One Metrics serves every Client of a process.
+// template (never a raw id) and, for requests and durations, status code (statusLabel: a fixed
+// set, whatever an NBI answers). One Metrics serves every Client of a process.
 type Metrics struct {
 	requests      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
@@ -63,12 +64,29 @@ func (m clientMetrics) observe(req request, status, sent, received int, duration
 	if m.Metrics == nil {
 		return
 	}
-	code := "error"
-	if status != 0 {
-		code = strconv.Itoa(status)
-	}
+	code := statusLabel(status)
 	m.requests.WithLabelValues(m.cluster, req.method, req.route, code).Inc()
 	m.duration.WithLabelValues(m.cluster, req.method, req.route, code).Observe(duration.Seconds())
 	m.requestBytes.WithLabelValues(m.cluster, req.method, req.route).Add(float64(sent))
 	m.responseBytes.WithLabelValues(m.cluster, req.method, req.route).Add(float64(received))
+}
+
+// knownStatuses are the status codes OSM's NBI answers with (osm_nbi's HTTPStatus uses, and
+// the web server's own 413 and 429 apart from them): each is a label value of its own.
+var knownStatuses = []int{200, 201, 202, 204, 400, 401, 403, 404, 405, 406, 409, 413, 415, 416, 422, 429, 500, 501, 502, 503, 504}
+
+// statusLabel is the `code` label of an answer's status: the code itself when OSM's NBI uses
+// it, its class ("1xx" to "5xx") otherwise, "other" outside 100-599, and "error" when no answer
+// came (status 0). An NBI answering with many codes makes no more series than these.
+func statusLabel(status int) string {
+	switch {
+	case status == 0:
+		return "error"
+	case slices.Contains(knownStatuses, status):
+		return strconv.Itoa(status)
+	case status >= 100 && status < 600:
+		return strconv.Itoa(status/100) + "xx"
+	default:
+		return "other"
+	}
 }

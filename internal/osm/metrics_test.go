@@ -3,6 +3,7 @@ package osm
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,5 +86,43 @@ func TestMetricsCountFailedRequests(t *testing.T) {
 	labels := map[string]string{"cluster": cluster, "method": "GET", "route": "/version", "code": "error"}
 	if metric := gatheredMetric(t, registry, "osmops_nbi_requests_total", labels); metric.GetCounter().GetValue() != 1 {
 		t.Errorf("failed requests: %v", metric)
+	}
+}
+
+// An NBI answering every request with another status code makes no more series than the fixed
+// set of `code` values.
+func TestMetricsCodesAreAFixedSet(t *testing.T) {
+	var mu sync.Mutex
+	next := 100
+	nbi := newFakeNBI(t, func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		status := next
+		next++
+		mu.Unlock()
+		w.WriteHeader(status)
+	})
+	registry := prometheus.NewRegistry()
+	client := nbi.client(t, WithMetrics(NewMetrics(registry), "tenant/osm"))
+	for range 500 { // 100 to 599: every code an HTTP answer can have
+		_, _ = client.GetNSInstance(t.Context(), "id")
+	}
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := 0
+	for _, family := range families {
+		if family.GetName() == "osmops_nbi_requests_total" {
+			series = len(family.GetMetric())
+		}
+	}
+	// At most every known code, the five classes, "other" and "error", whatever was answered.
+	if limit := len(knownStatuses) + 5 + 2; series > limit {
+		t.Errorf("%d series of osmops_nbi_requests_total for 500 codes, want at most %d", series, limit)
+	}
+	for status, want := range map[int]string{0: "error", 200: "200", 422: "422", 299: "2xx", 302: "3xx", 418: "4xx", 599: "5xx", 600: "other", 99: "other"} {
+		if got := statusLabel(status); got != want {
+			t.Errorf("statusLabel(%d) = %q, want %q", status, got, want)
+		}
 	}
 }
