@@ -107,11 +107,12 @@ type OsmClusterStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// OSMIdentity is the id of the OSM project the credentials logged in to, as OSM's token
-	// answer says (project_id, a UUID of one OSM installation): two OsmClusters with the same
-	// identity drive one OSM project, however their URLs are written. Learned at the last
-	// successful check; the claims of OsmDeployments on OSM go by it only while the OsmCluster
-	// is Ready for its current spec, so that an OsmCluster that did not log in claims nothing.
+	// OSMIdentity is the id of the OSM project the credentials logged in to,
+	// as OSM's token answer says (project_id, a UUID of one OSM installation).
+	// Two OsmClusters with the same identity drive one OSM project, however
+	// their URLs are written. Learned at the last successful check; the claims
+	// of OsmDeployments on OSM go by it only while the OsmCluster is Ready for
+	// its current spec, so that an OsmCluster that did not log in claims nothing.
 	// +optional
 	OSMIdentity string `json:"osmIdentity,omitempty"`
 

@@ -112,6 +112,14 @@ func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
 	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
 }
 
+// withVDUList gives the OpenLDAP VNF package a `vdu` list, which makes it a package that OSM's
+// LCM can move with CHANGE_VNFPKG (a KNF's move is refused before anything is sent).
+func withVDUList(files map[string]string) map[string]string {
+	const vnfd = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
+	files[vnfd] = strings.Replace(files[vnfd], "  kdu:\n", "  vdu:\n    - id: vdu\n      name: vdu\n  kdu:\n", 1)
+	return files
+}
+
 // A package move OSM refuses, and one whose operation FAILS, are reported in words in Ready and
 // in the events (the refused one once read "%!s(PANIC=String method: ...)").
 func TestFailedPackageMoveIsReportedInWords(t *testing.T) {
@@ -120,11 +128,11 @@ func TestFailedPackageMoveIsReportedInWords(t *testing.T) {
 	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
 		d.Spec.InstancesFollowPackages = true
 	})
-	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+	tn.eventuallyApplied(d, tn.publish("gitops", withVDUList(demoRepo("1", "ldap"))))
 
 	// Refused: the only POST under ns_instances/ of this revision is the CHANGE_VNFPKG.
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/nslcm/v1/ns_instances/", Status: http.StatusUnprocessableEntity, Count: 1})
-	revision := tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap")))
+	revision := tn.publish("gitops", withNewKNFRevision(withVDUList(demoRepo("1", "ldap"))))
 	tn.eventuallyCondition(d, meta.ReadyCondition, ContainSubstring("move VNF package ldap: "))
 	tn.g.Expect(tn.condition(d, meta.ReadyCondition)).NotTo(ContainSubstring("PANIC"))
 	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(ContainSubstring("move VNF package ldap: "), Not(ContainSubstring("PANIC"))))
