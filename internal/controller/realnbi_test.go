@@ -172,5 +172,22 @@ func TestRealNBIReplay(t *testing.T) {
 	tn.g.Eventually(checks, 10*driftInterval).Should(BeNumerically(">=", seen+3))
 	tn.g.Expect(log.count(`^POST /osm/nslcm/v1/ns_instances/[^/]+/action `)).To(Equal(upgrades), "KDU upgrades during drift checks")
 	tn.g.Expect(tn.condition(d, meta.ReadyCondition)).To(HavePrefix("True"))
+
+	// OSM's NBI accepts a terminate of a busy NS and LCM queues it: the NS record says nothing
+	// of it until LCM starts it, so a deletion must follow the terminates it sent, not send one
+	// more at every poll.
+	t.Log("step: the OsmDeployment deleted while OSM runs a KDU upgrade")
+	tn.update(d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete })
+	// A terminate is a DELETE that OSM accepted as an operation (202); once it completed, the
+	// record OSM keeps for a moment before its autoremove is removed with FORCE (204, no
+	// operation), as any NOT_INSTANTIATED instance.
+	terminates := func() int { return log.count(`^DELETE /osm/nslcm/v1/ns_instances_content/[^?]+ 202$`) }
+	terminatesBefore, owned := terminates(), len(tn.get(d).Status.Inventory.NsInstances)
+	files[ldap] = strings.Replace(files[ldap], `replicaCount: "2"`, `replicaCount: "3"`, 1)
+	tn.publish("demo", files)
+	tn.g.Eventually(func() int { return log.count(`^POST /osm/nslcm/v1/ns_instances/[^/]+/action `) }).Should(Equal(upgrades + 1))
+	tn.deleteAll(d)
+	tn.eventuallyGone(d)
+	tn.g.Expect(terminates()-terminatesBefore).To(Equal(owned), "one terminate per owned NS instance")
 	t.Logf("requests to the real NBI, by shape:\n%s", log.summary())
 }
