@@ -152,6 +152,11 @@ func TestRealNBIReplay(t *testing.T) {
 	step("one KDU of the NS of two KNFs changed", func() {
 		files[stack] = strings.Replace(files[stack], "interval: 30s", "interval: 10s", 1)
 	})
+	// OSM's LCM moves a KDU to the repository's newest chart on an upgrade that names none
+	// (1.2.8 here): the upgrade of a values-only change names the chart and version it runs.
+	step("a value of the KDU pinned to chart 1.2.7 changed", func() {
+		files[stack] = strings.Replace(files[stack], "        params:\n          replicaCount: \"1\"", "        params:\n          replicaCount: \"2\"", 1)
+	})
 	step("a chart version change", func() {
 		files[stack] = strings.Replace(files[stack], "stable/openldap:1.2.7", "stable/openldap:1.2.8", 1)
 	})
