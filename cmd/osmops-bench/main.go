@@ -55,6 +55,8 @@ type options struct {
 	operatorLog  string
 	command      string
 	goBenchmarks bool
+	// onlyHostile runs the hostile tenants scenario alone.
+	onlyHostile bool
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -85,8 +87,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
 	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
 	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
+	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds; write it elsewhere with --out)`)
 	if err := flags.Parse(args); err != nil {
 		return nil, err
+	}
+	switch *only {
+	case "":
+	case "hostile":
+		o.onlyHostile, o.goBenchmarks = true, false
+	default:
+		return nil, fmt.Errorf("--only: %q is not \"hostile\"", *only)
 	}
 	if flags.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))
@@ -167,7 +177,7 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
 	operator, err := bench.StartOperator(ctx, bench.OperatorOptions{
 		OperationPollInterval: o.settings.OperationPollInterval, MaxConcurrentReconciles: o.settings.MaxConcurrentReconciles,
-		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, Log: operatorLog,
+		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, AnswerMemory: bench.ManagerAnswerMemory, Log: operatorLog,
 	})
 	if err != nil {
 		return err
@@ -181,6 +191,9 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	b := &bench.Bench{
 		Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
 		Credentials: osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}, Progress: stderr,
+	}
+	if o.onlyHostile {
+		return measureHostile(ctx, b, report)
 	}
 	for _, n := range o.settings.Sizes {
 		result := b.RunSize(ctx, n)
@@ -200,6 +213,16 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 				report.Errors = append(report.Errors, fmt.Sprintf("fleet of %s sources: %s", fleet.Source, fleet.Error))
 			}
 		}
+	}
+	return measureHostile(ctx, b, report)
+}
+
+// measureHostile runs the hostile tenants, last: it mutes the operator's logs.
+func measureHostile(ctx context.Context, b *bench.Bench, report *bench.Report) error {
+	hostile := b.RunHostile(ctx)
+	report.Hostile = &hostile
+	if hostile.Error != "" {
+		report.Errors = append(report.Errors, "hostile tenants: "+hostile.Error)
 	}
 	return ctx.Err()
 }

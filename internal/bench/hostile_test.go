@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/osmops/osmops/internal/artifact"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/testing/openldap"
+)
+
+func hostilePackages(t *testing.T) map[string]string {
+	t.Helper()
+	packages, err := openldap.PackageFiles(openldap.PackageNames...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return packages
+}
+
+// The substitution attack's files are refused, each with a problem naming it.
+func TestSubstitutionAttackIsRefusedFileByFile(t *testing.T) {
+	files := substitutionFiles()
+	for name, content := range files {
+		if !strings.HasPrefix(name, "deploy/small") && len(content) < 1<<20 {
+			t.Errorf("%s is %d bytes, not 1 MiB", name, len(content))
+		}
+	}
+	_, err := parseRevision(files, gitops.Options{Substitution: &gitops.Substitution{
+		Vars: map[string]string{"v": strings.Repeat("x", gitops.MaxVariableBytes)},
+	}})
+	if err == nil {
+		t.Fatal("the revision was accepted")
+	}
+	for name := range files {
+		if !strings.Contains(err.Error(), path.Base(name)) {
+			t.Errorf("no problem names %s: %v", name, err)
+		}
+	}
+}
+
+// The tiny-keys revision is at the parsed revision's bound: accepted, and refused with a small
+// file more.
+func TestTinyKeysRevisionIsAtTheParsedBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses 64 MiB of YAML twice")
+	}
+	files := tinyKeysFiles(hostilePackages(t))
+	for name, content := range files {
+		if strings.HasSuffix(name, ".osmops.yaml") && len(content) > 1<<20 {
+			t.Errorf("%s is %d bytes, more than a file may be", name, len(content))
+		}
+	}
+	if _, err := ParseRevision(files); err != nil {
+		t.Fatalf("the revision at its bound was refused: %v", err)
+	}
+	files["deploy/more.osmops.yaml"] = tinyKeysFile("more", 64<<10)
+	if _, err := ParseRevision(files); err == nil || !strings.Contains(err.Error(), "the deployment files up to this one are larger than the limit of 67108864 bytes once parsed") {
+		t.Errorf("a 64 KiB file more: %v, want a problem of the revision's parsed size", err)
+	}
+}
+
+// The folder bomb has exactly the bound's entries, counting the folders its paths imply.
+func TestFolderBombIsAtTheEntriesBound(t *testing.T) {
+	entries := map[string]bool{}
+	for name := range folderBombFiles() {
+		for p := name; p != "."; p = path.Dir(p) {
+			entries[p] = true
+		}
+	}
+	if len(entries) != artifact.DefaultMaxFiles {
+		t.Errorf("%d entries, want %d", len(entries), artifact.DefaultMaxFiles)
+	}
+}
+
+// The status attack declares the most NS instances, all with the longest names, and is valid.
+func TestLongNamesRevisionIsAtTheStatusBound(t *testing.T) {
+	revision, err := ParseRevision(longNameFiles(hostilePackages(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(revision.NsInstances) != gitops.MaxNsInstances {
+		t.Errorf("%d NS instances, want %d", len(revision.NsInstances), gitops.MaxNsInstances)
+	}
+	for _, ns := range revision.NsInstances {
+		if len(ns.Name) != longNameLength {
+			t.Fatalf("%s is %d characters, want %d", ns.Name, len(ns.Name), longNameLength)
+		}
+	}
+}
