@@ -1,6 +1,7 @@
 // Command osmops-bench runs the benchmark of `make bench`: the scenarios A to D through the
 // real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
-// process, the 1,000-OsmDeployment runs (separate sources, one shared source) and the Go
+// process, the 1,000-OsmDeployment runs (separate sources, one shared source), the hostile
+// tenants at the documented bounds (alone with --only hostile) and the Go
 // benchmarks of hot functions and memory bounds, and writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
 // targets are met or not; 1 when a part of the run could not be measured.
 //
