@@ -380,7 +380,7 @@ func renderHostile(md *markdown, h *HostileResult) {
 	md.row("", "")
 	md.row("---", "---:")
 	md.row("victim Ready after", victim)
-	md.row("wall time until every OsmDeployment settled", formatDuration(h.Usage.Wall))
+	md.row("wall time (until every OsmDeployment settled, or the timeout)", formatDuration(h.Usage.Wall))
 	md.row("CPU time", formatDuration(h.Usage.CPU))
 	md.row("peak memory: heap+stack (RSS)", fmt.Sprintf("%s (%s)", formatBytes(h.Usage.PeakHeap), formatBytes(h.Usage.PeakRSS)))
 	md.row("documented container limit", formatBytes(uint64(h.MemoryLimit)))

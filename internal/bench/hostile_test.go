@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osmops/osmops/internal/artifact"
 	"github.com/osmops/osmops/internal/gitops"
@@ -87,5 +88,34 @@ func TestLongNamesRevisionIsAtTheStatusBound(t *testing.T) {
 		if len(ns.Name) != longNameLength {
 			t.Fatalf("%s is %d characters, want %d", ns.Name, len(ns.Name), longNameLength)
 		}
+	}
+}
+
+// The hostile tenants' targets compare the peak RSS with the documented limit and need the
+// victim Ready; the report shows their section only when they ran.
+func TestHostileTargetsAndSection(t *testing.T) {
+	r := &Report{}
+	var md strings.Builder
+	if err := Render(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "Hostile tenants") {
+		t.Error("the section of hostile tenants shows though they did not run")
+	}
+	r.Hostile = &HostileResult{MemoryLimit: DocumentedMemoryLimit, VictimReady: time.Second,
+		Usage: Usage{PeakRSS: DocumentedMemoryLimit - 1}, Tenants: []HostileTenant{{Name: "a/b", Attack: "x", Outcome: "Ready=True"}}}
+	if got := hostileVerdicts(r.Hostile); !got[0].Pass || !got[1].Pass {
+		t.Errorf("under the limit, victim Ready: %+v", got)
+	}
+	r.Hostile.Usage.PeakRSS, r.Hostile.VictimReady = DocumentedMemoryLimit, 0
+	if got := hostileVerdicts(r.Hostile); got[0].Pass || got[1].Pass {
+		t.Errorf("at the limit, victim not Ready: %+v", got)
+	}
+	md.Reset()
+	if err := Render(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Hostile tenants at the documented bounds") || !strings.Contains(md.String(), "| a/b | x | Ready=True |") {
+		t.Errorf("the section of hostile tenants is missing:\n%s", md.String())
 	}
 }
