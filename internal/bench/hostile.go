@@ -295,13 +295,14 @@ func tinyKeysFile(name string, parsedSize int64) string {
 	return file.String()
 }
 
-// folderBombFiles are folderBombChains files, each at the end of its own chain of folders, so
-// that the artifact has exactly artifact.DefaultMaxFiles entries, files and folders.
+// folderBombFiles are folderBombChains files, each at the end of its own chain of folders of
+// one-letter names (a tar entry's name is at most 1 KiB), so that the artifact has exactly
+// artifact.DefaultMaxFiles entries, files and folders.
 func folderBombFiles() map[string]string {
 	depth := artifact.DefaultMaxFiles/folderBombChains - 2 // the chain's top folder and its file
 	files := make(map[string]string, folderBombChains)
 	for i := range folderBombChains {
-		files[fmt.Sprintf("c%02d/", i)+strings.Repeat("dddddddd/", depth)+"f"] = ""
+		files[fmt.Sprintf("c%02d/", i)+strings.Repeat("d/", depth)+"f"] = ""
 	}
 	return files
 }

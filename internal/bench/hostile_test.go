@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"net/http"
 	"path"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/osmops/osmops/internal/artifact"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
@@ -62,16 +65,34 @@ func TestTinyKeysRevisionIsAtTheParsedBound(t *testing.T) {
 	}
 }
 
-// The folder bomb has exactly the bound's entries, counting the folders its paths imply.
+// The folder bomb has exactly the bound's entries, counting the folders its paths imply: it is
+// unpacked, and refused with one file more (not with -short).
 func TestFolderBombIsAtTheEntriesBound(t *testing.T) {
+	files := folderBombFiles()
 	entries := map[string]bool{}
-	for name := range folderBombFiles() {
+	for name := range files {
 		for p := name; p != "."; p = path.Dir(p) {
 			entries[p] = true
 		}
 	}
 	if len(entries) != artifact.DefaultMaxFiles {
 		t.Errorf("%d entries, want %d", len(entries), artifact.DefaultMaxFiles)
+	}
+	if testing.Short() {
+		t.Skip("unpacks 20,000 entries twice")
+	}
+	server := artifactserver.NewServer()
+	defer server.Close()
+	fetch := func(files map[string]string) error {
+		published := server.PublishFiles("bomb", files)
+		return artifact.Fetch(t.Context(), http.DefaultClient, published.URL, published.Digest, t.TempDir(), artifact.Limits{})
+	}
+	if err := fetch(files); err != nil {
+		t.Fatalf("the folder bomb at the bound: %v", err)
+	}
+	files["more"] = ""
+	if err := fetch(files); !errors.Is(err, artifact.ErrInvalidArtifact) {
+		t.Errorf("one file more: %v, want an invalid artifact", err)
 	}
 }
 
