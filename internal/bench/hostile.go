@@ -217,9 +217,9 @@ func hostileAttacks(packages map[string]string) ([]hostileAttack, error) {
 		{namespace: "tiny-keys", attack: fmt.Sprintf("%d deployment files of tiny kdu.params keys, each just under %s parsed, %s in all",
 			gitops.MaxParsedRevisionBytes/gitops.MaxParsedFileBytes, formatBytes(gitops.MaxParsedFileBytes), formatBytes(gitops.MaxParsedRevisionBytes)),
 			files: tinyKeysFiles(packages), applies: true},
-		{namespace: "folder-bomb", attack: fmt.Sprintf("%d files whose paths imply %d folders: %d entries, the bound",
+		{namespace: "folder-bomb", attack: fmt.Sprintf("%d files whose paths imply %d folders: %d entries, the bound (accepted, nothing to apply)",
 			folderBombChains, artifact.DefaultMaxFiles-folderBombChains, artifact.DefaultMaxFiles),
-			files: folderBombFiles()},
+			files: folderBombFiles(), applies: true},
 		{namespace: "status", attack: fmt.Sprintf("%d NS instances of %d-character names (the status at its bound)", gitops.MaxNsInstances, longNameLength),
 			files: longNameFiles(packages), applies: true},
 	}
