@@ -1,6 +1,7 @@
 // Command osmops-bench runs the benchmark of `make bench`: the scenarios A to D through the
 // real reconcilers and through the `osm` CLI's request pattern, each against an NBI simulator
-// process, the 1,000-OsmDeployment runs (separate sources, one shared source) and the Go
+// process, the 1,000-OsmDeployment runs (separate sources, one shared source), the hostile
+// tenants at the documented bounds (alone with --only hostile) and the Go
 // benchmarks of hot functions and memory bounds, and writes the report (docs/benchmarks.md). It exits 0 when the report is written, whether the
 // targets are met or not; 1 when a part of the run could not be measured.
 //
@@ -55,6 +56,8 @@ type options struct {
 	operatorLog  string
 	command      string
 	goBenchmarks bool
+	// onlyHostile runs the hostile tenants scenario alone.
+	onlyHostile bool
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -85,8 +88,16 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
 	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
 	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
+	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds; write it elsewhere with --out)`)
 	if err := flags.Parse(args); err != nil {
 		return nil, err
+	}
+	switch *only {
+	case "":
+	case "hostile":
+		o.onlyHostile, o.goBenchmarks = true, false
+	default:
+		return nil, fmt.Errorf("--only: %q is not \"hostile\"", *only)
 	}
 	if flags.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))
@@ -167,7 +178,7 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
 	operator, err := bench.StartOperator(ctx, bench.OperatorOptions{
 		OperationPollInterval: o.settings.OperationPollInterval, MaxConcurrentReconciles: o.settings.MaxConcurrentReconciles,
-		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, Log: operatorLog,
+		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, AnswerMemory: bench.ManagerAnswerMemory, Log: operatorLog,
 	})
 	if err != nil {
 		return err
@@ -181,6 +192,9 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	b := &bench.Bench{
 		Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
 		Credentials: osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}, Progress: stderr,
+	}
+	if o.onlyHostile {
+		return measureHostile(ctx, b, report)
 	}
 	for _, n := range o.settings.Sizes {
 		result := b.RunSize(ctx, n)
@@ -200,6 +214,16 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 				report.Errors = append(report.Errors, fmt.Sprintf("fleet of %s sources: %s", fleet.Source, fleet.Error))
 			}
 		}
+	}
+	return measureHostile(ctx, b, report)
+}
+
+// measureHostile runs the hostile tenants, last: it mutes the operator's logs.
+func measureHostile(ctx context.Context, b *bench.Bench, report *bench.Report) error {
+	hostile := b.RunHostile(ctx)
+	report.Hostile = &hostile
+	if hostile.Error != "" {
+		report.Errors = append(report.Errors, "hostile tenants: "+hostile.Error)
 	}
 	return ctx.Err()
 }

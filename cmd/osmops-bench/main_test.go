@@ -24,6 +24,13 @@ func TestParseOptions(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
+	if defaults.onlyHostile || !defaults.goBenchmarks {
+		t.Errorf("by default everything runs: onlyHostile %v, goBenchmarks %v", defaults.onlyHostile, defaults.goBenchmarks)
+	}
+	hostile, err := parseOptions([]string{"--only=hostile"}, io.Discard)
+	if err != nil || !hostile.onlyHostile || hostile.goBenchmarks {
+		t.Errorf("--only=hostile: %+v, %v; want the hostile tenants alone", hostile, err)
+	}
 
 	for _, tt := range []struct {
 		args    []string
@@ -35,6 +42,7 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"--sizes=10", "--cli-wait-sizes=100"}, "--cli-wait-sizes: 100 is not one of --sizes"},
 		{[]string{"--fleets=shared,mixed"}, `--fleets: "mixed" is neither "separate" nor "shared"`},
 		{[]string{"--latency=soon"}, `invalid argument "soon"`},
+		{[]string{"--only=fleets"}, `--only: "fleets" is not "hostile"`},
 	} {
 		_, err := parseOptions(tt.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -46,6 +46,9 @@ type OperatorOptions struct {
 	// --kube-api-qps and --kube-api-burst do.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// AnswerMemory is --max-nbi-answer-memory: the bytes OSM's list answers may hold in one
+	// reconcile (none when 0).
+	AnswerMemory int64
 	// Log receives the reconcilers' error logs.
 	Log io.Writer
 }
@@ -119,13 +122,13 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	connections := &controller.ConnectionPool{Reader: mgr.GetAPIReader()}
 	// As cmd/main.go: Flux's back-off on errors, with its default delays.
 	controllerOptions := ctrlcontroller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: runtimectrl.GetDefaultRateLimiter()}
-	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Connections: connections}).
+	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Connections: connections, AnswerMemory: opts.AnswerMemory}).
 		SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
 	}
 	if err := (&controller.OsmDeploymentReconciler{
 		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: controller.NewClusterRegistry(), Connections: connections, NoCrossNamespaceRefs: true,
-		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench",
+		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench", AnswerMemory: opts.AnswerMemory,
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
 	}
@@ -205,11 +208,17 @@ func (o *Operator) NewTenant(ctx context.Context, opts TenantOptions) (*Tenant, 
 // Publish makes the GitRepository repo point at an artifact of files, as source-controller
 // does for a new commit (creating the GitRepository the first time), and returns the revision.
 func (t *Tenant) Publish(ctx context.Context, repo string, files map[string]string) (string, error) {
-	artifact := t.op.artifacts.PublishFiles(t.namespace+"/"+repo, files)
-	if err := osmtenant.SetArtifact(ctx, t.op.client, sourcev1.GitRepositoryKind, t.namespace, repo, artifact); err != nil {
+	artifact, err := t.publish(ctx, repo, files)
+	if err != nil {
 		return "", err
 	}
 	return artifact.Revision, nil
+}
+
+// publish is Publish, returning the whole artifact.
+func (t *Tenant) publish(ctx context.Context, repo string, files map[string]string) (*meta.Artifact, error) {
+	artifact := t.op.artifacts.PublishFiles(t.namespace+"/"+repo, files)
+	return artifact, osmtenant.SetArtifact(ctx, t.op.client, sourcev1.GitRepositoryKind, t.namespace, repo, artifact)
 }
 
 // CreateDeployment creates an OsmDeployment of the GitRepository repo, with prune, that
@@ -422,6 +431,13 @@ func (w *deploymentWatch) record(obj any) {
 func (w *deploymentWatch) start(key types.NamespacedName) {
 	cpu := cpuTime()
 	w.update(func(seen observed) { seen.starts[key] = reconcileStart{count: seen.starts[key].count + 1, cpu: cpu} })
+}
+
+// latest is the watch's latest copy of an OsmDeployment, nil when it has none.
+func (w *deploymentWatch) latest(key types.NamespacedName) *gitopsv1alpha1.OsmDeployment {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen.latest[key]
 }
 
 func (w *deploymentWatch) started(key types.NamespacedName) int {

@@ -20,11 +20,13 @@ type Report struct {
 	Started  time.Time
 	Duration time.Duration
 	// Command reproduces the run.
-	Command      string
-	Machine      Machine
-	Settings     Settings
-	Sizes        []SizeResult
-	Fleets       []FleetResult
+	Command  string
+	Machine  Machine
+	Settings Settings
+	Sizes    []SizeResult
+	Fleets   []FleetResult
+	// Hostile is the hostile tenants scenario's figures, nil when it did not run.
+	Hostile      *HostileResult
 	GoBenchmarks []GoBenchmark
 	// Errors are parts of the run that could not be measured.
 	Errors []string
@@ -66,6 +68,9 @@ func Render(w io.Writer, r *Report) error {
 	}
 	for _, f := range r.Fleets {
 		renderFleet(md, r, f)
+	}
+	if r.Hostile != nil {
+		renderHostile(md, r.Hostile)
 	}
 	renderGoBenchmarks(md, r)
 	renderMethod(md, r)

@@ -422,7 +422,7 @@ const fleetWriters = 8
 // (the packages onboarded beforehand), until all are Ready. Each fleet but the last is removed
 // before the next starts (its NS instances left in OSM), so that the next one's memory is its
 // own. The error says that a removal failed, and the later fleets were not run. It mutes the
-// operator's logs when it ends: run it last.
+// operator's logs when it ends: run it after the scenarios of one repository.
 func (b *Bench) RunFleets(ctx context.Context) ([]FleetResult, error) {
 	// The OsmDeployments of the last fleet not Ready yet keep reconciling against its stopped
 	// simulator.

@@ -63,6 +63,9 @@ func Evaluate(r *Report) []Verdict {
 		bytesFewer(r, ChangedValues, whyBytesB),
 	}
 	verdicts = append(verdicts, fleetVerdicts(r)...)
+	if r.Hostile != nil {
+		verdicts = append(verdicts, hostileVerdicts(r.Hostile)...)
+	}
 	for _, b := range r.GoBenchmarks {
 		v := Verdict{
 			Target:   fmt.Sprintf("%s in under %s", b.What, formatDuration(b.Target)),

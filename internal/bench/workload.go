@@ -88,6 +88,11 @@ func RepositoryFiles(instances []Instance, packages map[string]string) map[strin
 // ParseRevision validates repository files the way the operator does (gitops.Load), so that
 // the CLI model sends the very packages and values the operator sends.
 func ParseRevision(files map[string]string) (*gitops.Revision, error) {
+	return parseRevision(files, gitops.Options{})
+}
+
+// parseRevision loads repository files with opts.
+func parseRevision(files map[string]string, opts gitops.Options) (*gitops.Revision, error) {
 	root, err := os.MkdirTemp("", "osmops-bench-revision-")
 	if err != nil {
 		return nil, err
@@ -102,5 +107,5 @@ func ParseRevision(files map[string]string) (*gitops.Revision, error) {
 			return nil, err
 		}
 	}
-	return gitops.Load(root, gitops.Options{})
+	return gitops.Load(root, opts)
 }
