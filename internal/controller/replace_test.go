@@ -66,9 +66,9 @@ func TestForceReplacesAnInstanceWhoseNSDChanged(t *testing.T) {
 	tn.g.Expect(events).To(ContainSubstring("create ldap (replacing it (NSD changed from openldap_ns to openldap2_ns): the old instance is gone)"))
 }
 
-// withNewKNFRevision gives the KNF package of files a new software-version, which OSM accepts
+// withNewSoftwareVersion gives the OpenLDAP VNF package of files a new software-version, which OSM accepts
 // while NS instances use the package.
-func withNewKNFRevision(files map[string]string) map[string]string {
+func withNewSoftwareVersion(files map[string]string) map[string]string {
 	const vnfd = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
 	files[vnfd] = strings.Replace(files[vnfd], `version: "1.0"`, "version: \"1.0\"\n  software-version: \"1.1\"", 1)
 	return files
@@ -90,7 +90,7 @@ func TestInstancesFollowingAKNFPackageAreRefusedUpFront(t *testing.T) {
 	uploadRoute := http.MethodPut + " /osm/vnfpkgm/v1/vnf_packages/{vnfPkgId}/package_content"
 	uploads := tn.countRequests(uploadRoute)
 
-	tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap", "ldap2")))
+	tn.publish("gitops", withNewSoftwareVersion(demoRepo("1", "ldap", "ldap2")))
 	tn.eventuallyConflict(d, "OSM 19's LCM fails that move")
 	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring(`NS instance "ldap": spec.instancesFollowPackages would move VNF openldap to the new revision of VNF package openldap_knf`))
 
@@ -108,7 +108,7 @@ func TestInstancesKeepTheirPackageRevisionByDefault(t *testing.T) {
 	tn := newTenant(t)
 	d := tn.deployment("ldap", "gitops")
 	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
-	tn.eventuallyApplied(d, tn.publish("gitops", withNewKNFRevision(demoRepo("1", "ldap"))))
+	tn.eventuallyApplied(d, tn.publish("gitops", withNewSoftwareVersion(demoRepo("1", "ldap"))))
 	tn.g.Expect(tn.countRequests(http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId}/update")).To(BeZero())
 }
 
@@ -132,7 +132,7 @@ func TestFailedPackageMoveIsReportedInWords(t *testing.T) {
 
 	// Refused: the only POST under ns_instances/ of this revision is the CHANGE_VNFPKG.
 	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: "/osm/nslcm/v1/ns_instances/", Status: http.StatusUnprocessableEntity, Count: 1})
-	revision := tn.publish("gitops", withNewKNFRevision(withVDUList(demoRepo("1", "ldap"))))
+	revision := tn.publish("gitops", withNewSoftwareVersion(withVDUList(demoRepo("1", "ldap"))))
 	tn.eventuallyCondition(d, meta.ReadyCondition, ContainSubstring("move VNF package ldap: "))
 	tn.g.Expect(tn.condition(d, meta.ReadyCondition)).NotTo(ContainSubstring("PANIC"))
 	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(ContainSubstring("move VNF package ldap: "), Not(ContainSubstring("PANIC"))))
