@@ -52,6 +52,7 @@ type options struct {
 	seedFile       string
 	operationDelay time.Duration
 	tokenLifetime  time.Duration
+	autoremove     time.Duration
 	tlsCert        string
 	tlsKey         string
 	seed           uint64
@@ -77,6 +78,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		"the seed file's charts, the repositories named hold only the versions listed (default: stable/openldap 1.2.7 and 1.2.8, "+
 		"cetic/phpldapadmin 0.1.2, prometheus-community/prometheus-openldap-exporter 0.1.0); other repositories hold every version")
 	flags.DurationVar(&o.operationDelay, "operation-delay", nbisim.DefaultOperationDelay, "how long an LCM operation stays PROCESSING")
+	flags.DurationVar(&o.autoremove, "autoremove-delay", nbisim.DefaultAutoremoveDelay, "how long a terminated NS record stays before OSM's autoremove deletes it")
 	flags.DurationVar(&o.tokenLifetime, "token-lifetime", nbisim.DefaultTokenLifetime, "how long a token is valid")
 	flags.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
 	flags.StringVar(&o.tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -100,8 +102,8 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 			return nil, fmt.Errorf("--quota %s=%d: want one of OSM's quota names and a count of 0 or more", name, quota)
 		}
 	}
-	if o.operationDelay < 0 || o.tokenLifetime <= 0 {
-		return nil, errors.New("--operation-delay must not be negative and --token-lifetime must be positive")
+	if o.operationDelay < 0 || o.autoremove < 0 || o.tokenLifetime <= 0 {
+		return nil, errors.New("--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive")
 	}
 	return o, nil
 }
@@ -186,15 +188,16 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 		return nbisim.Config{}, err
 	}
 	return nbisim.Config{
-		Username:       o.username,
-		Password:       password,
-		Project:        o.project,
-		TokenLifetime:  o.tokenLifetime,
-		OperationDelay: o.operationDelay,
-		VIMAccounts:    accounts,
-		Charts:         charts,
-		Seed:           o.seed,
-		Quotas:         o.quotas,
+		Username:        o.username,
+		Password:        password,
+		Project:         o.project,
+		TokenLifetime:   o.tokenLifetime,
+		OperationDelay:  o.operationDelay,
+		AutoremoveDelay: o.autoremove,
+		VIMAccounts:     accounts,
+		Charts:          charts,
+		Seed:            o.seed,
+		Quotas:          o.quotas,
 		OnRequest: func(r nbisim.RequestRecord) {
 			fmt.Fprintf(out, "%s %s %s %d %s %dB\n",
 				r.Time.UTC().Format(time.RFC3339Nano), r.Method, r.Path, r.Status, r.Duration.Round(time.Microsecond), r.BytesSent)

@@ -26,6 +26,7 @@ type OSM interface {
 	ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
 	ListRunningOperations(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
+	ListCompletedTerminates(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)
 	UpdatePackage(ctx context.Context, id string, pkg *osmpkg.Package) error
 	SetPackageUserData(ctx context.Context, kind osmpkg.Kind, id string, data map[string]string) error
@@ -50,6 +51,8 @@ type Observed struct {
 	// Running are the ids of the operations OSM lists as PROCESSING, by NS instance _id: those
 	// the NS record shows and those it does not (queued by LCM, or not yet taken up).
 	Running map[string][]string
+	// removing are the terminated NS instances OSM is about to remove (autoremove), by _id.
+	removing map[string]bool
 	// settled are the declared NS instances not read (Scope.Settled).
 	settled map[string]bool
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
@@ -187,6 +190,9 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	if err := observeRunning(ctx, nbi, o); err != nil {
 		return nil, err
 	}
+	if err := observeRemovals(ctx, nbi, o); err != nil {
+		return nil, err
+	}
 	o.Project = project
 	if scope.WithValues {
 		if err = observeVNFRecords(ctx, nbi, instances, o); err != nil {
@@ -220,14 +226,43 @@ func observeRunning(ctx context.Context, nbi OSM, o *Observed) error {
 	return nil
 }
 
+// observeRemovals finds the terminated instances that OSM removes by itself: their terminate
+// asked for autoremove and completed, and the NBI deletes the record when LCM's message reaches
+// it, about 2 s later on OSM 19 (nbisim.DefaultAutoremoveDelay). One request, and only when an
+// observed record is NOT_INSTANTIATED and idle: a rare moment of a terminate's life.
+func observeRemovals(ctx context.Context, nbi OSM, o *Observed) error {
+	var ids []string
+	for id, record := range o.NSInstances {
+		if record.Admin.NSState == osm.NSStateNotInstantiated && !o.Busy(id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	terminates, err := nbi.ListCompletedTerminates(ctx, ids...)
+	if err != nil {
+		return fmt.Errorf("listing the completed terminates of NS instances: %w", err)
+	}
+	o.removing = map[string]bool{}
+	for _, op := range terminates {
+		if autoremove, _ := op.OperationParams["autoremove"].(bool); autoremove {
+			o.removing[op.NSInstanceID] = true
+		}
+	}
+	return nil
+}
+
 // Busy tells whether OSM has an operation on the NS instance that has not ended: the NS record
 // shows the one LCM runs, the operations list also those the NBI accepted that LCM queued
-// behind it or has not taken up yet. Nothing is sent to a busy instance, whatever the plan
-// would send (an upgrade, a package move, a terminate for a prune, a replace or a deletion):
-// OSM would accept it and run it after the other, and a plan made again at every poll would
-// send it again each time.
+// behind it or has not taken up yet; or whether OSM is about to remove it (a terminate with
+// autoremove completed). Nothing is sent to a busy instance, whatever the plan would send (an
+// upgrade, a package move, a terminate for a prune, a replace or a deletion): OSM would accept
+// it and run it after the other, and a plan made again at every poll would send it again each
+// time.
 func (o *Observed) Busy(id string) bool {
-	if len(o.Running[id]) > 0 {
+	if len(o.Running[id]) > 0 || o.removing[id] {
 		return true
 	}
 	record := o.NSInstances[id]

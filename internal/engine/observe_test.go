@@ -41,8 +41,14 @@ type listingOSM struct {
 	askedOwner                        []string
 	askedNames, askedNS, askedActions [][]string
 	askedRunning                      [][]string
-	running                           []osm.Operation
+	running, terminates               []osm.Operation
+	askedTerminates                   [][]string
 	askedProject                      int
+}
+
+func (l *listingOSM) ListCompletedTerminates(_ context.Context, ids ...string) ([]osm.Operation, error) {
+	l.askedTerminates = append(l.askedTerminates, ids)
+	return l.terminates, nil
 }
 
 func (l *listingOSM) GetProject(context.Context) (*osm.Project, error) {
@@ -111,6 +117,41 @@ func TestObserveFindsOperationsTheNSRecordDoesNotShow(t *testing.T) {
 	}
 	if !o.Busy("id-a") || o.Busy("id-b") {
 		t.Errorf("busy: a %v, b %v; want a only", o.Busy("id-a"), o.Busy("id-b"))
+	}
+}
+
+// A terminate with autoremove that completed leaves the record, NOT_INSTANTIATED, until OSM
+// removes it a moment later (about 2 s on OSM 19): it is busy, and a prune or a deletion sends
+// nothing to it. One terminated without autoremove stays: it is deleted, forced, once.
+func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
+	terminated := func(id, name string) osm.NSInstance {
+		ns := osm.NSInstance{ID: id, Name: name, NSState: osm.NSStateNotInstantiated, CurrentOperation: osm.CurrentOperationIdle}
+		ns.Admin.NSState = osm.NSStateNotInstantiated
+		return ns
+	}
+	l := &listingOSM{
+		owned: []osm.NSInstance{terminated("id-a", "a"), terminated("id-b", "b"), {ID: "id-c", Name: "c"}},
+		terminates: []osm.Operation{
+			{ID: "op-a", NSInstanceID: "id-a", OperationState: osm.OperationCompleted, OperationParams: map[string]any{"autoremove": true}},
+			{ID: "op-b", NSInstanceID: "id-b", OperationState: osm.OperationCompleted, OperationParams: map[string]any{}},
+		},
+	}
+	o, err := Observe(context.Background(), l, Scope{Owner: self.Marker()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"id-a", "id-b"}}, l.askedTerminates); diff != "" {
+		t.Errorf("completed terminates asked (-want +got):\n%s", diff)
+	}
+	plan := Compute(Input{Revision: &gitops.Revision{}, Observed: o, Owner: self, Prune: true, Inventory: gitopsv1alpha1.Inventory{
+		NsInstances: []gitopsv1alpha1.NsInstanceEntry{entry("a", "id-a", "d", gitopsv1alpha1.NsInstanceDeleting), entry("b", "id-b", "d", gitopsv1alpha1.NsInstanceDeleting)}}})
+	if diff := cmp.Diff([]string{"b@id-b (forced)"}, summarise(plan).Deletes); diff != "" {
+		t.Errorf("deletes (-want +got):\n%s", diff)
+	}
+
+	l = &listingOSM{owned: []osm.NSInstance{{ID: "id-c", Name: "c"}}}
+	if _, err := Observe(context.Background(), l, Scope{Owner: self.Marker()}); err != nil || l.askedTerminates != nil {
+		t.Errorf("with no terminated record: %v, terminates asked %v", err, l.askedTerminates)
 	}
 }
 

@@ -37,6 +37,12 @@ type Config struct {
 	// accepted (the Kafka message's way); until then the NS record does not
 	// show it. Zero: LCM takes it up at once, seen from the next request on.
 	PickupDelay time.Duration
+	// AutoremoveDelay is how long a terminated NS record stays (NOT_INSTANTIATED, its terminate
+	// COMPLETED) before the NBI removes it: with autoremove, LCM only sends a "terminated"
+	// message and the NBI's subscription thread deletes the record when it reads it
+	// (subscriptions.py), about 2 s later on OSM 19 (DefaultAutoremoveDelay). Zero: removed
+	// as the terminate completes.
+	AutoremoveDelay time.Duration
 	// QueuePollInterval and QueueTimeout are how often LCM looks again
 	// whether the operations accepted before one on the same NS have ended,
 	// and how long it waits for them before failing it. Defaults

@@ -113,6 +113,9 @@ func (s *Server) CompleteOperations() int {
 	s.pending = nil
 	completed := 0
 	for _, op := range pending {
+		if op.phase == phaseRemoving && !op.removed {
+			s.removeNS(op.ns, now) // LCM's message reaches the NBI now
+		}
 		if op.removed || op.fields.OperationState != stateProcessing {
 			continue
 		}
@@ -154,6 +157,14 @@ func (s *Server) SetPickupDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pickupDelay = max(d, 0)
+}
+
+// SetAutoremoveDelay changes how long the NS records of the terminates that
+// complete from now on stay before the NBI removes them (Config.AutoremoveDelay).
+func (s *Server) SetAutoremoveDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.autoremoveDelay = max(d, 0)
 }
 
 // SetTokenLifetime changes the lifetime of new tokens.

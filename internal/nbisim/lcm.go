@@ -52,6 +52,10 @@ const (
 	DefaultQueueTimeout      = 3600 * time.Second
 )
 
+// DefaultAutoremoveDelay is how long OSM 19 kept a terminated NS record before its autoremove,
+// measured on its real NBI and LCM (the message bus's way back to the NBI).
+const DefaultAutoremoveDelay = 2 * time.Second
+
 // An operation's phase in LCM.
 type lcmPhase int
 
@@ -63,6 +67,9 @@ const (
 	phaseWaiting
 	// phaseRunning: LCM runs it; the NS record shows it.
 	phaseRunning
+	// phaseRemoving: a terminate with autoremove completed; the NBI removes the NS record
+	// when LCM's "terminated" message reaches it.
+	phaseRemoving
 )
 
 // operationSchemas validate an operation's body (validation.py).
@@ -175,6 +182,8 @@ func (s *Server) stepOperation(op *operationRecord, at time.Time) {
 		s.waitForRelated(op, at)
 	case phaseRunning:
 		s.completeOperation(op, at)
+	case phaseRemoving:
+		s.removeNS(op.ns, at)
 	}
 }
 
@@ -250,20 +259,26 @@ func (s *Server) failWaiting(op *operationRecord, at time.Time) {
 }
 
 // runOperation plays LCM starting an operation: the NS shows it as its
-// current operation (_write_ns_status) until it is due.
+// current operation (_write_ns_status) until it is due. Only instantiate and
+// terminate write their stage into the operation as they start; action,
+// update and scale leave it as the NBI, or the wait for related tasks, wrote
+// it until they end (ns.py).
 func (s *Server) runOperation(op *operationRecord, at time.Time) {
 	ns := op.ns
 	steps := lcmSteps[op.kind]
 	op.phase = phaseRunning
 	op.due = at.Add(s.operationDelay)
-	op.fields.QueuePosition = new(int)
-	op.fields.Stage = stringPointer(steps.stage)
-	op.fields.LCMDetailedStatus = steps.stage
 	heap.Push(&s.pending, op)
 
 	ns.current = op
 	s.writeCurrentOperation(ns, steps.current, stringPointer(op.id))
-	ns.fields.DetailedStatus = steps.stage
+	ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
+	if op.kind == opInstantiate || op.kind == opTerminate {
+		op.fields.QueuePosition = new(int)
+		op.fields.Stage = stringPointer(steps.stage)
+		op.fields.LCMDetailedStatus = steps.stage
+		ns.fields.DetailedStatus = steps.stage
+	}
 	switch op.kind {
 	case opInstantiate:
 		// LCM marks the NS instantiated as soon as it starts deploying.
@@ -308,7 +323,9 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	ns.current = nil
 	s.writeCurrentOperation(ns, "IDLE", nil)
 	op.fields.StatusEnteredTime = epoch(now)
+	// _write_op_status, as every operation ends.
 	op.fields.Stage = stringPointer("")
+	op.fields.QueuePosition = new(int)
 
 	var detailedStatus any = "Done"
 	if op.failure == nil && op.action != nil && op.action.kdu != nil {
@@ -406,8 +423,12 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 			}
 		}
 		if autoremove, _ := op.fields.OperationParams.get("autoremove"); autoremove == true {
-			s.removeNS(ns, now)
-			return true
+			if s.autoremoveDelay == 0 {
+				s.removeNS(ns, now)
+				return true
+			}
+			op.phase, op.due = phaseRemoving, now.Add(s.autoremoveDelay)
+			heap.Push(&s.pending, op)
 		}
 	}
 	return false

@@ -173,7 +173,9 @@ func TestQueuedOperations(t *testing.T) {
 	waiting := func(n int) view {
 		return view{"PROCESSING", fmt.Sprintf("Waiting for %d related tasks to be completed.", n), float64(n)}
 	}
-	running := view{"PROCESSING", "Running the action.", float64(0)}
+	// action() writes nothing into its operation until it ends: one that never waited keeps the
+	// NBI's nulls, one that waited keeps what the wait wrote last (ns.py, lcm_utils.py).
+	running := view{"PROCESSING", "", nil}
 	expect := func(when string, current string, want ...view) {
 		t.Helper()
 		got := []view{look(first), look(second), look(terminate)}
@@ -187,13 +189,38 @@ func TestQueuedOperations(t *testing.T) {
 	}
 	expect("accepted", first, running, waiting(1), waiting(2))
 	h.clock.Step(DefaultQueuePollInterval) // the first completes; LCM polls again
-	expect("after the first", second, view{"COMPLETED", "", float64(0)}, running, waiting(1))
+	expect("after the first", second, view{"COMPLETED", "", float64(0)}, waiting(1), waiting(1))
 	h.clock.Step(DefaultQueuePollInterval)
 	if ns := h.ns(nsID); ns["nsState"] != "TERMINATING" || ns["currentOperationID"] != terminate {
 		t.Errorf("the terminate runs last: nsState %v, currentOperationID %v", ns["nsState"], ns["currentOperationID"])
 	}
 	h.clock.Step(testOperationDelay)
 	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
+}
+
+// With autoremove, LCM ends the terminate and sends a message; the NBI removes the NS record when
+// it reads it (subscriptions.py): meanwhile the record says NOT_INSTANTIATED and its terminate
+// COMPLETED, and a second DELETE is answered as for any record never instantiated.
+func TestAutoremoveComesAfterTheTerminate(t *testing.T) {
+	h := newLoggedIn(t, Config{AutoremoveDelay: DefaultAutoremoveDelay})
+	_, nsdID := h.onboardOpenLDAP()
+	nsID, _ := h.createNS(ldapCreateBody("ldap", nsdID, h.vimID("vim1"), nil))
+	h.clock.Step(testOperationDelay)
+	terminate := h.must(http.StatusAccepted, "DELETE", nsContentPath+"/"+nsID, nil).object(t)["_id"].(string)
+	h.clock.Step(testOperationDelay)
+
+	ns, op := h.ns(nsID), h.operation(terminate)
+	got := []any{ns["nsState"], dig(ns, "_admin", "nsState"), ns["operational-status"], ns["currentOperation"], op["operationState"], op["queuePosition"]}
+	want := []any{"NOT_INSTANTIATED", "NOT_INSTANTIATED", "terminated", "IDLE", "COMPLETED", float64(0)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("before the autoremove (-want +got):\n%s", diff)
+	}
+	h.must(http.StatusNoContent, "DELETE", nsContentPath+"/"+nsID, nil)
+	h.clock.Step(DefaultAutoremoveDelay - 1)
+	h.must(http.StatusOK, "GET", nsContentPath+"/"+nsID, nil)
+	h.clock.Step(1)
+	h.must(http.StatusNotFound, "GET", nsContentPath+"/"+nsID, nil)
+	h.must(http.StatusNotFound, "GET", operationsPath+"/"+terminate, nil)
 }
 
 // LCM gives up on an operation whose related tasks did not end within its wait (3600 s;

@@ -35,34 +35,37 @@ type Server struct {
 	account        *userRecord
 	operationDelay time.Duration
 	pickupDelay    time.Duration
-	queuePoll      time.Duration
-	queueTimeout   time.Duration
-	tokenLifetime  time.Duration
-	held           bool
-	pending        operationQueue
-	operationSeq   uint64
-	faults         countedRules[Fault]
-	failures       countedRules[OperationFailure]
-	random         *rand.Rand
-	stats          statsRecorder
+	// autoremoveDelay is Config.AutoremoveDelay.
+	autoremoveDelay time.Duration
+	queuePoll       time.Duration
+	queueTimeout    time.Duration
+	tokenLifetime   time.Duration
+	held            bool
+	pending         operationQueue
+	operationSeq    uint64
+	faults          countedRules[Fault]
+	failures        countedRules[OperationFailure]
+	random          *rand.Rand
+	stats           statsRecorder
 }
 
 // New returns a simulated NBI configured by cfg (see Config for defaults).
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:            cfg,
-		projectID:      uuid.NewString(),
-		userID:         uuid.NewString(),
-		roleIDs:        map[string]string{},
-		projectCreated: cfg.Clock(),
-		operationDelay: cfg.OperationDelay,
-		pickupDelay:    max(cfg.PickupDelay, 0),
-		queuePoll:      cfg.QueuePollInterval,
-		queueTimeout:   cfg.QueueTimeout,
-		tokenLifetime:  cfg.TokenLifetime,
-		random:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
-		stats:          newStatsRecorder(cfg.RequestLogSize),
+		cfg:             cfg,
+		projectID:       uuid.NewString(),
+		userID:          uuid.NewString(),
+		roleIDs:         map[string]string{},
+		projectCreated:  cfg.Clock(),
+		operationDelay:  cfg.OperationDelay,
+		pickupDelay:     max(cfg.PickupDelay, 0),
+		autoremoveDelay: max(cfg.AutoremoveDelay, 0),
+		queuePoll:       cfg.QueuePollInterval,
+		queueTimeout:    cfg.QueueTimeout,
+		tokenLifetime:   cfg.TokenLifetime,
+		random:          rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
+		stats:           newStatsRecorder(cfg.RequestLogSize),
 	}
 	for _, role := range defaultRoles {
 		s.roleIDs[role] = uuid.NewString()

@@ -183,5 +183,15 @@ func (c *Client) ListCompletedActions(ctx context.Context, nsInstanceIDs ...stri
 	if len(nsInstanceIDs) == 0 {
 		return nil, nil
 	}
-	return listMembers(ctx, c, completedActionsRequest(), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
+	return listMembers(ctx, c, completedOperationsRequest(OperationTypeAction), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
+}
+
+// ListCompletedTerminates returns the completed terminates of the NS instances with these ids,
+// in one request: a terminated record whose terminate asked for autoremove is about to be
+// removed by OSM itself (the NBI does it when LCM's message reaches it).
+func (c *Client) ListCompletedTerminates(ctx context.Context, nsInstanceIDs ...string) ([]Operation, error) {
+	if len(nsInstanceIDs) == 0 {
+		return nil, nil
+	}
+	return listMembers(ctx, c, completedOperationsRequest(OperationTypeTerminate), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
 }

@@ -146,8 +146,8 @@ func listVNFInstancesRequest() request {
 	return getRequest("/nslcm/v1/vnf_instances", "/nslcm/v1/vnf_instances", nil)
 }
 
-func completedActionsRequest() request {
-	query := url.Values{"lcmOperationType": {OperationTypeAction}, "operationState": {OperationCompleted}}
+func completedOperationsRequest(operationType string) request {
+	query := url.Values{"lcmOperationType": {operationType}, "operationState": {OperationCompleted}}
 	return getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", query)
 }
 
