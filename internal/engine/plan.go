@@ -666,17 +666,26 @@ func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string
 
 // runningChart is the chart a KDU's Helm release runs, as OSM reports it: the VNF record's
 // helm-chart and the charts of the completed upgrades since (Observed.KDUModels), else the NS
-// record's _admin.deployed.K8s[].kdu-model (what LCM installed); "" when OSM shows neither.
+// record's _admin.deployed.K8s[].kdu-model (what LCM installed); "" when OSM shows neither. A
+// chart of a repository named without a version gets the version the release's objects are
+// labelled with (osm.ReleaseCharts): upgraded without one, LCM would install the newest chart
+// of the repository.
 func runningChart(o *Observed, id, member, kdu string) string {
-	if chart := o.KDUModels[id][member][kdu]; chart != "" {
-		return chart
-	}
-	for _, deployed := range o.NSInstances[id].Admin.Deployed.K8s {
-		if deployed.MemberVnfIndex == member && deployed.KDUName == kdu {
-			return deployed.KDUModel
+	var deployed osm.DeployedKDU
+	for _, d := range o.NSInstances[id].Admin.Deployed.K8s {
+		if d.MemberVnfIndex == member && d.KDUName == kdu {
+			deployed = d
 		}
 	}
-	return ""
+	chart := cmp.Or(o.KDUModels[id][member][kdu], deployed.KDUModel)
+	if !osm.ChartFloats(chart) {
+		return chart
+	}
+	_, name, _ := strings.Cut(chart, "/")
+	if version := deployed.Charts.Version(name); version != "" {
+		return chart + ":" + version
+	}
+	return chart
 }
 
 // kduChanges says what differs between a declared KDU and its Helm release ("values",

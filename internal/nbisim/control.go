@@ -159,6 +159,15 @@ func (s *Server) SetPickupDelay(d time.Duration) {
 	s.pickupDelay = max(d, 0)
 }
 
+// PublishChart adds a chart version to a repository of the catalog
+// (ChartCatalog.AddChart), as a chart's maintainers publish one: LCM's next
+// installs and upgrades see it.
+func (s *Server) PublishChart(entry string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Charts.AddChart(entry)
+}
+
 // SetAutoremoveDelay changes how long the NS records of the terminates that
 // complete from now on stay before the NBI removes them (Config.AutoremoveDelay).
 func (s *Server) SetAutoremoveDelay(d time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"unicode"
@@ -145,6 +146,7 @@ func (c ChartCatalog) lookUp(ref helmChartRef) (string, error) {
 // _admin.deployed.K8s written. KDUs before the failing one keep their
 // releases.
 func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
+	var pending [][2]any
 	for _, vnf := range ns.vnfs {
 		for _, kdur := range vnf.fields.Kdur {
 			if kdur.JujuBundle != "" {
@@ -174,9 +176,37 @@ func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
 					errorMessage: lcmSteps[opInstantiate].stage + " Detail: " + detail}
 			}
 			kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.HelmChart, version: version, values: valuesFileContent(kdur.params.clone())}}}
+			pending = append(pending, [2]any{vnf, kdur})
 		}
 	}
+	ns.fields.Admin.Deployed = &deployedDoc{K8s: deployments(ns), VCA: []any{}}
+	for _, installed := range pending {
+		vnf, kdur := installed[0].(*vnfRecord), installed[1].(*kdurDoc)
+		writeHelmStatus(deployedKDU(ns, vnf, kdur), kdur.release, "install", "Install complete")
+	}
 	return nil
+}
+
+// writeHelmStatus writes what LCM's Helm connector stores of a release after an operation
+// (_store_status): the operation, the description as status, and the release's status as
+// detailed-status. The manifest is one Deployment labelled as charts made with "helm create"
+// label their objects (helm.sh/chart: <chart>-<version>), as the charts of real-osm/ do.
+func writeHelmStatus(deployed *k8sDeploymentDoc, release *helmRelease, operation, description string) {
+	current := release.current()
+	name := deployed.KduInstance
+	ref := splitKDUModel(current.chart)
+	chart := cmp.Or(ref.chart, strings.TrimSuffix(path.Base(ref.model), ".tgz"))
+	labels := newObject("app.kubernetes.io/instance", name, "app.kubernetes.io/name", chart)
+	if current.version != "" {
+		labels.set("helm.sh/chart", chart+"-"+current.version)
+	}
+	manifest := []any{newObject("apiVersion", "apps/v1", "kind", "Deployment", "metadata", newObject("name", name, "labels", labels))}
+	status := newObject(
+		"config", current.values.clone(),
+		"info", newObject("deleted", "", "description", description, "status", "deployed"),
+		"manifest", manifest, "name", name, "namespace", deployed.Namespace,
+		"version", json.Number(fmt.Sprint(len(release.revisions))))
+	deployed.Status, deployed.Operation, deployed.DetailedStatus = description, operation, pythonRepr(status)
 }
 
 // kduInstanceName is the name LCM gives a KDU's release (ns.py
@@ -267,13 +297,23 @@ func runKDUAction(ns *nsRecord, target *actionTarget, charts ChartCatalog) kduAc
 		return kduActionOutcome{failure: fmt.Sprintf("FAILED Getting vnfd from database: KDU '%s' for vnf '%s' not deployed",
 			kdur.KduName, vnf.fields.MemberVnfIndexRef)}
 	}
+	var outcome kduActionOutcome
 	switch target.primitive {
 	case "upgrade":
-		return upgradeKDU(deployed, kdur, target.params, charts)
+		outcome = upgradeKDU(deployed, kdur, target.params, charts)
+		deployed.Operation = "upgrade" // written before Helm runs: a failed upgrade leaves it
+		if outcome.failure == "" {
+			writeHelmStatus(deployed, kdur.release, "upgrade", "Upgrade complete")
+		}
 	case "rollback":
-		return rollbackKDU(deployed, kdur)
+		outcome = rollbackKDU(deployed, kdur)
+		if outcome.failure == "" {
+			writeHelmStatus(deployed, kdur.release, "rollback", fmt.Sprintf("Rollback to %d", len(kdur.release.revisions)-2))
+		}
+	default:
+		outcome = kduActionOutcome{detailedStatus: "Done"}
 	}
-	return kduActionOutcome{detailedStatus: "Done"}
+	return outcome
 }
 
 func deployedKDU(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) *k8sDeploymentDoc {

@@ -3,7 +3,9 @@ package nbisim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -174,13 +176,26 @@ func TestKDUActionsOnTheHelmRelease(t *testing.T) {
 			if !sameJSON(t, kdu.Params, test.values) || kdu.Model != model || kdu.Revision != test.revision {
 				t.Errorf("release: values %s, model %s, revision %d; want %s, %s, %d", kdu.Params, kdu.Model, kdu.Revision, test.values, model, test.revision)
 			}
-			// LCM changes neither the VNF record nor _admin.deployed.K8s.
+			// LCM changes neither the VNF record nor _admin.deployed.K8s, but for what its Helm
+			// connector writes of the release: operation, status and detailed-status.
+			withoutStatus := func(ns map[string]any) string {
+				k8s := maps.Clone(dig(ns, "_admin", "deployed", "K8s", 0).(map[string]any))
+				delete(k8s, "operation")
+				delete(k8s, "status")
+				delete(k8s, "detailed-status")
+				return fmt.Sprint(k8s)
+			}
+			after := h.ns(nsID)
+			if a, b := withoutStatus(before), withoutStatus(after); a != b {
+				t.Errorf("_admin.deployed.K8s changed:\n%v\n%v", a, b)
+			}
+			if status := dig(after, "_admin", "deployed", "K8s", 0, "detailed-status").(string); !strings.Contains(status, fmt.Sprintf("'version': %d}", test.revision)) ||
+				!strings.Contains(status, "'helm.sh/chart': 'openldap-"+kdu.ChartVersion+"'") {
+				t.Errorf("detailed-status %s: want revision %d and chart version %s", status, test.revision, kdu.ChartVersion)
+			}
 			vnfAfter := h.must(http.StatusOK, "GET", vnfInstancePath+"/"+dig(vnf, "_id").(string), nil).object(t)
 			if a, b := dig(vnf, "kdur", 0), dig(vnfAfter, "kdur", 0); fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Errorf("kdur changed:\n%v\n%v", a, b)
-			}
-			if a, b := dig(before, "_admin", "deployed", "K8s"), dig(h.ns(nsID), "_admin", "deployed", "K8s"); fmt.Sprint(a) != fmt.Sprint(b) {
-				t.Errorf("_admin.deployed.K8s changed:\n%v\n%v", a, b)
 			}
 			if kdu.RecordModel != "stable/openldap" || string(kdu.RecordParams) != dig(vnf, "kdur", 0, "additionalParams") {
 				t.Errorf("record: model %s, params %s", kdu.RecordModel, kdu.RecordParams)

@@ -401,7 +401,6 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 		ns.fields.NsState = "READY"
 		ns.fields.OperationalStatus = "running"
 		ns.fields.ConfigStatus = "configured"
-		ns.fields.Admin.Deployed = &deployedDoc{K8s: deployments(ns), VCA: []any{}}
 		for _, vnf := range ns.vnfs {
 			vnf.fields.Admin.NsState = "INSTANTIATED"
 			for _, kdur := range vnf.fields.Kdur {

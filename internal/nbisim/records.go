@@ -86,6 +86,12 @@ type k8sDeploymentDoc struct {
 	KduModel          string `json:"kdu-model"`
 	Namespace         string `json:"namespace"`
 	Status            string `json:"status"`
+	// Operation and DetailedStatus are what LCM's Helm connector writes after each install,
+	// upgrade and rollback (write_app_status_to_db): its operation, and str() of what "helm
+	// status --output yaml" printed, the manifest parsed: a Python repr, with every value of
+	// the release (those taken from Secrets too).
+	Operation      string `json:"operation,omitempty"`
+	DetailedStatus string `json:"detailed-status,omitempty"`
 }
 
 type vnfrDoc struct {

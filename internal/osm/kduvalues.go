@@ -130,6 +130,13 @@ func ReplayHelmRelease(instantiated HelmRelease, actions []KDUAction) HelmReleas
 	return revisions[len(revisions)-1]
 }
 
+// ChartFloats tells whether LCM resolves chart, a kdu_model, to the newest version of its
+// repository: a chart of a repository ("repo/name"), not a file or folder of the package (two
+// slashes or more) nor a URL, named without a version.
+func ChartFloats(chart string) bool {
+	return chart != "" && strings.Count(chart, "/") == 1 && !strings.Contains(chart, "://") && !strings.Contains(chart, ":")
+}
+
 // upgradeModel is the chart an upgrade runs (LCM's action(), "upgrade"): its kdu_model, else
 // the deployed one, whose version LCM drops unless the chart is a file of the package (two
 // slashes or more).

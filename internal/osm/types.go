@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -279,6 +281,54 @@ type DeployedKDU struct {
 	Namespace      string      `json:"namespace"`
 	K8sClusterID   string      `json:"k8scluster-uuid"`
 	Status         LooseString `json:"status"`
+	// Charts are the chart labels of the release's objects, as OSM reports them after each
+	// install, upgrade or rollback.
+	Charts ReleaseCharts `json:"detailed-status"`
+}
+
+// ReleaseCharts are the distinct "helm.sh/chart" labels (<chart>-<version>, the label Helm's
+// chart scaffold and most charts put on every object) of a release's manifest, read from the
+// detailed-status LCM writes in _admin.deployed.K8s[]: the Python repr of "helm status" with
+// the manifest parsed. It is the only place where OSM reports the version a KDU runs when its
+// chart named none. Nothing else of the detailed-status is kept: it holds every value of the
+// release, those taken from Secrets too.
+type ReleaseCharts []string
+
+// maxReleaseCharts bounds the labels kept of one release (a chart and its subcharts).
+const maxReleaseCharts = 16
+
+// releaseChartLabel is how a chart label reads in the repr: 'helm.sh/chart': 'openldap-1.2.7'.
+var releaseChartLabel = regexp.MustCompile(`'helm\.sh/chart': '([A-Za-z0-9._+-]{1,128})'`)
+
+// UnmarshalJSON keeps the chart labels of a detailed-status given as a string; any other value
+// holds none.
+func (c *ReleaseCharts) UnmarshalJSON(data []byte) error {
+	*c = nil
+	var text string
+	if json.Unmarshal(data, &text) != nil {
+		return nil
+	}
+	for _, match := range releaseChartLabel.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(*c, match[1]) && len(*c) < maxReleaseCharts {
+			*c = append(*c, match[1])
+		}
+	}
+	return nil
+}
+
+// Version is the version of chart (a chart's name, without its repository) that the labels
+// name, "" unless exactly one.
+func (c ReleaseCharts) Version(chart string) string {
+	version := ""
+	for _, label := range c {
+		if v, found := strings.CutPrefix(label, chart+"-"); found && v != "" && (v[0] >= '0' && v[0] <= '9') {
+			if version != "" && version != v {
+				return ""
+			}
+			version = v
+		}
+	}
+	return version
 }
 
 // VNFInstance is a VNF record: where OSM keeps a KNF's live KDU values.

@@ -2,6 +2,7 @@ package osm
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +219,33 @@ func TestKDURecordParamsReadsYAMLValues(t *testing.T) {
 	}
 	if _, err := (KDURecord{KDUName: "admin", AdditionalParams: `{"a": "!!yaml [1"}`}).Params(); err == nil || !strings.Contains(err.Error(), `value "a" is not YAML`) {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// OSM reports the chart version a release runs only in the labels of its objects, inside the
+// Python repr of "helm status" that LCM writes as the detailed-status of _admin.deployed.K8s[]
+// (measured on OSM 19's LCM). Only those labels are kept, never the values beside them.
+func TestReleaseChartsReadsTheChartLabelsOfTheDetailedStatus(t *testing.T) {
+	var deployed DeployedKDU
+	record := `{"kdu-name": "ldap", "detailed-status": "{'config': {'adminPassword': 's3cret'}, 'manifest': [` +
+		`{'metadata': {'labels': {'helm.sh/chart': 'openldap-1.2.7'}}}, {'metadata': {'labels': {'helm.sh/chart': 'openldap-1.2.7'}}}, ` +
+		`{'metadata': {'labels': {'helm.sh/chart': 'openldap-exporter-0.3.0'}}}], 'version': 2}"}`
+	if err := json.Unmarshal([]byte(record), &deployed); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := []string(deployed.Charts), []string{"openldap-1.2.7", "openldap-exporter-0.3.0"}; !slices.Equal(got, want) {
+		t.Errorf("charts %q, want %q", got, want)
+	}
+	for chart, want := range map[string]string{"openldap": "1.2.7", "openldap-exporter": "0.3.0", "phpldapadmin": ""} {
+		if got := deployed.Charts.Version(chart); got != want {
+			t.Errorf("version of %s = %q, want %q", chart, got, want)
+		}
+	}
+	for _, other := range []string{`{"detailed-status": {"a": 1}}`, `{"detailed-status": null}`, `{"detailed-status": 3}`,
+		`{"detailed-status": "{'manifest': [{'helm.sh/chart': 'openldap-1.2.7'}, {'helm.sh/chart': 'openldap-1.2.8'}]}"}`} {
+		var d DeployedKDU
+		if err := json.Unmarshal([]byte(other), &d); err != nil || d.Charts.Version("openldap") != "" {
+			t.Errorf("%s: %v, version %q; want no version", other, err, d.Charts.Version("openldap"))
+		}
 	}
 }
