@@ -156,7 +156,8 @@ func (r *OsmDeploymentReconciler) reconcileDeployment(ctx context.Context, obj *
 	}
 	for {
 		st := r.determineState(ctx, obj, in)
-		log.FromContext(ctx).V(1).Info("state determined", "state", st.status.String(), "reason", st.reason)
+		log.FromContext(ctx).V(1).Info("state determined", "state", st.status.String(),
+			"reason", r.secrets.mask(client.ObjectKeyFromObject(obj), st.reason)) // OSM may quote a value from a Secret
 		out := r.actForState(ctx, obj, patcher, st)
 		if out.kind != outcomeNext {
 			return out
