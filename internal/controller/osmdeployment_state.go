@@ -45,8 +45,9 @@ package controller
 //	Terminating            deleted; OSM still runs owned NS instances   terminate them, let go past spec.timeout  waiting (poll), or as DeletionBlocked
 //
 // Every requeue is jittered (outcome.result); a reconcile request is marked handled by the
-// states that plan with it (ReadFailed, OSMUnreadable, Invalid, InSync, OutOfSync once OSM
-// operations ended) and by a revision whose files are invalid.
+// states that plan with it (ReadFailed, OSMUnreadable, Invalid, InSync, OutOfSync) and by
+// OperationsEnded, which the plan follows unless settled without a request; and by a revision
+// whose files are invalid (a precondition).
 
 import (
 	"context"
@@ -154,6 +155,12 @@ func (r *OsmDeploymentReconciler) reconcileDeployment(ctx context.Context, obj *
 			return stop
 		}
 	}
+	return r.runMachine(ctx, obj, patcher, in)
+}
+
+// runMachine determines the state and acts on it until an action ends the reconcile: at most
+// twice, as the operations of the status are followed once.
+func (r *OsmDeploymentReconciler) runMachine(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, in given) outcome {
 	for {
 		st := r.determineState(ctx, obj, in)
 		log.FromContext(ctx).V(1).Info("state determined", "state", st.status.String(),

@@ -11,8 +11,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -22,6 +20,7 @@ import (
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // readOnlyOSM answers reads from fixed records (or fails them all with err) and counts the
@@ -30,7 +29,8 @@ type readOnlyOSM struct {
 	instances  []osm.NSInstance
 	unfinished []osm.Operation
 	err        error
-	mutations  int
+	// operationChecks counts the requests for operations; mutations those that change OSM.
+	operationChecks, mutations int
 }
 
 var errMutation = errors.New("readOnlyOSM: a request that changes OSM")
@@ -70,6 +70,7 @@ func (o *readOnlyOSM) ListCompletedActions(context.Context, ...string) ([]osm.Op
 	return nil, o.err
 }
 func (o *readOnlyOSM) ListUnfinishedOperations(context.Context, time.Time, ...string) ([]osm.Operation, error) {
+	o.operationChecks++
 	return o.unfinished, o.err
 }
 func (o *readOnlyOSM) ListRunningOperations(context.Context, ...string) ([]osm.Operation, error) {
@@ -183,13 +184,7 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			d.Status.Inventory = recorded
 		}, want: statusDeleted, reason: "OSM runs no NS instance of it"},
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := gitopsv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testenv.NewScheme()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osm", Generation: 1},
@@ -288,5 +283,43 @@ func TestOutcomeRequeuesAreJitteredWithinBounds(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("every requeue after %s: not jittered", interval)
+	}
+}
+
+// TestADeletionIsStatesOfTheSameMachine: the terminate of the last instance completed; one
+// reconcile of the deletion follows it (DeletionOperations), determines the state again without
+// asking OSM about operations twice, finds nothing left (Deleted) and lets the OsmDeployment go.
+func TestADeletionIsStatesOfTheSameMachine(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).Build()
+	events := newEventLog()
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, Clusters: NewClusterRegistry(),
+		OwnerIdentity: "test-manager", OperationPollInterval: time.Second}
+	obj := &gitopsv1alpha1.OsmDeployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "ldap", DeletionTimestamp: &metav1.Time{Time: time.Now()},
+			Finalizers: []string{gitopsv1alpha1.OsmDeploymentFinalizer}},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}, Prune: true},
+		Status: gitopsv1alpha1.OsmDeploymentStatus{
+			Inventory: &gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
+				{Name: "ldap", ID: "id-ldap", State: gitopsv1alpha1.NsInstanceDeleting}}},
+			Operations: []gitopsv1alpha1.OperationEntry{{ID: "op-1", Type: osm.OperationTypeTerminate, NsInstance: "ldap",
+				State: "PROCESSING", StartTime: metav1.Now()}},
+		},
+	}
+	nbi := &readOnlyOSM{} // the terminate is no longer listed as unfinished: it completed, and the record went
+
+	got := r.runMachine(context.Background(), obj, nil, given{conn: &Connection{NBI: nbi, Parallelism: 1}})
+
+	if got.kind != outcomeDone || got.after != 0 {
+		t.Errorf("outcome %+v, want done without requeue", got)
+	}
+	if nbi.operationChecks != 1 {
+		t.Errorf("operations checked %d times, want once", nbi.operationChecks)
+	}
+	if len(obj.Finalizers) != 0 || len(obj.Status.Operations) != 0 || len(obj.Status.Inventory.NsInstances) != 0 {
+		t.Errorf("finalizers %v, operations %v, inventory %v: want the OsmDeployment let go with nothing left",
+			obj.Finalizers, obj.Status.Operations, obj.Status.Inventory.NsInstances)
+	}
+	if nbi.mutations != 0 || len(events.all()) != 0 {
+		t.Errorf("%d request(s) that change OSM, events %+v: want none", nbi.mutations, events.all())
 	}
 }
