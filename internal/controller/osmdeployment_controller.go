@@ -302,7 +302,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		requested = v
 	}
-	return r.actForState(ctx, obj, patcher, r.determineState(ctx, obj, requested))
+	return r.reconcileDeployment(ctx, obj, patcher, requested).result(jitter.JitteredIntervalDuration)
 }
 
 // reportStatusRefused says, when the API server refused the status a reconcile wrote (too
@@ -321,7 +321,7 @@ func (r *OsmDeploymentReconciler) reportStatusRefused(ctx context.Context, obj *
 }
 
 // reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
-func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, bool) {
+func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (outcome, bool) {
 	for _, dep := range obj.Spec.DependsOn {
 		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
 		if key.Namespace == "" {
@@ -329,7 +329,7 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 		}
 		if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
 			markStalled(obj, gitopsv1alpha1.AccessDeniedReason, "dependency %s is in another namespace, which --no-cross-namespace-refs forbids", key)
-			return ctrl.Result{}, false
+			return stalling(0), false
 		}
 		other := &gitopsv1alpha1.OsmDeployment{}
 		err := r.Get(ctx, key, other)
@@ -341,84 +341,84 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 			continue
 		}
 		r.waitFor(obj, gitopsv1alpha1.DependencyNotReadyReason, gitopsv1alpha1.OsmDeploymentKind, refName(obj, key), why)
-		return ctrl.Result{RequeueAfter: r.RequeueDependency}, false
+		return waiting(r.RequeueDependency), false
 	}
-	return ctrl.Result{}, true
+	return outcome{}, true
 }
 
 // reconcileCluster takes the NBI connection of the OsmCluster from the pool, once the
 // OsmCluster is Ready: OSM answers and accepts its credentials.
-func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, ctrl.Result, bool) {
+func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, outcome) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, notFoundOr(err))
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+		return nil, waiting(obj.GetRetryInterval())
 	}
 	if !conditions.IsReady(cluster) {
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
 			"not Ready: "+conditions.GetMessage(cluster, meta.ReadyCondition))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+		return nil, waiting(obj.GetRetryInterval())
 	}
 	if clusterIdentity(cluster) == "" {
 		// Checked before the identity was recorded (an upgrade of osmops), or not yet for its
 		// spec: which OSM it reaches is not known, so nothing can be claimed there.
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
 			"not yet checked as it is now: which OSM it reaches is known after its next login")
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+		return nil, waiting(obj.GetRetryInterval())
 	}
 	conn, err := r.Connections.Get(ctx, cluster)
 	if err != nil {
 		// The OsmCluster reconciler reports it too, and its readiness change triggers the next reconcile.
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, err.Error())
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, false
+		return nil, waiting(obj.GetRetryInterval())
 	}
-	return conn, ctrl.Result{}, true
+	return conn, outcome{}
 }
 
 // reconcileSource resolves the source, of any kind, and its current artifact.
-func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*meta.Artifact, ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*meta.Artifact, outcome) {
 	kind := obj.Spec.SourceRef.Kind
 	key := types.NamespacedName{Namespace: obj.GetSourceNamespace(), Name: obj.Spec.SourceRef.Name}
 	if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
 		markStalled(obj, gitopsv1alpha1.AccessDeniedReason,
 			"cross-namespace reference to %s %s is forbidden (--no-cross-namespace-refs)", kind, key)
-		return nil, ctrl.Result{}, nil
+		return nil, stalling(0)
 	}
 	source, ok := NewSource(kind)
 	if !ok {
 		// The API's enum refuses other kinds; a CRD newer than this operator (installed before
 		// it during an upgrade) may not.
 		markStalled(obj, gitopsv1alpha1.SourceNotReadyReason, "source kind %q is not supported", kind)
-		return nil, ctrl.Result{}, nil
+		return nil, stalling(0)
 	}
 	if err := r.Get(ctx, key, source); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, ctrl.Result{}, err
+			return nil, retrying(err)
 		}
 		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "not found")
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+		return nil, waiting(obj.GetRetryInterval())
 	}
 	if source.GetArtifact() == nil {
 		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "no artifact yet")
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+		return nil, waiting(obj.GetRetryInterval())
 	}
-	return source.GetArtifact(), ctrl.Result{}, nil
+	return source.GetArtifact(), outcome{}
 }
 
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
 // digest and settings, for every OsmDeployment that reads it so: revisionCache), and rejects
 // the whole revision if any file is invalid.
-func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, outcome) {
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
 	case err != nil:
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, err.Error())
-		return nil, ctrl.Result{}, err
+		return nil, retrying(err)
 	case unresolved != "":
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
-		return nil, ctrl.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+		return nil, waiting(obj.GetRetryInterval())
 	}
 	r.secrets.set(client.ObjectKeyFromObject(obj), subst.SecretValues())
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath, Substitution: subst}
@@ -429,20 +429,20 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		obj.Status.LastAttemptedRevision = a.Revision
 		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", a.Revision, err)
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, err)
-		return nil, ctrl.Result{}, nil
+		return nil, stalling(0)
 	case errors.Is(err, artifact.ErrInvalidArtifact):
 		markStalled(obj, gitopsv1alpha1.ArtifactFailedReason, "artifact of %s: %s", a.Revision, err)
-		return nil, ctrl.Result{}, nil
+		return nil, stalling(0)
 	case err != nil:
 		r.waitFor(obj, gitopsv1alpha1.ArtifactFailedReason, "the artifact of revision", a.Revision, err.Error())
-		return nil, ctrl.Result{}, err
+		return nil, retrying(err)
 	}
 	if joined {
 		for _, warning := range rev.Warnings {
 			r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
 		}
 	}
-	return rev, ctrl.Result{}, nil
+	return rev, outcome{}
 }
 
 // fetchArtifact downloads an artifact, checks its digest and unpacks it into dir, within
@@ -451,20 +451,13 @@ func (r *OsmDeploymentReconciler) fetchArtifact(ctx context.Context, url, digest
 	return artifact.Fetch(ctx, r.HTTPClient, url, digest, dir, r.ArtifactLimits)
 }
 
-// reconcileOperations checks the OSM operations still running. It reports whether all of them
-// finished; failures are written to the inventory and the Ready condition.
-func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (bool, ctrl.Result, error) {
-	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
-	if err != nil {
-		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, "checking OSM operations: "+err.Error())
-		return false, ctrl.Result{}, err
-	}
-	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
-	finished = append(finished, expired...)
+// recordOperations records the OSM operations that ended in the inventory, keeps the running
+// ones, and reports failures: in the Ready condition and a Warning event.
+func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeployment, running []gitopsv1alpha1.OperationEntry, ended []engine.Outcome) {
 	obj.Status.Operations = running
 	var failures []string
 	reason := gitopsv1alpha1.OperationFailedReason
-	for _, outcome := range finished {
+	for _, outcome := range ended {
 		recordOperationMetric(outcome)
 		state := gitopsv1alpha1.NsInstanceReady
 		if outcome.Operation.MoreUpgrades {
@@ -485,32 +478,41 @@ func (r *OsmDeploymentReconciler) reconcileOperations(ctx context.Context, obj *
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
 		markStalled(obj, reason, "%s", msg)
 	}
-	if len(running) > 0 {
-		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
-		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(running), obj.Status.LastAttemptedRevision)
-		return false, ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
-	}
-	if hasFailedInstances(obj) {
+}
+
+// settleOperations records the last OSM operations, all ended: failed instances stall the
+// OsmDeployment, otherwise the revision they carried is applied. The reconcile ends there when
+// the revision was attempted already, no instance waits for a later plan and no reconcile is
+// requested: their outcome, recorded as they ended, is the status. Otherwise the plan is made.
+func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
+	r.recordOperations(obj, nil, st.ended)
+	var settled outcome
+	switch {
+	case hasFailedInstances(obj):
 		markFailedInstances(obj)
-		return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
+		settled = stalling(obj.GetRetryInterval())
+	case hasUnsettledInstances(obj):
+		return next // the revision is applied again
+	default:
+		// The finished operations are trusted: observing OSM again before Ready would read
+		// every NS and VNF record once more (most of the requests and bytes of a revision). The
+		// one case it would catch, an instance deleted while its operation ran (OSM drops its
+		// operations with it, so they look completed), is corrected by the next drift check.
+		r.markApplied(obj, obj.Status.LastAttemptedRevision)
+		settled = done(obj.GetInterval())
 	}
-	// The finished operations are trusted: observing OSM again before Ready would read every
-	// NS and VNF record once more (most of the requests and bytes of a revision). The one case
-	// it would catch, an instance deleted while its operation ran (OSM drops its operations with
-	// it, so they look completed), is corrected by the next drift check.
-	if hasUnsettledInstances(obj) {
-		return true, ctrl.Result{}, nil // reconcile applies the revision again
+	if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
+		return next
 	}
-	r.markApplied(obj, obj.Status.LastAttemptedRevision)
-	return true, ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	return settled
 }
 
 // applyPlan sends the plan to OSM, records what OSM answered and the operations to wait for.
-func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) outcome {
 	plan, revision := &st.plan, st.revision
 	if err := r.revisions.withTarballs(ctx, client.ObjectKeyFromObject(obj), plan); err != nil {
 		r.waitFor(obj, gitopsv1alpha1.ArtifactFailedReason, "the artifact of revision", revision, err.Error())
-		return ctrl.Result{}, err
+		return retrying(err)
 	}
 	obj.Status.LastAttemptedRevision = revision
 	obj.Status.Inventory = &plan.Inventory
@@ -523,10 +525,12 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		// Creates are marked pending in status before they are sent: this process's next
 		// reconcile, and every other OsmDeployment of this OSM, see them.
 		if err := patcher.Patch(ctx, obj); err != nil {
-			return ctrl.Result{}, fmt.Errorf("recording pending creates: %w", err)
+			return retrying(fmt.Errorf("recording pending creates: %w", err))
 		}
-		if res, contested, err := r.yieldContestedCreates(ctx, obj, st.identity, plan, st.previous); contested || err != nil {
-			return res, err
+		if _, contested, err := r.yieldContestedCreates(ctx, obj, st.identity, plan, st.previous); err != nil {
+			return retrying(err)
+		} else if contested {
+			return waiting(obj.GetRetryInterval()) // the requeue yieldContestedCreates asks for, jittered here
 		}
 	}
 	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
@@ -537,38 +541,38 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	if len(obj.Status.Operations) > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
-		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+		return waiting(r.OperationPollInterval)
 	}
 	if hasUnsettledInstances(obj) {
 		// Something waits for a later plan (an instance replaced, or moved after its
 		// package's upload): it is made soon, not at the next drift check.
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: waiting for OSM before the next step", revision)
-		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	return done(obj.GetInterval())
 }
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
-func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) outcome {
 	if len(plan.Orphans) > 0 && obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
 	}
 	if hasFailedInstances(obj) {
 		markFailedInstances(obj)
-		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+		return stalling(obj.GetInterval())
 	}
 	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing) + countInstances(obj, gitopsv1alpha1.NsInstanceReplacing); progressing > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for OSM to finish %d NS instance(s)", progressing)
-		return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetInterval())}, nil
+	return done(obj.GetInterval())
 }
 
 // applyFailure reports the actions OSM refused: transient ones are retried with back-off,
 // the others stall the revision until it or the spec changes.
-func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment, revision string, failures []engine.ActionError) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment, revision string, failures []engine.ActionError) outcome {
 	messages := make([]string, 0, len(failures))
 	transient := false
 	for _, f := range failures {
@@ -578,21 +582,21 @@ func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment
 	msg := fmt.Sprintf("applying %s: %s", revision, strings.Join(messages, "; "))
 	if transient {
 		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, msg)
-		return ctrl.Result{}, errors.New(msg)
+		return retrying(errors.New(msg))
 	}
 	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
 	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s", msg)
-	return ctrl.Result{}, nil
+	return stalling(0)
 }
 
 // osmFailure reports a failed read of OSM.
-func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) outcome {
 	if retryable(err) {
 		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, what+": "+err.Error())
-		return ctrl.Result{}, err
+		return retrying(err)
 	}
 	markStalled(obj, gitopsv1alpha1.OSMRequestFailedReason, "%s: %s", what, err)
-	return ctrl.Result{}, nil
+	return stalling(0)
 }
 
 // retryable tells whether trying again later may succeed: OSM unreachable or overloaded, an
@@ -767,78 +771,25 @@ func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, fromAPIServ
 	return held, nil
 }
 
-// reconcileDelete cleans OSM up as spec.deletionPolicy says, then lets the object go: it
-// terminates the owned NS instances and waits until OSM has removed them (Delete,
-// WaitForTermination, MirrorPrune with prune), or leaves them running (Orphan, MirrorPrune
-// without prune, suspended).
+// A deletion cleans OSM up as spec.deletionPolicy says, then lets the object go: it terminates
+// the owned NS instances and waits until OSM has removed them (Delete, WaitForTermination,
+// MirrorPrune with prune), or leaves them running (Orphan, MirrorPrune without prune,
+// suspended). Its states are those of the machine (determineDeletionState).
 //
 // Deletion always ends, but with WaitForTermination: when OSM cannot be reached for good (the
 // OsmCluster is gone, or is being deleted and its Secrets are gone with no client left in the
 // pool), or the NS instances are not gone within spec.timeout of the deletion (OSM down or
 // failing, terminations that do not end), the finalizer is removed with a Warning event that
 // lists the NS instances OSM may still run.
-func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (ctrl.Result, error) {
-	if obj.Status.Inventory == nil {
-		obj.Status.Inventory = &gitopsv1alpha1.Inventory{}
-	}
-	recorded := len(obj.Status.Inventory.NsInstances)
-	if !obj.TerminatesOnDeletion() {
-		if recorded > 0 {
-			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "%s: %d NS instance(s) left running in OSM: %s",
-				orphanedBecause(obj), recorded, describeInstances(obj.Status.Inventory.NsInstances))
-		}
-		r.release(obj)
-		return ctrl.Result{}, nil
-	}
-	conn, blocked, final, err := r.deletionConnection(ctx, obj)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if conn == nil {
-		if recorded == 0 {
-			r.release(obj) // nothing known to terminate, and no OSM to ask for its markers
-			return ctrl.Result{}, nil
-		}
-		return r.deletionBlocked(obj, blocked, final, nil)
-	}
-	// The operations OSM accepted are followed until they end, and nothing more is sent to
-	// their instances meanwhile (engine.Observed.Busy): each terminate is sent once.
-	failed, err := r.followDeletionOperations(ctx, obj, conn)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return ctrl.Result{}, err // the manager is stopping: no wait to report
-	case err != nil:
-		return r.deletionBlocked(obj, "checking OSM operations: "+err.Error(), false, err)
-	case failed != "":
-		return r.deletionBlocked(obj, failed, false, nil) // sent again after the retry interval
-	}
-	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
-	// OSM still say this OsmDeployment owns.
-	owner := r.owner(obj)
-	scope := engine.ScopeOf(&gitops.Revision{}, *obj.Status.Inventory, owner)
-	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
-	observed, err := engine.Observe(ctx, conn.NBI, scope)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctrl.Result{}, err // the manager is stopping: no wait to report
-		}
-		return r.deletionBlocked(obj, "observing OSM: "+err.Error(), false, err)
-	}
-	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	previous := *obj.Status.Inventory
-	plan := engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: previous,
-		Owner: owner, LiveOwners: liveOwners, Prune: true})
+
+// terminate sends OSM the terminations the deletion's plan holds (Terminating), and waits for
+// OSM to remove the instances, until the deletion's timeout.
+func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
+	plan := &st.plan
 	obj.Status.Inventory = &plan.Inventory
-	if len(plan.Inventory.NsInstances) == 0 {
-		r.release(obj)
-		return ctrl.Result{}, nil
-	}
 	if len(plan.Deletes) > 0 {
-		result := engine.Apply(ctx, conn.NBI, &plan, observed, conn.Parallelism)
-		recordApplied(obj, previous, &plan, result, time.Now())
+		result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
+		recordApplied(obj, st.previous, plan, result, time.Now())
 		if len(result.Errors) > 0 {
 			messages := make([]string, 0, len(result.Errors))
 			transient := false
@@ -860,22 +811,17 @@ func (r *OsmDeploymentReconciler) reconcileDelete(ctx context.Context, obj *gito
 		return r.letGo(obj, fmt.Sprintf("OSM has not removed them within the timeout (%s) of the deletion", obj.GetTimeout()))
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "deleting: waiting for OSM to remove %d NS instance(s)", len(plan.Inventory.NsInstances))
-	return ctrl.Result{RequeueAfter: r.OperationPollInterval}, nil
+	return waiting(r.OperationPollInterval)
 }
 
-// followDeletionOperations checks the OSM operations the status lists (the terminates sent, and
-// any operation of the apply path still running when the deletion came) and records those that
-// ended in the inventory: a completed terminate removes its instance. It returns the failures of
-// terminates.
-func (r *OsmDeploymentReconciler) followDeletionOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (string, error) {
-	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
-	if err != nil {
-		return "", err
-	}
-	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
+// recordDeletionOperations records the OSM operations the status lists that ended (the
+// terminates sent, and any operation of the apply path still running when the deletion came)
+// in the inventory: a completed terminate removes its instance. It returns the failures of
+// terminates, reported in a Warning event.
+func (r *OsmDeploymentReconciler) recordDeletionOperations(obj *gitopsv1alpha1.OsmDeployment, running []gitopsv1alpha1.OperationEntry, ended []engine.Outcome) string {
 	obj.Status.Operations = running
 	var failures []string
-	for _, outcome := range append(finished, expired...) {
+	for _, outcome := range ended {
 		state := gitopsv1alpha1.NsInstanceReady
 		if outcome.Failed {
 			state = gitopsv1alpha1.NsInstanceFailed
@@ -890,7 +836,7 @@ func (r *OsmDeploymentReconciler) followDeletionOperations(ctx context.Context, 
 	if failed != "" {
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.OperationFailedReason, "deletion: %s", failed)
 	}
-	return failed, nil
+	return failed
 }
 
 // deletionConnection takes the OsmCluster's connection from the pool, whatever the OsmCluster's
@@ -921,7 +867,7 @@ func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *g
 // tries again (err, when not nil, is retried with back-off), unless OSM cannot be reached for
 // good (final) or the deletion's timeout has passed, when it lets the OsmDeployment go. With
 // WaitForTermination it waits however long it takes.
-func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeployment, why string, final bool, err error) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeployment, why string, final bool, err error) outcome {
 	policy := obj.GetDeletionPolicy()
 	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination && (final || r.deletionExpired(obj)) {
 		return r.letGo(obj, why)
@@ -929,13 +875,13 @@ func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeploym
 	r.waitFor(obj, gitopsv1alpha1.DeletionFailedReason, "OSM to terminate", fmt.Sprintf("%d NS instance(s)", len(obj.Status.Inventory.NsInstances)),
 		fmt.Sprintf("%s (deletionPolicy %s)", why, policy))
 	if err != nil {
-		return ctrl.Result{}, err
+		return retrying(err)
 	}
 	retry := obj.GetRetryInterval()
 	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination {
 		retry = min(retry, time.Until(r.deletionDeadline(obj)))
 	}
-	return ctrl.Result{RequeueAfter: retry}, nil
+	return waiting(retry)
 }
 
 // deletionDeadline is when a deletion stops waiting for OSM: spec.timeout after it was asked.
@@ -951,13 +897,13 @@ func (r *OsmDeploymentReconciler) deletionExpired(obj *gitopsv1alpha1.OsmDeploym
 
 // letGo ends a deletion that could not clean OSM up, as kustomize-controller does: a Warning
 // event lists the NS instances OSM may still run, and the finalizer is removed.
-func (r *OsmDeploymentReconciler) letGo(obj *gitopsv1alpha1.OsmDeployment, why string) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) letGo(obj *gitopsv1alpha1.OsmDeployment, why string) outcome {
 	entries := obj.Status.Inventory.NsInstances
 	r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.DeletionFailedReason,
 		"%s; deletionPolicy %s lets the OsmDeployment go: %d NS instance(s) may still run in OSM: %s",
 		why, obj.GetDeletionPolicy(), len(entries), describeInstances(entries))
 	r.release(obj)
-	return ctrl.Result{}, nil
+	return done(0)
 }
 
 // orphanedBecause says why a deletion leaves the NS instances running.

@@ -1,16 +1,64 @@
 package controller
 
+// The OsmDeployment reconcile reads, then acts, as helm-controller's does.
+//
+// Preconditions run first (checkPreconditions), in order: the dependencies (dependsOn), the
+// OsmCluster and its connection, the source and its artifact, the revision (fetched, verified,
+// validated, variables substituted) and the values of its KDUs. Each one that does not hold
+// writes the condition that says why and ends the reconcile with its outcome: waiting (it
+// resolves by itself), stalling (only a new spec or revision mends it) or retryable (an error).
+// A deletion or spec.suspend skips them.
+//
+// Then determineState reads, and writes nothing: the spec, the status, the OsmCluster, and what
+// OSM answers (operations, records: GET requests only). It returns one state with its reason;
+// actForState runs that state's one action, which alone writes conditions, events and status
+// and alone sends changes to OSM, and returns a typed outcome (outcome.go): done, waiting,
+// stalling, retryable, or next (determine again: the action recorded operations that ended).
+//
+//	state                  recognised by                                action                                    outcome
+//	---------------------  -------------------------------------------  ----------------------------------------  --------------------------------------
+//	Suspended              spec.suspend, not deleted                    suspend: Ready keeps its status,          done (no requeue)
+//	                                                                    reason Suspended
+//	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
+//	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (operation poll interval)
+//	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
+//	                       timed out                                    else the revision is marked applied       unsettled, no request): stalling
+//	                                                                                                              (retryInterval) on failures, else done
+//	                                                                                                              (interval); otherwise next
+//	ReadFailed             a read of the API server failed, or OSM's    nothing written                           retryable
+//	                       while the manager stops
+//	OSMUnreadable          observing OSM failed                         osmFailure: waitFor or stall              retryable (transient) or stalling
+//	Invalid                the plan has problems (references OSM        stall Conflict or ValidationFailed,       stalling (retryInterval: OSM may
+//	                       lacks, conflicts)                            Warning event                             change by hand)
+//	InSync                 the plan changes nothing                     inventory, drift report, Ready            done (interval); stalling on failed
+//	                                                                                                              instances; waiting (poll) on progress
+//	OutOfSync              the plan changes OSM                         apply it, record what OSM answered        waiting (poll) on operations; done
+//	                                                                                                              (interval); retryable or stalling on
+//	                                                                                                              refusals
+//	Orphaning              deleted; deletionPolicy (or suspend, or      Normal event Orphaned, finalizer removed  done
+//	                       MirrorPrune without prune) leaves NS
+//	                       instances running
+//	Deleted                deleted; nothing left in OSM to wait for     finalizer removed                         done
+//	DeletionBlocked        deleted; OSM unreachable or its operations   let go (final or timed out) or            done, retryable, or waiting
+//	                       unknown                                      waitFor DeletionFailed                    (retryInterval, not past spec.timeout)
+//	DeletionOperations     deleted; status lists operations             record them; failed terminates block      next, or as DeletionBlocked
+//	Terminating            deleted; OSM still runs owned NS instances   terminate them, let go past spec.timeout  waiting (poll), or as DeletionBlocked
+//
+// Every requeue is jittered (outcome.result); a reconcile request is marked handled by the
+// states that plan with it (ReadFailed, OSMUnreadable, Invalid, InSync, OutOfSync) and by
+// OperationsEnded, which the plan follows unless settled without a request; and by a revision
+// whose files are invalid (a precondition).
+
 import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/jitter"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -20,104 +68,263 @@ import (
 	"github.com/osmops/osmops/internal/gitops"
 )
 
-// deploymentStatus is what an OsmDeployment needs, as determineState finds it; one switch, in
-// actForState, acts on it (helm-controller's DetermineReleaseState and actionForState).
+// deploymentStatus is what an OsmDeployment needs, as determineState finds it (the state
+// table above); one switch, in actForState, acts on it (helm-controller's
+// DetermineReleaseState and actionForState).
 type deploymentStatus int
 
 const (
-	// statusDeleting: the OsmDeployment is being deleted: OSM is cleaned up as its
-	// deletionPolicy says.
-	statusDeleting deploymentStatus = iota
-	// statusSuspended: nothing is applied, nothing is pruned.
-	statusSuspended
-	// statusBlocked: a dependency, the OsmCluster, the source, the revision's files or OSM's
-	// answers stop the reconcile; the step that found it wrote the condition that says why.
-	statusBlocked
-	// statusOperationsRunning: OSM operations the operator started still run.
+	statusSuspended deploymentStatus = iota
+	statusOperationsUnknown
 	statusOperationsRunning
-	// statusSettled: the last operations ended, on the revision already attempted, and no
-	// reconcile is requested: their outcome, recorded as they ended, is the status.
-	statusSettled
-	// statusInvalid: the plan cannot be applied (engine.Problem: references OSM lacks, conflicts).
+	statusOperationsEnded
+	statusReadFailed
+	statusOSMUnreadable
 	statusInvalid
-	// statusInSync: OSM matches the revision.
 	statusInSync
-	// statusOutOfSync: the plan changes OSM.
 	statusOutOfSync
+	statusOrphaning
+	statusDeleted
+	statusDeletionBlocked
+	statusDeletionOperations
+	statusTerminating
 )
+
+var statusNames = [...]string{"Suspended", "OperationsUnknown", "OperationsRunning", "OperationsEnded",
+	"ReadFailed", "OSMUnreadable", "Invalid", "InSync", "OutOfSync",
+	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating"}
+
+func (s deploymentStatus) String() string { return statusNames[s] }
 
 // deploymentState is what determineState found, with what acting on it needs.
 type deploymentState struct {
 	status deploymentStatus
-	// result and err end the reconcile of a blocked, running or settled state.
-	result ctrl.Result
-	err    error
+	// reason says why, for the log.
+	reason string
+	// err is the failure that made the state (ReadFailed, OSMUnreadable, OperationsUnknown,
+	// DeletionBlocked).
+	err error
 
 	conn     *Connection
 	revision string
 	rev      *gitops.Revision
+	// requested is the reconcile request this state handles ("" when none or not yet).
+	requested string
 	// identity is the OSM's (clusterIdentity).
 	identity string
 	observed *engine.Observed
 	// previous is the inventory before the plan.
 	previous gitopsv1alpha1.Inventory
 	plan     engine.Plan
+
+	// running and ended are the operations of the status that OSM still runs, and those that
+	// ended or timed out (Operations*, DeletionOperations).
+	running []gitopsv1alpha1.OperationEntry
+	ended   []engine.Outcome
+	// final tells a DeletionBlocked that OSM cannot be reached for good.
+	final bool
 }
 
-func stopped(status deploymentStatus, result ctrl.Result, err error) deploymentState {
-	return deploymentState{status: status, result: result, err: err}
+// readFailed is the state of a read that failed with nothing to report but the error.
+func readFailed(err error) deploymentState {
+	return deploymentState{status: statusReadFailed, reason: err.Error(), err: err}
 }
 
-// determineState finds what the OsmDeployment needs: it resolves the dependencies, the
-// OsmCluster and the source, loads the revision, follows the running OSM operations, then
-// observes OSM and plans. A reconcile request (requested, "" when none) is marked handled
-// only once the revision was checked or planned with it: one that arrives while OSM operations
-// run waits for them to end or time out.
-func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, requested string) deploymentState {
-	switch {
-	case !obj.DeletionTimestamp.IsZero():
-		return deploymentState{status: statusDeleting}
-	case obj.Spec.Suspend:
-		return deploymentState{status: statusSuspended}
+// given is what the preconditions found, and what the machine has learnt in this reconcile.
+type given struct {
+	conn *Connection
+	// revision is the artifact's, rev its content with values resolved.
+	revision string
+	rev      *gitops.Revision
+	// requested is the reconcile request not handled yet ("" when none).
+	requested string
+	// operationsFollowed: the operations of the status were checked in this reconcile.
+	operationsFollowed bool
+}
+
+// reconcileDeployment runs the preconditions, then the machine until an action ends it.
+func (r *OsmDeploymentReconciler) reconcileDeployment(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, requested string) outcome {
+	in := given{requested: requested}
+	if obj.DeletionTimestamp.IsZero() {
+		passed, stop := true, outcome{}
+		if !obj.Spec.Suspend {
+			in, stop, passed = r.checkPreconditions(ctx, obj, requested)
+		}
+		r.hold(ctx, obj)
+		if !passed {
+			return stop
+		}
 	}
+	return r.runMachine(ctx, obj, patcher, in)
+}
+
+// runMachine determines the state and acts on it until an action ends the reconcile: at most
+// twice, as the operations of the status are followed once.
+func (r *OsmDeploymentReconciler) runMachine(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, in given) outcome {
+	for {
+		st := r.determineState(ctx, obj, in)
+		log.FromContext(ctx).V(1).Info("state determined", "state", st.status.String(),
+			"reason", r.secrets.mask(client.ObjectKeyFromObject(obj), st.reason)) // OSM may quote a value from a Secret
+		out := r.actForState(ctx, obj, patcher, st)
+		if out.kind != outcomeNext {
+			return out
+		}
+		in.operationsFollowed, in.conn = true, st.conn
+	}
+}
+
+// hold keeps the finalizer on an OsmDeployment that is not being deleted, before anything is
+// sent to OSM, and drops the claims on an OSM the spec no longer points at (without its
+// OsmCluster, on any).
+func (r *OsmDeploymentReconciler) hold(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) {
+	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	r.Clusters.ReleaseElsewhere(client.ObjectKeyFromObject(obj).String(), identity)
+}
+
+// checkPreconditions resolves, in order, the dependencies, the OsmCluster, the source, the
+// revision and its values; the first that does not hold wrote why, and its outcome ends the
+// reconcile (passed false).
+func (r *OsmDeploymentReconciler) checkPreconditions(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, requested string) (given, outcome, bool) {
 	r.resume(obj)
 	// Every step says again what holds it up: a stall of an earlier reconcile does not outlive
 	// the change that triggered this one.
 	conditions.Delete(obj, meta.StalledCondition)
-	if res, ready := r.reconcileDependencies(ctx, obj); !ready {
-		return stopped(statusBlocked, res, nil)
+	if out, ready := r.reconcileDependencies(ctx, obj); !ready {
+		return given{}, out, false
 	}
-	conn, res, ready := r.reconcileCluster(ctx, obj)
-	if !ready {
-		return stopped(statusBlocked, res, nil)
+	conn, out := r.reconcileCluster(ctx, obj)
+	if conn == nil {
+		return given{}, out, false
 	}
-	artifactRef, res, err := r.reconcileSource(ctx, obj)
+	artifactRef, out := r.reconcileSource(ctx, obj)
 	if artifactRef == nil {
-		return stopped(statusBlocked, res, err)
+		return given{}, out, false
 	}
-	rev, res, err := r.reconcileRevision(ctx, obj, artifactRef)
+	rev, out := r.reconcileRevision(ctx, obj, artifactRef)
 	if rev == nil {
 		if conditions.IsStalled(obj) && requested != "" {
 			obj.Status.SetLastHandledReconcileRequest(requested) // the revision is invalid: nothing to retry
 		}
-		return stopped(statusBlocked, res, err)
+		return given{}, out, false
 	}
-	if len(obj.Status.Operations) > 0 {
-		finished, res, err := r.reconcileOperations(ctx, obj, conn)
+	if rev, out = r.resolveValues(ctx, obj, rev, artifactRef.Revision); rev == nil {
+		return given{}, out, false
+	}
+	return given{conn: conn, revision: artifactRef.Revision, rev: rev, requested: requested}, outcome{}, true
+}
+
+// determineState finds what the OsmDeployment needs. It only reads: the spec and status, the
+// OsmCluster, and OSM (the operations the status lists, then the records a plan needs); it
+// writes nothing and sends nothing that changes OSM. A reconcile request is handled by the plan
+// once OSM operations ended: one that arrives while they run waits for them to end or time out.
+func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, in given) deploymentState {
+	switch {
+	case !obj.DeletionTimestamp.IsZero():
+		return r.determineDeletionState(ctx, obj, in)
+	case obj.Spec.Suspend:
+		return deploymentState{status: statusSuspended, reason: "spec.suspend is set"}
+	}
+	if len(obj.Status.Operations) > 0 && !in.operationsFollowed {
+		st := deploymentState{conn: in.conn, revision: in.revision}
+		var err error
+		st.running, st.ended, err = r.checkOperations(ctx, obj, in.conn)
 		switch {
-		case !finished || err != nil:
-			return stopped(statusOperationsRunning, res, err)
-		case obj.Status.LastAttemptedRevision == artifactRef.Revision && !hasUnsettledInstances(obj) && requested == "":
-			return stopped(statusSettled, res, nil)
+		case err != nil:
+			st.status, st.reason, st.err = statusOperationsUnknown, "checking OSM operations: "+err.Error(), err
+		case len(st.running) > 0:
+			st.status, st.reason = statusOperationsRunning, fmt.Sprintf("%d OSM operation(s) run", len(st.running))
+		default:
+			// Settled only without a request: one is handled by the plan that follows.
+			st.status, st.reason, st.requested = statusOperationsEnded, fmt.Sprintf("%d OSM operation(s) ended", len(st.ended)), in.requested
+		}
+		return st
+	}
+	st := r.observeAndPlan(ctx, obj, in.conn, in.rev, in.revision, in.requested != "")
+	st.requested = in.requested
+	if st.reason == "" {
+		st.reason = fmt.Sprintf("revision %s: %d problem(s), %d change(s)", in.revision, len(st.plan.Problems), st.plan.Mutations())
+	}
+	return st
+}
+
+// checkOperations asks OSM about the operations the status lists: those it still runs, and
+// those that ended or ran past spec.timeout.
+func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
+	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
+	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
+	if err != nil {
+		return nil, nil, err
+	}
+	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
+	return running, append(finished, expired...), nil
+}
+
+// determineDeletionState finds what the deletion of an OsmDeployment needs, as spec.deletionPolicy
+// says: nothing (Orphaning), or OSM's terminations, read from the OSM the OsmCluster reaches.
+func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, in given) deploymentState {
+	var inventory gitopsv1alpha1.Inventory
+	if obj.Status.Inventory != nil {
+		inventory = *obj.Status.Inventory
+	}
+	if !obj.TerminatesOnDeletion() {
+		return deploymentState{status: statusOrphaning, reason: orphanedBecause(obj)}
+	}
+	conn := in.conn
+	if conn == nil {
+		var why string
+		var final bool
+		var err error
+		conn, why, final, err = r.deletionConnection(ctx, obj)
+		switch {
+		case err != nil:
+			return readFailed(err)
+		case conn == nil && len(inventory.NsInstances) == 0:
+			// Nothing known to terminate, and no OSM to ask for its markers.
+			return deploymentState{status: statusDeleted, reason: why + ", no NS instance recorded"}
+		case conn == nil:
+			return deploymentState{status: statusDeletionBlocked, reason: why, final: final}
 		}
 	}
-	if requested != "" {
-		obj.Status.SetLastHandledReconcileRequest(requested)
+	if len(obj.Status.Operations) > 0 && !in.operationsFollowed {
+		// The operations OSM accepted are followed until they end, and nothing more is sent to
+		// their instances meanwhile (engine.Observed.Busy): each terminate is sent once.
+		running, ended, err := r.checkOperations(ctx, obj, conn)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return readFailed(err) // the manager is stopping: no wait to report
+		case err != nil:
+			return deploymentState{status: statusDeletionBlocked, reason: "checking OSM operations: " + err.Error(), err: err}
+		}
+		return deploymentState{status: statusDeletionOperations, conn: conn, running: running, ended: ended,
+			reason: fmt.Sprintf("%d OSM operation(s) run, %d ended", len(running), len(ended))}
 	}
-	if rev, res, err = r.resolveValues(ctx, obj, rev, artifactRef.Revision); rev == nil {
-		return stopped(statusBlocked, res, err)
+	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
+	// OSM still say this OsmDeployment owns.
+	owner := r.owner(obj)
+	scope := engine.ScopeOf(&gitops.Revision{}, inventory, owner)
+	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
+	observed, err := engine.Observe(ctx, conn.NBI, scope)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return readFailed(err) // the manager is stopping: no wait to report
+	case err != nil:
+		return deploymentState{status: statusDeletionBlocked, reason: "observing OSM: " + err.Error(), err: err}
 	}
-	return r.observeAndPlan(ctx, obj, conn, rev, artifactRef.Revision, requested != "")
+	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return readFailed(err)
+	}
+	st := deploymentState{conn: conn, observed: observed, previous: inventory,
+		plan: engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: inventory,
+			Owner: owner, LiveOwners: liveOwners, Prune: true})}
+	if len(st.plan.Inventory.NsInstances) == 0 {
+		st.status, st.reason = statusDeleted, "OSM runs no NS instance of it"
+		return st
+	}
+	st.status, st.reason = statusTerminating, fmt.Sprintf("OSM runs %d NS instance(s) of it, %d to terminate",
+		len(st.plan.Inventory.NsInstances), len(st.plan.Deletes))
+	return st
 }
 
 // observeAndPlan observes OSM (the OsmDeployment's own records, and the owners of what it
@@ -132,22 +339,21 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	observed, err := engine.Observe(ctx, conn.NBI, observationScope(obj, rev, revision, st.previous, owner))
 	if err != nil {
 		if ctx.Err() != nil {
-			return stopped(statusBlocked, ctrl.Result{}, err) // the manager is stopping: no wait to report
+			return readFailed(err) // the manager is stopping: no wait to report
 		}
-		res, err := r.osmFailure(obj, "observing OSM", err)
-		return stopped(statusBlocked, res, err)
+		return deploymentState{status: statusOSMUnreadable, reason: "observing OSM: " + err.Error(), err: err}
 	}
 	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
 	if err != nil {
-		return stopped(statusBlocked, ctrl.Result{}, err)
+		return readFailed(err)
 	}
 	st.identity, err = r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
 	if err != nil {
-		return stopped(statusBlocked, ctrl.Result{}, fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err))
+		return readFailed(fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err))
 	}
 	claims, err := r.claims(ctx, obj, rev, st.identity)
 	if err != nil {
-		return stopped(statusBlocked, ctrl.Result{}, err)
+		return readFailed(err)
 	}
 	st.observed = observed
 	st.plan = engine.Compute(planInput(obj, rev, observed, withoutRetries(st.previous, retryFailed), owner, liveOwners, claims))
@@ -236,23 +442,34 @@ func (r *OsmDeploymentReconciler) reportDrift(obj *gitopsv1alpha1.OsmDeployment,
 	conditions.MarkTrue(obj, gitopsv1alpha1.DriftedCondition, gitopsv1alpha1.DriftDetectedReason, "%s", msg)
 }
 
-// actForState acts on the state determineState found.
-func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
-	if st.status == statusDeleting {
-		return r.reconcileDelete(ctx, obj)
+// actForState runs the one action of the state determineState found: it alone writes the
+// conditions, events and status, and sends changes to OSM.
+func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) outcome {
+	if st.requested != "" {
+		obj.Status.SetLastHandledReconcileRequest(st.requested)
 	}
-	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
-	// Names claimed on an OSM the spec no longer points at are no longer held there; without
-	// its OsmCluster, on none.
-	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	r.Clusters.ReleaseElsewhere(client.ObjectKeyFromObject(obj).String(), identity)
+	if !obj.DeletionTimestamp.IsZero() && obj.Status.Inventory == nil {
+		obj.Status.Inventory = &gitopsv1alpha1.Inventory{} // a deletion's actions read and report it
+	}
 	switch st.status {
 	case statusSuspended:
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
 		r.suspend(obj)
-		return ctrl.Result{}, nil
-	case statusBlocked, statusOperationsRunning, statusSettled:
-		return st.result, st.err
+		return done(0)
+	case statusOperationsUnknown:
+		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, st.reason)
+		return retrying(st.err)
+	case statusOperationsRunning:
+		r.recordOperations(obj, st.running, st.ended)
+		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
+		return waiting(r.OperationPollInterval)
+	case statusOperationsEnded:
+		return r.settleOperations(obj, st)
+	case statusReadFailed:
+		return retrying(st.err)
+	case statusOSMUnreadable:
+		return r.osmFailure(obj, "observing OSM", st.err)
 	case statusInvalid:
 		obj.Status.LastAttemptedRevision = st.revision
 		err, unresolved := st.plan.Invalid()
@@ -264,15 +481,37 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "revision %s %s: %s", st.revision, verdict, err)
 		// What stops it may change in OSM (a VIM account or an NSD made by hand, an owner
 		// deleted): the plan is made again, unlike a file only a new revision can mend.
-		return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, nil
+		return stalling(obj.GetRetryInterval())
 	case statusInSync:
 		r.reportDrift(obj, st.plan)
 		obj.Status.LastAttemptedRevision = st.revision
 		obj.Status.Inventory = &st.plan.Inventory
 		setSummary(obj, len(st.rev.NsInstances))
 		return r.finishWithoutChanges(obj, st.revision, st.plan)
-	default: // statusOutOfSync
+	case statusOutOfSync:
 		r.reportDrift(obj, st.plan)
 		return r.applyPlan(ctx, obj, patcher, st)
+	case statusOrphaning:
+		if entries := obj.Status.Inventory.NsInstances; len(entries) > 0 {
+			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "%s: %d NS instance(s) left running in OSM: %s",
+				st.reason, len(entries), describeInstances(entries))
+		}
+		r.release(obj)
+		return done(0)
+	case statusDeleted:
+		if st.observed != nil {
+			obj.Status.Inventory = &st.plan.Inventory
+		}
+		r.release(obj)
+		return done(0)
+	case statusDeletionBlocked:
+		return r.deletionBlocked(obj, st.reason, st.final, st.err)
+	case statusDeletionOperations:
+		if failed := r.recordDeletionOperations(obj, st.running, st.ended); failed != "" {
+			return r.deletionBlocked(obj, failed, false, nil) // sent again after the retry interval
+		}
+		return next
+	default: // statusTerminating
+		return r.terminate(ctx, obj, st)
 	}
 }

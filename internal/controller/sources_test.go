@@ -77,9 +77,9 @@ func TestUnknownSourceKindStalls(t *testing.T) {
 	d := &gitopsv1alpha1.OsmDeployment{Spec: gitopsv1alpha1.OsmDeploymentSpec{
 		SourceRef: gitopsv1alpha1.SourceReference{Kind: "ExternalArtifact", Name: "gitops"},
 	}}
-	artifact, _, err := (&OsmDeploymentReconciler{}).reconcileSource(context.Background(), d)
+	artifact, out := (&OsmDeploymentReconciler{}).reconcileSource(context.Background(), d)
 	g := NewWithT(t)
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.err).NotTo(HaveOccurred())
 	g.Expect(artifact).To(BeNil())
 	g.Expect(conditionOf(d.Status.Conditions, meta.StalledCondition)).To(gstruct.PointTo(And(
 		HaveField("Reason", gitopsv1alpha1.SourceNotReadyReason), HaveField("Message", ContainSubstring(`"ExternalArtifact"`)))))

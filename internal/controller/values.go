@@ -118,18 +118,18 @@ func (r *OsmDeploymentReconciler) substitution(ctx context.Context, obj *gitopsv
 // that do not resolve hold the OsmDeployment back, Waiting, and are tried again: the objects
 // may be created or mended without a new revision.
 func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
-	rev *gitops.Revision, revision string) (*gitops.Revision, reconcile.Result, error) {
+	rev *gitops.Revision, revision string) (*gitops.Revision, outcome) {
 	resolved, err := gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace))
 	var unresolved *gitops.ValuesProblems
 	switch {
 	case errors.As(err, &unresolved):
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
-		return nil, reconcile.Result{RequeueAfter: obj.GetRetryInterval()}, nil
+		return nil, waiting(obj.GetRetryInterval())
 	case err != nil:
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
-		return nil, reconcile.Result{}, err
+		return nil, retrying(err)
 	}
-	return resolved, reconcile.Result{}, nil
+	return resolved, outcome{}
 }
 
 // deploymentsReading maps a labelled ConfigMap or Secret (kind) to the OsmDeployments of its

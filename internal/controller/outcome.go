@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/jitter"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// outcomeKind is how a step of the OsmDeployment reconcile ended (a precondition or the action
+// of a state), as source-controller's reconcile results say it: one function, outcome.result,
+// turns it into what controller-runtime takes.
+type outcomeKind int
+
+const (
+	// outcomeDone: the step did what it had to; after, when not 0, is the next periodic look
+	// (spec.interval: the drift check). Nothing else is pending.
+	outcomeDone outcomeKind = iota
+	// outcomeWaiting: something that changes by itself holds the OsmDeployment (a dependency,
+	// the OsmCluster, the source, values, OSM operations that run): looked at again after after.
+	outcomeWaiting
+	// outcomeStalling: retrying cannot help; a new spec, revision or reconcile request (each
+	// triggers a reconcile) can. after, when not 0, looks again at what may change in OSM by
+	// hand (an owner deleted, an NSD uploaded).
+	outcomeStalling
+	// outcomeRetryable: an error that may pass (OSM or the API server unavailable, the manager
+	// stopping): returned to the work queue, which retries it with its back-off.
+	outcomeRetryable
+	// outcomeNext: the action changed what the state was determined from (it recorded OSM
+	// operations that ended): the state is determined again in the same reconcile. It never
+	// leaves the machine (reconcileDeployment).
+	outcomeNext
+)
+
+// outcome is a typed end of a reconcile step.
+type outcome struct {
+	kind  outcomeKind
+	after time.Duration
+	err   error
+}
+
+func done(after time.Duration) outcome     { return outcome{kind: outcomeDone, after: after} }
+func waiting(after time.Duration) outcome  { return outcome{kind: outcomeWaiting, after: after} }
+func stalling(after time.Duration) outcome { return outcome{kind: outcomeStalling, after: after} }
+func retrying(err error) outcome           { return outcome{kind: outcomeRetryable, err: err} }
+
+// next determines the state again (outcomeNext).
+var next = outcome{kind: outcomeNext}
+
+// result is what controller-runtime takes for an outcome: an error for the work queue's
+// back-off, or a requeue after the outcome's interval jittered by jitterFn (every requeue of
+// the reconciler goes through here: many OsmDeployments with one interval do not wake at once).
+func (o outcome) result(jitterFn jitter.Duration) (ctrl.Result, error) {
+	switch {
+	case o.kind == outcomeRetryable:
+		return ctrl.Result{}, o.err
+	case o.after <= 0:
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: jitterFn(o.after)}, nil
+}
