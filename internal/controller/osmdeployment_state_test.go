@@ -76,6 +76,9 @@ func (o *readOnlyOSM) ListUnfinishedOperations(context.Context, time.Time, ...st
 func (o *readOnlyOSM) ListRunningOperations(context.Context, ...string) ([]osm.Operation, error) {
 	return nil, o.err
 }
+func (o *readOnlyOSM) ListCompletedTerminates(context.Context, ...string) ([]osm.Operation, error) {
+	return nil, o.err
+}
 func (o *readOnlyOSM) CreatePackage(context.Context, *osmpkg.Package) (string, error) {
 	o.mutations++
 	return "", errMutation

@@ -183,9 +183,9 @@ func TestRealNBIReplay(t *testing.T) {
 	// more at every poll.
 	t.Log("step: the OsmDeployment deleted while OSM runs a KDU upgrade")
 	tn.update(d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete })
-	// A terminate is a DELETE that OSM accepted as an operation (202); once it completed, the
-	// record OSM keeps for a moment before its autoremove is removed with FORCE (204, no
-	// operation), as any NOT_INSTANTIATED instance.
+	// A terminate is a DELETE that OSM accepted as an operation (202). Once it completed, OSM
+	// keeps the NOT_INSTANTIATED record for a moment before its autoremove: nothing more is
+	// sent to it (no DELETE with FORCE).
 	terminates := func() int { return log.count(`^DELETE /osm/nslcm/v1/ns_instances_content/[^?]+ 202$`) }
 	terminatesBefore, owned := terminates(), len(tn.get(d).Status.Inventory.NsInstances)
 	files[ldap] = strings.Replace(files[ldap], `replicaCount: "2"`, `replicaCount: "3"`, 1)
@@ -194,5 +194,6 @@ func TestRealNBIReplay(t *testing.T) {
 	tn.deleteAll(d)
 	tn.eventuallyGone(d)
 	tn.g.Expect(terminates()-terminatesBefore).To(Equal(owned), "one terminate per owned NS instance")
+	tn.g.Expect(log.count(`^DELETE /osm/nslcm/v1/ns_instances_content/[^ ]+FORCE`)).To(BeZero(), "forced DELETEs")
 	t.Logf("requests to the real NBI, by shape:\n%s", log.summary())
 }
