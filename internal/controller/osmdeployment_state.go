@@ -128,7 +128,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
 		return r.claims(ctx, obj, rev, identity)
 	}
-	planned, err := r.pipeline(obj, conn.NBI, r.Client, claims).Plan(ctx, obj, rev, revision, retryFailed)
+	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, revision, retryFailed)
 	var observing *ObserveError
 	switch {
 	case errors.As(err, &observing) && ctx.Err() != nil:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
@@ -105,12 +104,12 @@ func ownerOf(ownerIdentity string, obj *gitopsv1alpha1.OsmDeployment) engine.Own
 }
 
 // pipeline is the reconciler's Pipeline for obj: OSM through nbi, owners looked up on the API
-// server, the OSM's identity read from obj's OsmCluster through reader, and claims.
-func (r *OsmDeploymentReconciler) pipeline(obj *gitopsv1alpha1.OsmDeployment, nbi engine.OSM, reader client.Reader, claims ClaimsView) Pipeline {
+// server, the OSM's identity read from obj's OsmCluster, and claims.
+func (r *OsmDeploymentReconciler) pipeline(obj *gitopsv1alpha1.OsmDeployment, nbi engine.OSM, claims ClaimsView) Pipeline {
 	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	return Pipeline{NBI: nbi, OwnerIdentity: r.OwnerIdentity, LiveOwners: r.liveOwners, Claims: claims,
 		Identity: func(ctx context.Context) (string, error) {
-			identity, err := r.osmIdentity(ctx, reader, cluster)
+			identity, err := r.osmIdentity(ctx, r.Client, cluster)
 			if err != nil {
 				return "", fmt.Errorf("OsmCluster %s: %w", cluster.Name, err)
 			}

@@ -64,7 +64,7 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
 		return r.heldElsewhere(ctx, true, obj, identity, declaredNames(rev))
 	}
-	planned, err := r.pipeline(obj, conn.NBI, c, claims).Plan(ctx, obj, rev, "", false)
+	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, "", false)
 	if err != nil {
 		return nil, err
 	}
