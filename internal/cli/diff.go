@@ -17,9 +17,9 @@ import (
 	"github.com/osmops/osmops/internal/gitops"
 )
 
-// previewOwner marks the plan of a new OsmDeployment: no NS instance carries it, so none is
+// The owner marker of the plan of a new OsmDeployment: no NS instance carries it, so none is
 // owned, as none is by an OsmDeployment before its first reconcile.
-var previewOwner = engine.Owner{Manager: "osmops-diff", Namespace: "preview", Name: "new"}
+const previewOwnerIdentity, previewNamespace, previewName = "osmops-diff", "preview", "new"
 
 // diffFlags are the diff command's own flags.
 type diffFlags struct {
@@ -30,6 +30,8 @@ type diffFlags struct {
 	prune         bool
 	adoptExisting bool
 	force         bool
+	// followPackages is spec.instancesFollowPackages.
+	followPackages bool
 }
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -68,9 +70,11 @@ Exit status: 0 no change, 1 changes, 2 error (the revision's problems included).
 	cmd.Flags().BoolVar(&f.prune, "prune", false, "with --osm: plan as spec.prune")
 	cmd.Flags().BoolVar(&f.adoptExisting, "adopt-existing", false, "with --osm: plan as spec.adoptExisting")
 	cmd.Flags().BoolVar(&f.force, "force", false, "with --osm: plan as spec.force")
+	cmd.Flags().BoolVar(&f.followPackages, "instances-follow-packages", false, "with --osm: plan as spec.instancesFollowPackages")
 	cmd.MarkFlagsMutuallyExclusive("osm", "deployment")
 	cmd.MarkFlagsOneRequired("osm", "deployment")
-	for _, specFlag := range []string{"path", "file-extensions", "packages-path", "substitute", "substitute-from", "substitute-strict", "prune", "adopt-existing", "force"} {
+	for _, specFlag := range []string{"path", "file-extensions", "packages-path", "substitute", "substitute-from", "substitute-strict", "prune", "adopt-existing", "force",
+		"instances-follow-packages"} {
 		cmd.MarkFlagsMutuallyExclusive("deployment", specFlag)
 	}
 	return cmd
@@ -108,19 +112,24 @@ func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags,
 			return report, err
 		}
 	}
-	observed, err := engine.Observe(ctx, nbi, engine.ScopeOf(rev, gitopsv1alpha1.Inventory{}, previewOwner))
+	// Without a cluster, no owner can be looked up (each counts as existing, as an owner of
+	// another installation does for the operator), and no other OsmDeployment claims a name.
+	planned, err := controller.Pipeline{NBI: nbi, OwnerIdentity: previewOwnerIdentity}.Plan(ctx, f.newDeployment(), rev, "", false)
 	if err != nil {
-		return report, fmt.Errorf("observing OSM: %w", err)
+		return report, err
 	}
-	// Without a cluster, no owner can be looked up: each counts as existing, as an owner of
-	// another installation does for the operator.
-	live := map[string]bool{}
-	for _, owner := range observed.ForeignOwners(previewOwner) {
-		live[owner.Marker()] = true
-	}
-	plan := engine.Compute(engine.Input{Revision: rev, Observed: observed, Owner: previewOwner, LiveOwners: live,
-		Prune: f.prune, AdoptExisting: f.adoptExisting, Force: f.force})
-	return report.withPlan(ctx, rev, observed, plan, get)
+	return report.withPlan(ctx, rev, planned.Observed, planned.Plan, get)
+}
+
+// newDeployment is the new OsmDeployment the flags describe. spec.driftDetection does not
+// change its first plan: it has applied nothing yet, so whatever differs in OSM is a change
+// in Git.
+func (f *diffFlags) newDeployment() *gitopsv1alpha1.OsmDeployment {
+	obj := &gitopsv1alpha1.OsmDeployment{}
+	obj.Namespace, obj.Name = previewNamespace, previewName
+	obj.Spec.Prune, obj.Spec.AdoptExisting, obj.Spec.Force = f.prune, f.adoptExisting, f.force
+	obj.Spec.InstancesFollowPackages = f.followPackages
+	return obj
 }
 
 // planDeployment plans as the OsmDeployment of --deployment (controller.PreviewPlan).

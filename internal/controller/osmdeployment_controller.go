@@ -620,7 +620,7 @@ func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment,
 
 // owner is the OsmDeployment as the markers in OSM name it.
 func (r *OsmDeploymentReconciler) owner(obj *gitopsv1alpha1.OsmDeployment) engine.Owner {
-	return engine.Owner{Manager: r.OwnerIdentity, Namespace: obj.Namespace, Name: obj.Name}
+	return ownerOf(r.OwnerIdentity, obj)
 }
 
 // liveOwners tells which of the owners marked on NS instances still exist, by marker. An owner

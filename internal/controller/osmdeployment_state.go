@@ -51,6 +51,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -328,35 +329,24 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 }
 
 // observeAndPlan observes OSM (the OsmDeployment's own records, and the owners of what it
-// declares) and plans the difference with the revision.
+// declares) and plans the difference with the revision, through the reconciler's Pipeline.
 func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
 	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
-	st := deploymentState{conn: conn, rev: rev, revision: revision}
-	if obj.Status.Inventory != nil {
-		st.previous = *obj.Status.Inventory
+	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
+		return r.claims(ctx, obj, rev, identity)
 	}
-	owner := r.owner(obj)
-	observed, err := engine.Observe(ctx, conn.NBI, observationScope(obj, rev, revision, st.previous, owner))
-	if err != nil {
-		if ctx.Err() != nil {
-			return readFailed(err) // the manager is stopping: no wait to report
-		}
-		return deploymentState{status: statusOSMUnreadable, reason: "observing OSM: " + err.Error(), err: err}
-	}
-	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
-	if err != nil {
+	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, revision, retryFailed)
+	var observing *ObserveError
+	switch {
+	case errors.As(err, &observing) && ctx.Err() != nil:
+		return readFailed(observing.Err) // the manager is stopping: no wait to report
+	case errors.As(err, &observing):
+		return deploymentState{status: statusOSMUnreadable, reason: err.Error(), err: observing.Err}
+	case err != nil:
 		return readFailed(err)
 	}
-	st.identity, err = r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	if err != nil {
-		return readFailed(fmt.Errorf("OsmCluster %s: %w", obj.Spec.ClusterRef.Name, err))
-	}
-	claims, err := r.claims(ctx, obj, rev, st.identity)
-	if err != nil {
-		return readFailed(err)
-	}
-	st.observed = observed
-	st.plan = engine.Compute(planInput(obj, rev, observed, withoutRetries(st.previous, retryFailed), owner, liveOwners, claims))
+	st := deploymentState{conn: conn, rev: rev, revision: revision,
+		identity: planned.Identity, observed: planned.Observed, previous: planned.Previous, plan: planned.Plan}
 	switch {
 	case len(st.plan.Problems) > 0:
 		st.status = statusInvalid
@@ -398,11 +388,12 @@ var driftPolicies = map[gitopsv1alpha1.DriftDetectionMode]engine.DriftPolicy{
 // observationScope is what a plan reads of OSM. A drift check (the revision was applied
 // already, and drift detection is not disabled) reads everything the OsmDeployment owns; a
 // revision being applied reads only what changed since the inventory (engine.RevisionScope),
-// unless its instances follow a package the revision changes, which may move any of them.
+// unless its instances follow a package the revision changes, which may move any of them. A
+// revision whose source revision is unknown ("", a checkout previewed) is read as a drift check.
 func observationScope(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, revision string,
 	inventory gitopsv1alpha1.Inventory, owner engine.Owner) engine.Scope {
 	driftCheck := obj.Status.LastAppliedRevision == revision && obj.GetDriftDetectionMode() != gitopsv1alpha1.DriftDetectionDisabled
-	if driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
+	if revision == "" || driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
 		return engine.ScopeOf(rev, inventory, owner)
 	}
 	return engine.RevisionScope(rev, inventory, owner)

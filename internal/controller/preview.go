@@ -25,7 +25,7 @@ type Preview struct {
 }
 
 // PreviewPlan makes the plan a reconcile of obj would make of the revision unpacked at dir (a
-// checkout of its source), by the reconciler's own steps: spec.postBuild's variables, the
+// checkout of its source), by the reconciler's own steps and its Pipeline: spec.postBuild's variables, the
 // spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets, OSM reached
 // through the OsmCluster and its Secrets, the inventory of status, the owners that still live,
 // the names other OsmDeployments' inventories hold, and ownerIdentity in the markers. It changes
@@ -59,27 +59,14 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
 	}
-	var previous gitopsv1alpha1.Inventory
-	if obj.Status.Inventory != nil {
-		previous = *obj.Status.Inventory
+	// Neither the cache nor this process's claims: names held in another manager's memory only
+	// are not seen.
+	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
+		return r.heldElsewhere(ctx, true, obj, identity, declaredNames(rev))
 	}
-	owner := r.owner(obj)
-	observed, err := engine.Observe(ctx, conn.NBI, engine.ScopeOf(rev, previous, owner))
-	if err != nil {
-		return nil, fmt.Errorf("observing OSM: %w", err)
-	}
-	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
+	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, "", false)
 	if err != nil {
 		return nil, err
 	}
-	identity, err := r.osmIdentity(ctx, c, clusterKey)
-	if err != nil {
-		return nil, fmt.Errorf("OsmCluster %s: %w", clusterKey, err)
-	}
-	claims, err := r.heldElsewhere(ctx, true, obj, identity, declaredNames(rev))
-	if err != nil {
-		return nil, err
-	}
-	plan := engine.Compute(planInput(obj, rev, observed, previous, owner, liveOwners, claims))
-	return &Preview{Revision: rev, Observed: observed, Plan: plan, Cluster: cluster}, nil
+	return &Preview{Revision: rev, Observed: planned.Observed, Plan: planned.Plan, Cluster: cluster}, nil
 }

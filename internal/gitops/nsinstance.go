@@ -15,7 +15,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/kduoptions"
 )
 
 // KindNsInstance is the only kind a deployment file may declare.
@@ -544,7 +544,7 @@ func (d *deploymentReader) paramsMap(values map[string]mappingField, prefix, wha
 func (d *deploymentReader) helmValues(values map[string]mappingField, prefix string) map[string]any {
 	params, node := d.paramsMap(values, prefix, "Helm values")
 	for _, key := range mapKeys(node) {
-		if slices.Contains(osm.ReservedKDUValueKeys, key.Value) {
+		if slices.Contains(kduoptions.Reserved, key.Value) {
 			d.problems = append(d.problems, problemf(d.file, key.Line,
 				"field %q: %q is an option of OSM's KDU upgrade, not a Helm value: OSM would not pass it to Helm", prefix+"params", key.Value))
 		}

@@ -9,7 +9,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/pyyaml"
 )
 
@@ -182,7 +181,7 @@ const lcmYAMLPrefix = "!!yaml "
 // marker). OSM keeps a map or a list as "!!yaml <its YAML>" (yaml.safe_dump), which is read
 // back with PyYAML's rules, as LCM reads it, and compared as a value, and a scalar as it came, compared by its JSON text (so the string "2" and the
 // number 2 are equal there: OSM's primitives read both as text).
-func LCMParamsEqual(declared map[string]any, live map[string]osm.LooseString, ignore string) bool {
+func LCMParamsEqual[S ~string](declared map[string]any, live map[string]S, ignore string) bool {
 	count := 0
 	for key, value := range live {
 		if key == ignore {

@@ -6,17 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
-)
 
-// The keys of an upgrade's primitive_params that OSM's LCM reads as options instead of Helm
-// values (LCM/osm_lcm/ns.py, action()). LCM removes all but the last from the values it
-// passes to Helm.
-const (
-	KDUModel                = "kdu_model"
-	KDUAtomicUpgrade        = "kdu_atomic_upgrade"
-	KDUResetValues          = "kdu_reset_values"
-	KDUReuseValues          = "kdu_reuse_values"
-	KDUResetThenReuseValues = "kdu_reset_then_reuse_values"
+	"github.com/osmops/osmops/internal/kduoptions"
 )
 
 // The words of a KDU action: its primitives, and the fields of its body, which the NBI keeps as
@@ -30,9 +21,6 @@ const (
 	primitiveField           = "primitive"
 	primitiveParamsField     = "primitive_params"
 )
-
-// ReservedKDUValueKeys are the value names an upgrade cannot pass to Helm.
-var ReservedKDUValueKeys = []string{KDUModel, KDUAtomicUpgrade, KDUResetValues, KDUReuseValues, KDUResetThenReuseValues}
 
 // KDUAction is a primitive run on one KDU, as an operation record holds it.
 type KDUAction struct {
@@ -141,7 +129,7 @@ func ChartFloats(chart string) bool {
 // the deployed one, whose version LCM drops unless the chart is a file of the package (two
 // slashes or more).
 func upgradeModel(deployed string, params map[string]any) string {
-	if model, ok := params[KDUModel].(string); ok && model != "" {
+	if model, ok := params[kduoptions.Model].(string); ok && model != "" {
 		return model
 	}
 	if strings.Count(deployed, "/") < 2 {
@@ -155,9 +143,9 @@ func upgradeModel(deployed string, params map[string]any) string {
 // upgradeValues separates the Helm values of an upgrade's params from LCM's options.
 func upgradeValues(params map[string]any) (map[string]any, bool) {
 	values := maps.Clone(params)
-	reset := isTrue(values[KDUResetValues])
+	reset := isTrue(values[kduoptions.ResetValues])
 	// LCM pops these; kdu_reset_then_reuse_values it only reads, so Helm gets it as a value.
-	for _, key := range []string{KDUModel, KDUAtomicUpgrade, KDUResetValues, KDUReuseValues} {
+	for _, key := range []string{kduoptions.Model, kduoptions.AtomicUpgrade, kduoptions.ResetValues, kduoptions.ReuseValues} {
 		delete(values, key)
 	}
 	return values, reset

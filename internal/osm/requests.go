@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/osmops/osmops/internal/kduoptions"
 	"github.com/osmops/osmops/internal/osmpkg"
 )
 
@@ -231,9 +232,9 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 	for k, v := range upgrade.Params {
 		params[k] = v
 	}
-	params[KDUResetValues] = "true"
+	params[kduoptions.ResetValues] = "true"
 	if upgrade.Model != "" {
-		params[KDUModel] = upgrade.Model
+		params[kduoptions.Model] = upgrade.Model
 	}
 	const route = "/nslcm/v1/ns_instances/{id}/action"
 	return jsonRequest(http.MethodPost, route, withID(route, nsInstanceID), map[string]any{
