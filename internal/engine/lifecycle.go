@@ -89,9 +89,9 @@ func (e Event) String() string {
 // state: the state stays as it was.
 var ErrTransitionNotAllowed = errors.New("transition not allowed")
 
-// listed are the states of the instances the inventory lists: an answer of OSM is about one of
-// them.
-var listed = []gitopsv1alpha1.NsInstanceState{
+// listedStates are the states of the instances the inventory lists: an answer of OSM is about
+// one of them.
+var listedStates = []gitopsv1alpha1.NsInstanceState{
 	gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
 	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
 	gitopsv1alpha1.NsInstanceReplacing, gitopsv1alpha1.NsInstanceDrifted,
@@ -106,29 +106,29 @@ type rule struct {
 }
 
 var (
-	creating  = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReplacing}
-	replacing = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceReplacing}
-	failed    = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceFailed}
-	lifecycle = [events]rule{
-		PlanCreate:               {to: gitopsv1alpha1.NsInstanceCreating, keep: replacing},
+	createAnswered = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReplacing}
+	keepReplacing  = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceReplacing}
+	onlyFailed     = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceFailed}
+	lifecycle      = [events]rule{
+		PlanCreate:               {to: gitopsv1alpha1.NsInstanceCreating, keep: keepReplacing},
 		PlanUpgrade:              {to: gitopsv1alpha1.NsInstanceProgressing},
 		PlanMove:                 {to: gitopsv1alpha1.NsInstanceProgressing},
 		PlanAwaitUpload:          {to: gitopsv1alpha1.NsInstanceProgressing},
 		PlanBusy:                 {to: gitopsv1alpha1.NsInstanceProgressing},
 		PlanInStep:               {to: gitopsv1alpha1.NsInstanceReady},
 		PlanBroken:               {to: gitopsv1alpha1.NsInstanceFailed},
-		PlanFailedKept:           {to: gitopsv1alpha1.NsInstanceFailed, from: failed},
+		PlanFailedKept:           {to: gitopsv1alpha1.NsInstanceFailed, from: onlyFailed},
 		PlanDriftReported:        {to: gitopsv1alpha1.NsInstanceDrifted},
 		PlanReplace:              {to: gitopsv1alpha1.NsInstanceReplacing},
 		PlanOrphan:               {to: gitopsv1alpha1.NsInstanceOrphaned},
 		PlanPrune:                {to: gitopsv1alpha1.NsInstanceDeleting},
-		CreateAccepted:           {to: gitopsv1alpha1.NsInstanceProgressing, from: creating},
-		CreateRefused:            {to: NoInstance, from: creating, keep: replacing},
-		OperationCompleted:       {to: gitopsv1alpha1.NsInstanceReady, from: listed},
-		UpgradeCompletedWithMore: {to: gitopsv1alpha1.NsInstanceProgressing, from: listed},
-		MoveCompleted:            {to: gitopsv1alpha1.NsInstanceProgressing, from: listed},
-		TerminateCompleted:       {to: NoInstance, from: listed, keep: replacing},
-		OperationFailed:          {to: gitopsv1alpha1.NsInstanceFailed, from: listed},
+		CreateAccepted:           {to: gitopsv1alpha1.NsInstanceProgressing, from: createAnswered},
+		CreateRefused:            {to: NoInstance, from: createAnswered, keep: keepReplacing},
+		OperationCompleted:       {to: gitopsv1alpha1.NsInstanceReady, from: listedStates},
+		UpgradeCompletedWithMore: {to: gitopsv1alpha1.NsInstanceProgressing, from: listedStates},
+		MoveCompleted:            {to: gitopsv1alpha1.NsInstanceProgressing, from: listedStates},
+		TerminateCompleted:       {to: NoInstance, from: listedStates, keep: keepReplacing},
+		OperationFailed:          {to: gitopsv1alpha1.NsInstanceFailed, from: listedStates},
 	}
 )
 
