@@ -459,19 +459,14 @@ func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeploy
 	reason := gitopsv1alpha1.OperationFailedReason
 	for _, outcome := range ended {
 		recordOperationMetric(outcome)
-		state := gitopsv1alpha1.NsInstanceReady
-		if outcome.Operation.MoreUpgrades {
-			state = gitopsv1alpha1.NsInstanceProgressing // the next KDU's upgrade follows
-		}
 		if outcome.Failed {
-			state = gitopsv1alpha1.NsInstanceFailed
 			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",
 				outcome.Operation.NsInstance, outcome.Operation.Type, outcome.Operation.State, outcome.Message))
 		}
 		if outcome.TimedOut {
 			reason = gitopsv1alpha1.TimeoutReason
 		}
-		setInstanceState(obj, outcome.Operation, state)
+		setInstanceState(obj, outcome)
 	}
 	if len(failures) > 0 {
 		msg := strings.Join(failures, "; ")
@@ -822,15 +817,11 @@ func (r *OsmDeploymentReconciler) recordDeletionOperations(obj *gitopsv1alpha1.O
 	obj.Status.Operations = running
 	var failures []string
 	for _, outcome := range ended {
-		state := gitopsv1alpha1.NsInstanceReady
-		if outcome.Failed {
-			state = gitopsv1alpha1.NsInstanceFailed
-		}
 		if outcome.Failed && outcome.Operation.Type == osm.OperationTypeTerminate {
 			failures = append(failures, fmt.Sprintf("NS instance %s: %s operation %s: %s",
 				outcome.Operation.NsInstance, outcome.Operation.Type, outcome.Operation.State, outcome.Message))
 		}
-		setInstanceState(obj, outcome.Operation, state)
+		setInstanceState(obj, outcome)
 	}
 	failed := strings.Join(failures, "; ")
 	if failed != "" {

@@ -251,14 +251,16 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	}
 	kept := inventory.NsInstances[:0]
 	for _, e := range inventory.NsInstances {
-		if refused[e.Name] && e.State != gitopsv1alpha1.NsInstanceReplacing {
+		if refused[e.Name] {
 			// A replacement OSM refused stays: its old instance is gone, and the next plan
 			// creates it again rather than forget it.
-			continue
+			if e.State = engine.Next(e.State, engine.CreateRefused); e.State == engine.NoInstance {
+				continue
+			}
 		}
 		if id, ok := result.NsInstanceIDs[e.Name]; ok {
 			e.ID = id
-			e.State = gitopsv1alpha1.NsInstanceProgressing
+			e.State = engine.Next(e.State, engine.CreateAccepted)
 		}
 		kept = append(kept, e)
 	}
@@ -272,31 +274,31 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	setSummary(obj, int(obj.Status.NsInstancesTotal))
 }
 
-// setInstanceState records the outcome of a finished operation in the inventory; a completed
-// terminate removes the instance from it, but for a replace; a completed package move leaves
-// it to the next plan.
-func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, op gitopsv1alpha1.OperationEntry, state gitopsv1alpha1.NsInstanceState) {
+// setInstanceState records the outcome of a finished operation in the inventory, as the NS
+// instance lifecycle (engine.Transition) says: a completed terminate removes the instance from
+// it, but for a replace; a completed package move leaves it to the next plan.
+func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome) {
 	if obj.Status.Inventory == nil {
 		return
 	}
 	entries := obj.Status.Inventory.NsInstances
 	for i := range entries {
-		if entries[i].Name != op.NsInstance {
+		if entries[i].Name != outcome.Operation.NsInstance {
 			continue
 		}
+		event := outcome.Event()
+		next, err := engine.Transition(entries[i].State, event)
 		switch {
-		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady && entries[i].State == gitopsv1alpha1.NsInstanceReplacing:
+		case err != nil:
+			// No answer is allowed about an entry whose state is none of the API's: it is left as it is.
+		case next == engine.NoInstance:
+			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
+		case event == engine.TerminateCompleted:
 			// The old instance of a replace is gone: the next plan creates the new one.
 			entries[i].ID = ""
-		case op.Type == osm.OperationTypeTerminate && state == gitopsv1alpha1.NsInstanceReady:
-			obj.Status.Inventory.NsInstances = append(entries[:i], entries[i+1:]...)
-		case op.Type == osm.OperationTypeUpdate && state == gitopsv1alpha1.NsInstanceReady:
-			// A package move is one VNF: the next plan moves the instance's next one, if any,
-			// or finds it Ready.
-			entries[i].State = gitopsv1alpha1.NsInstanceProgressing
 		default:
-			entries[i].State = state
-			if state == gitopsv1alpha1.NsInstanceReady {
+			entries[i].State = next
+			if next == gitopsv1alpha1.NsInstanceReady {
 				entries[i].Reason = ""
 			}
 		}

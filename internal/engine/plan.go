@@ -366,16 +366,16 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 	case entry.State == gitopsv1alpha1.NsInstanceReplacing:
 		// The old instance is gone (or its replacement's create was refused): it is created
 		// from the declaration, never deleted again.
-		next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, entry.Reason
-		p.create(ns, next, fmt.Sprintf(reasonReplaceCreate, entry.Reason))
+		next.Reason = entry.Reason
+		p.create(ns, next, entry.State, fmt.Sprintf(reasonReplaceCreate, entry.Reason))
 	case entry.ID != "" && entry.Digest == next.Digest && in.Drift != CorrectDrift:
 		p.leaveDrift(in, entry, "deleted in OSM outside Git")
 	case entry.ID != "":
-		p.create(ns, next, reasonRecreated)
+		p.create(ns, next, entry.State, reasonRecreated)
 	case owned:
-		p.create(ns, next, reasonPendingCreate)
+		p.create(ns, next, entry.State, reasonPendingCreate)
 	default:
-		p.create(ns, next, reasonDeclared)
+		p.create(ns, next, entry.State, reasonDeclared)
 	}
 }
 
@@ -477,7 +477,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		return
 	}
 	if in.Observed.Busy(next.ID) {
-		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reasonBusy
+		next.State, next.Reason = Next(last.State, PlanBusy), reasonBusy
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
 		return
@@ -488,26 +488,26 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
 	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
-	case record.NSState == osm.NSStateBroken,
-		differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+	case record.NSState == osm.NSStateBroken:
+		next.State, next.Digest = Next(last.State, PlanBroken), last.Digest
+	case differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
 		// which clears the digest) does. One that OSM carried out after all (an operation given
 		// up on at the timeout, that ended well) is Ready.
-		next.State = gitopsv1alpha1.NsInstanceFailed
-		next.Digest = last.Digest
+		next.State = Next(last.State, PlanFailedKept)
 	case differs && !changedInGit && in.Drift != CorrectDrift:
-		next.State = gitopsv1alpha1.NsInstanceReady
+		next.State = Next(last.State, PlanInStep)
 		p.leaveDrift(in, next, strings.TrimSuffix(upgrade.Reason, restoring))
 		return
 	case differs:
 		// One upgrade per instance and plan: LCM runs one operation of an instance at a time, and
 		// nothing is sent to a busy one (Observed.Busy). The other KDUs that differ follow in
 		// the next plans, once OSM is done.
-		next.State = gitopsv1alpha1.NsInstanceProgressing
+		next.State = Next(last.State, PlanUpgrade)
 		upgrade.Name, upgrade.Instance, upgrade.ID = ns.Name, ns, next.ID
 		p.Upgrades = append(p.Upgrades, upgrade)
 	default:
-		next.State = gitopsv1alpha1.NsInstanceReady
+		next.State = Next(last.State, PlanInStep)
 		if in.FollowPackages {
 			next = followPackages(in, p, ns, last, next)
 		}
@@ -549,19 +549,19 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1
 					ns.Name, vnf.MemberVnfIndex, vnf.VnfdRef)}})
 			return next
 		case uploading[vnf.VnfdRef]:
-			next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, boundReason("waiting for the upload of VNF package "+vnf.VnfdRef)
+			next.State, next.Reason = Next(last.State, PlanAwaitUpload), boundReason("waiting for the upload of VNF package "+vnf.VnfdRef)
 			return next
 		case !behind:
 			continue
 		}
 		reason := boundReason(fmt.Sprintf("moving VNF %s to revision %d of package %s", vnf.MemberVnfIndex, latest, vnf.VnfdRef))
 		if last.State == gitopsv1alpha1.NsInstanceFailed && last.Reason == reason {
-			next.State, next.Reason = gitopsv1alpha1.NsInstanceFailed, reason
+			next.State, next.Reason = Next(last.State, PlanFailedKept), reason
 			return next
 		}
 		p.PackageMoves = append(p.PackageMoves, NsAction{Name: ns.Name, ID: next.ID, Reason: reason,
 			Change: osm.VNFPackageChange{VNFInstanceID: vnf.ID, VnfdID: vnf.VnfdID}})
-		next.State, next.Reason = gitopsv1alpha1.NsInstanceProgressing, reason
+		next.State, next.Reason = Next(last.State, PlanMove), reason
 		return next
 	}
 	return next
@@ -622,12 +622,12 @@ func BoundReasons(inventory *gitopsv1alpha1.Inventory) {
 // (planInstance then plans the create). A terminate that failed is not sent again for the
 // same declaration: a new revision, or a reconcile request, does.
 func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
-	next.State, next.Reason = gitopsv1alpha1.NsInstanceReplacing, change
+	next.State, next.Reason = Next(last.State, PlanReplace), change
 	switch {
 	case in.Observed.Busy(next.ID):
 		// The delete was sent, or OSM runs or queued another operation on it: nothing is sent now.
 	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
-		next.State = gitopsv1alpha1.NsInstanceFailed
+		next.State = Next(last.State, PlanFailedKept)
 	default:
 		p.Deletes = append(p.Deletes, NsAction{Name: ns.Name, ID: next.ID, Reason: fmt.Sprintf(reasonReplaceDelete, change),
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
@@ -809,12 +809,12 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 		return
 	}
 	if !in.Prune {
-		entry.State = gitopsv1alpha1.NsInstanceOrphaned
+		entry.State = Next(entry.State, PlanOrphan)
 		p.Orphans = append(p.Orphans, entry.Name)
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 		return
 	}
-	entry.State = gitopsv1alpha1.NsInstanceDeleting
+	entry.State = Next(entry.State, PlanPrune)
 	// A terminate sent before, as any other operation OSM runs or queued, is waited for.
 	if !in.Observed.Busy(entry.ID) {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
@@ -823,12 +823,10 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }
 
-// create plans the create of ns; its entry is Creating unless it says otherwise (Replacing).
-func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, reason string) {
-	entry.ID = ""
-	if entry.State == "" {
-		entry.State = gitopsv1alpha1.NsInstanceCreating
-	}
+// create plans the create of ns; from is the state its inventory entry had (Replacing stays
+// Replacing, the others are Creating).
+func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, from gitopsv1alpha1.NsInstanceState, reason string) {
+	entry.ID, entry.State = "", Next(from, PlanCreate)
 	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
 }
@@ -837,7 +835,7 @@ func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry
 // ReportDrift, as the inventory listed it with IgnoreDrift.
 func (p *Plan) leaveDrift(in Input, entry gitopsv1alpha1.NsInstanceEntry, what string) {
 	if in.Drift == ReportDrift {
-		entry.State, entry.Reason = gitopsv1alpha1.NsInstanceDrifted, boundReason(what)
+		entry.State, entry.Reason = Next(entry.State, PlanDriftReported), boundReason(what)
 		p.Drifts = append(p.Drifts, Drift{Name: entry.Name, What: entry.Reason})
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
