@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -173,15 +172,6 @@ func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed
 	}
 }
 
-// declaredNames are the names of the NS instances rev declares.
-func declaredNames(rev *gitops.Revision) map[string]bool {
-	declared := make(map[string]bool, len(rev.NsInstances))
-	for _, ns := range rev.NsInstances {
-		declared[ns.Name] = true
-	}
-	return declared
-}
-
 // driftPolicies are the plan's policies of the drift detection modes.
 var driftPolicies = map[gitopsv1alpha1.DriftDetectionMode]engine.DriftPolicy{
 	gitopsv1alpha1.DriftDetectionEnabled:  engine.CorrectDrift,
@@ -239,13 +229,20 @@ func (r *OsmDeploymentReconciler) reportDrift(obj *gitopsv1alpha1.OsmDeployment,
 // actForState acts on the state determineState found.
 func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, patcher *serialPatcher, st deploymentState) (ctrl.Result, error) {
 	if st.status == statusDeleting {
-		return r.reconcileDelete(ctx, obj)
+		res, err := r.reconcileDelete(ctx, obj)
+		if !controllerutil.ContainsFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer) {
+			r.releaseClaims(ctx, obj) // gone, whatever its deletionPolicy: its names are free
+		}
+		return res, err
 	}
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
-	// Names claimed on an OSM the spec no longer points at are no longer held there; without
-	// its OsmCluster, on none.
-	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	r.Clusters.ReleaseElsewhere(client.ObjectKeyFromObject(obj).String(), identity)
+	if st.status == statusInSync || st.status == statusOutOfSync {
+		// The names the inventory will list are claimed before it lists them, so before any
+		// create is sent; those it no longer lists are released.
+		if res, stop, err := r.claimPlanned(ctx, obj, st); stop {
+			return res, err
+		}
+	}
 	switch st.status {
 	case statusSuspended:
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
