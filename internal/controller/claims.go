@@ -153,15 +153,13 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 	if identity == "" {
 		return nil, fmt.Errorf("OsmCluster %s: not logged in to OSM, no NS instance name can be claimed", obj.Spec.ClusterRef.Name)
 	}
-	mine, err := r.ownClaims(ctx, obj)
+	mine, err := r.releaseUnlisted(ctx, obj, identity, inventory)
 	if err != nil {
 		return nil, err
 	}
 	contested := map[string]string{}
 	for _, e := range inventory.NsInstances {
-		name := claimName(identity, e.Name)
-		if _, held := mine[name]; held {
-			delete(mine, name)
+		if _, held := mine[claimName(identity, e.Name)]; held {
 			continue
 		}
 		holder, err := r.takeClaim(ctx, obj, identity, e.Name)
@@ -172,12 +170,42 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 			contested[e.Name] = holder
 		}
 	}
-	for _, lease := range mine {
+	return contested, nil
+}
+
+// releaseUnlisted releases the claims of obj but those of the NS instances the inventory lists
+// on the OSM of identity, and returns those it keeps, by name.
+func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
+	inventory gitopsv1alpha1.Inventory) (map[string]coordinationv1.Lease, error) {
+	mine, err := r.ownClaims(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[string]bool, len(inventory.NsInstances))
+	for _, e := range inventory.NsInstances {
+		listed[claimName(identity, e.Name)] = true
+	}
+	for name, lease := range mine {
+		if listed[name] {
+			continue
+		}
 		if err := r.releaseClaim(ctx, &lease); err != nil {
 			return nil, err
 		}
+		delete(mine, name)
 	}
-	return contested, nil
+	return mine, nil
+}
+
+// releaseEnded releases the claims of the NS instances whose operations ended by removing them
+// from the inventory (terminated): when nothing else is left to do, no plan would.
+func (r *OsmDeploymentReconciler) releaseEnded(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) error {
+	identity, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	if err != nil || identity == "" || obj.Status.Inventory == nil {
+		return nil // not logged in to its OSM now: its claims are kept until it is
+	}
+	_, err = r.releaseUnlisted(ctx, obj, identity, *obj.Status.Inventory)
+	return err
 }
 
 // takeClaim takes the claim of name on the OSM of identity for obj. It returns "" when obj holds

@@ -236,6 +236,11 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		return res, err
 	}
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
+	if st.status == statusSettled {
+		if err := r.releaseEnded(ctx, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if st.status == statusInSync || st.status == statusOutOfSync {
 		// The names the inventory will list are claimed before it lists them, so before any
 		// create is sent; those it no longer lists are released.
