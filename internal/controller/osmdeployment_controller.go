@@ -125,6 +125,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // requests), sources of every kind whose artifact changed, and OsmClusters whose readiness
 // changed.
 func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.ClaimsNamespace == "" {
+		return errors.New("the claims of NS instance names need a namespace (ClaimsNamespace)")
+	}
 	if r.OperationPollInterval == 0 {
 		r.OperationPollInterval = DefaultOperationPollInterval
 	}

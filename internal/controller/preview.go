@@ -30,8 +30,9 @@ type Preview struct {
 // through the OsmCluster and its Secrets, the inventory of status, the owners that still live,
 // the names other OsmDeployments claim (in claimsNamespace, the manager's namespace: claims.go),
 // and ownerIdentity in the markers. It changes nothing, in OSM or in Kubernetes (it takes no
-// claim), and reads c past any cache. The revision's problems come as a *gitops.ValidationError (with the
-// Preview's Revision holding its warnings), its unresolved values as a *gitops.ValuesProblems.
+// claim), and reads c past any cache. The revision's problems come as a
+// *gitops.ValidationError (with the Preview's Revision holding its warnings), its unresolved
+// values as a *gitops.ValuesProblems.
 func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity, claimsNamespace string,
 	clientOptions ...osm.Option) (*Preview, error) {
 	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace}
