@@ -100,8 +100,10 @@ build: manifests generate fmt vet ## Build the manager, the NBI simulator and th
 	ln -sf osmops $(LOCALBIN)/kubectl-osmops
 
 .PHONY: run
+# The namespace where `make run` keeps the claims of NS instance names (in a cluster: the manager's).
+RUNTIME_NAMESPACE ?= default
 run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.
-	go run ./cmd
+	RUNTIME_NAMESPACE=$(RUNTIME_NAMESPACE) go run ./cmd
 
 .PHONY: docker-build
 docker-build: ## Build the manager's container image.

@@ -188,12 +188,13 @@ func run(o options) error {
 			&corev1.ConfigMap{}:             {Label: configsSelector},
 		},
 	}
+	// The manager's namespace holds the claims of NS instance names, where tenants have no rights.
+	runtimeNamespace := os.Getenv("RUNTIME_NAMESPACE")
+	if runtimeNamespace == "" {
+		return fmt.Errorf("the RUNTIME_NAMESPACE environment variable must name the manager's namespace, where the claims of NS instance names live")
+	}
 	if !o.watch.AllNamespaces {
-		ns := os.Getenv("RUNTIME_NAMESPACE")
-		if ns == "" {
-			return fmt.Errorf("--watch-all-namespaces=false needs the RUNTIME_NAMESPACE environment variable")
-		}
-		cacheOptions.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+		cacheOptions.DefaultNamespaces = map[string]ctrlcache.Config{runtimeNamespace: {}}
 	}
 
 	restConfig := runtimeclient.GetConfigOrDie(o.client)
@@ -261,7 +262,7 @@ func run(o options) error {
 	if err := (&controller.OsmDeploymentReconciler{
 		Client:                mgr.GetClient(),
 		EventRecorder:         eventRecorder,
-		Clusters:              controller.NewClusterRegistry(),
+		ClaimsNamespace:       runtimeNamespace,
 		Connections:           connections,
 		NoCrossNamespaceRefs:  o.acl.NoCrossNamespaceRefs,
 		RequeueDependency:     o.requeueDependency,

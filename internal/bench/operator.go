@@ -127,7 +127,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 		return err
 	}
 	if err := (&controller.OsmDeploymentReconciler{
-		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, Clusters: controller.NewClusterRegistry(), Connections: connections, NoCrossNamespaceRefs: true,
+		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, ClaimsNamespace: metav1.NamespaceDefault, Connections: connections, NoCrossNamespaceRefs: true,
 		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench", AnswerMemory: opts.AnswerMemory,
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err

@@ -27,9 +27,11 @@ type diffFlags struct {
 	osm           osmFlags
 	deployment    string
 	ownerIdentity string
-	prune         bool
-	adoptExisting bool
-	force         bool
+	// claimsNamespace is the operator's namespace, where the claims of NS instance names live.
+	claimsNamespace string
+	prune           bool
+	adoptExisting   bool
+	force           bool
 	// followPackages is spec.instancesFollowPackages.
 	followPackages bool
 }
@@ -67,6 +69,7 @@ Exit status: 0 no change, 1 changes, 2 error (the revision's problems included).
 	f.osm.add(cmd.Flags())
 	cmd.Flags().StringVar(&f.deployment, "deployment", "", "plan as the OsmDeployment NAMESPACE/NAME of the cluster would")
 	cmd.Flags().StringVar(&f.ownerIdentity, "owner-identity", "", "the operator's --owner-identity, with --deployment (default: k8s-<UID of kube-system>, the operator's default)")
+	cmd.Flags().StringVar(&f.claimsNamespace, "manager-namespace", "osmops-system", "the operator's namespace, where it claims NS instance names, with --deployment")
 	cmd.Flags().BoolVar(&f.prune, "prune", false, "with --osm: plan as spec.prune")
 	cmd.Flags().BoolVar(&f.adoptExisting, "adopt-existing", false, "with --osm: plan as spec.adoptExisting")
 	cmd.Flags().BoolVar(&f.force, "force", false, "with --osm: plan as spec.force")
@@ -151,7 +154,7 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 		return report, err
 	}
 	report.Deployment = f.deployment
-	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity)
+	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity, f.claimsNamespace)
 	if preview != nil && preview.Cluster != nil {
 		report.OSM = preview.Cluster.Spec.URL
 	}

@@ -105,7 +105,7 @@ func TestDiffOfADeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preview, err := controller.PreviewPlan(ctx, c, deployment, applied, identity)
+	preview, err := controller.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestDiffOfADeployment(t *testing.T) {
 	if result := engine.Apply(ctx, nbi, &preview.Plan, preview.Observed, 1); len(result.Errors) > 0 {
 		t.Fatalf("applying the demo repository: %v", result.Errors)
 	}
-	if preview, err = controller.PreviewPlan(ctx, c, deployment, applied, identity); err != nil {
+	if preview, err = controller.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system"); err != nil {
 		t.Fatal(err)
 	}
 	deployment.Status.Inventory = &preview.Plan.Inventory

@@ -25,7 +25,7 @@ import (
 // deletions that always end (spec.deletionPolicy), claims that do not outlive their owner.
 //
 // A restart is a manager of the test's own stopped and another started: new cache, new
-// reconcilers, an empty connection pool and claim registry. Those managers see only the objects
+// reconcilers and an empty connection pool. Those managers see only the objects
 // labelled with their shard, which the suite's manager never sees, as with
 // --watch-label-selector.
 //
@@ -64,7 +64,7 @@ func startManagerWith(t *testing.T, shard string, withClusters bool, options ctr
 	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
 	pool, registry := newConnectionPool(mgr), prometheus.NewRegistry()
 	pool.Metrics = osm.NewMetrics(registry)
-	if err := setupReconcilersWith(ctx, mgr, pool, NewClusterRegistry(), selector, withClusters); err != nil {
+	if err := setupReconcilersWith(ctx, mgr, pool, selector, withClusters); err != nil {
 		cancel()
 		t.Fatal(err)
 	}

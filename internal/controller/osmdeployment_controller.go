@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -47,8 +45,6 @@ const (
 	clusterRefIndex = ".spec.clusterRef.name"
 	// sourceRefIndex indexes OsmDeployments by "kind/namespace/name" of their source.
 	sourceRefIndex = ".spec.sourceRef"
-	// inventoryIndex indexes OsmDeployments by the names of the NS instances their inventory lists.
-	inventoryIndex = ".status.inventory.nsInstances.name"
 	// DefaultOperationPollInterval is how often pending OSM operations are checked.
 	DefaultOperationPollInterval = 5 * time.Second
 )
@@ -61,8 +57,9 @@ var WatchConfigsSelector = klabels.SelectorFromSet(klabels.Set{meta.LabelKeyWatc
 type OsmDeploymentReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
-	// Clusters holds the claims of NS instance names.
-	Clusters *ClusterRegistry
+	// ClaimsNamespace is where the claims of NS instance names live (claims.go): the manager's
+	// namespace, where tenants have no rights.
+	ClaimsNamespace string
 	// Connections is the pool of NBI clients the OsmCluster reconciler shares.
 	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
@@ -82,9 +79,8 @@ type OsmDeploymentReconciler struct {
 	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
 	AnswerMemory int64
 	// Shard selects the OsmDeployments this process reconciles (--watch-label-selector; nil
-	// for all). Other processes reconcile the others: their claims are not in this process's
-	// memory, so pending creates are checked against every OsmDeployment's status on the API
-	// server; and an OsmDeployment relabelled out of the shard is left to the shard it joins.
+	// for all). Other processes reconcile the others (the claims on the API server guard names
+	// across them); an OsmDeployment relabelled out of the shard is left to the shard it joins.
 	Shard klabels.Selector
 
 	// WatchConfigsSelector selects the ConfigMaps and Secrets whose changes trigger a
@@ -122,19 +118,6 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by source: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, inventoryIndex, func(o client.Object) []string {
-		inventory := o.(*gitopsv1alpha1.OsmDeployment).Status.Inventory
-		if inventory == nil {
-			return nil
-		}
-		names := make([]string, len(inventory.NsInstances))
-		for i, e := range inventory.NsInstances {
-			names[i] = e.Name
-		}
-		return names
-	}); err != nil {
-		return fmt.Errorf("indexing OsmDeployments by NS instance: %w", err)
-	}
 	return nil
 }
 
@@ -142,6 +125,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 // requests), sources of every kind whose artifact changed, and OsmClusters whose readiness
 // changed.
 func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	if r.ClaimsNamespace == "" {
+		return errors.New("the claims of NS instance names need a namespace (ClaimsNamespace)")
+	}
 	if r.OperationPollInterval == 0 {
 		r.OperationPollInterval = DefaultOperationPollInterval
 	}
@@ -273,7 +259,8 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Gone, maybe without its finalizer (removed by hand): nothing it claimed is held.
+			// Gone, maybe without its finalizer (removed by hand): the claims it did not
+			// release are taken over by whoever wants their names (claims.go).
 			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -517,15 +504,10 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: %s", revision, describePlan(plan))
 	if len(plan.Creates) > 0 {
-		// Creates are marked pending in status before they are sent: this process's next
-		// reconcile, and every other OsmDeployment of this OSM, see them.
+		// Creates are marked pending in status before they are sent (their names claimed
+		// before, in actForState): a reconcile after a crash finds them by their markers.
 		if err := patcher.Patch(ctx, obj); err != nil {
 			return retrying(fmt.Errorf("recording pending creates: %w", err))
-		}
-		if _, contested, err := r.yieldContestedCreates(ctx, obj, st.identity, plan, st.previous); err != nil {
-			return retrying(err)
-		} else if contested {
-			return waiting(obj.GetRetryInterval()) // the requeue yieldContestedCreates asks for, jittered here
 		}
 	}
 	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
@@ -658,112 +640,6 @@ func clusterIdentity(obj *gitopsv1alpha1.OsmCluster) string {
 		return ""
 	}
 	return obj.Status.OSMIdentity
-}
-
-// yieldContestedCreates, when other processes reconcile other shards, reads every
-// OsmDeployment from the API server after this one's pending creates were written, and gives up
-// this round when another of the same OSM lists one of the names: of two that write and read at
-// once, at least one sees the other (both may, and both wait), so no two ever both create one
-// name. The pending marks are withdrawn and the plan tried again after a jittered retryInterval,
-// when a create that went on shows in OSM as the other's.
-func (r *OsmDeploymentReconciler) yieldContestedCreates(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
-	identity string, plan *engine.Plan, previous gitopsv1alpha1.Inventory) (ctrl.Result, bool, error) {
-	if r.Shard == nil {
-		return ctrl.Result{}, false, nil // this process's claims already span every OsmDeployment
-	}
-	creating := map[string]bool{}
-	for _, c := range plan.Creates {
-		creating[c.Name] = true
-	}
-	held, err := r.heldElsewhere(ctx, true, obj, identity, creating)
-	if err != nil || len(held) == 0 {
-		return ctrl.Result{}, err != nil, err
-	}
-	contested := make([]string, 0, len(held))
-	others := map[string]bool{}
-	for name, owner := range held {
-		contested = append(contested, name)
-		others[owner] = true
-	}
-	obj.Status.Inventory = &previous
-	r.waitFor(obj, gitopsv1alpha1.ConflictReason, gitopsv1alpha1.OsmDeploymentKind, listNames(slices.Collect(maps.Keys(others))),
-		fmt.Sprintf("it declares NS instance(s) %s on this OSM too: nothing applied, checked again", listNames(contested)))
-	return ctrl.Result{RequeueAfter: jitter.JitteredIntervalDuration(obj.GetRetryInterval())}, true, nil
-}
-
-// claims returns the NS instance names of the revision that another OsmDeployment of the same
-// OSM owns, in any namespace and through any OsmCluster: from their inventories (which alone
-// remember adopted instances, as OSM cannot mark them), and from the in-memory claims of
-// reconciles that have not written their status yet. Markers in OSM are the guard; claims only
-// stop two reconciles of this process from creating one name at the same moment.
-func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, identity string) (map[string]string, error) {
-	claims, err := r.heldElsewhere(ctx, false, obj, identity, declaredNames(rev))
-	if err != nil {
-		return nil, err
-	}
-	self := client.ObjectKeyFromObject(obj).String()
-	names := make([]string, 0, len(rev.NsInstances))
-	for _, ns := range rev.NsInstances {
-		if _, taken := claims[ns.Name]; !taken {
-			names = append(names, ns.Name)
-		}
-	}
-	for name, owner := range r.Clusters.Claim(identity, self, names) {
-		claims[name] = owner
-	}
-	return claims, nil
-}
-
-// heldElsewhere returns those of the names that another OsmDeployment of the OSM of identity
-// lists in its inventory, with that OsmDeployment ("namespace/name"): from the cache, through
-// its index by NS instance name, or, from the API server (which has no such index), all.
-func (r *OsmDeploymentReconciler) heldElsewhere(ctx context.Context, fromAPIServer bool, obj *gitopsv1alpha1.OsmDeployment,
-	identity string, names map[string]bool) (map[string]string, error) {
-	var candidates []gitopsv1alpha1.OsmDeployment
-	reader := client.Reader(r.Client)
-	if fromAPIServer {
-		reader = r.APIReader
-		var all gitopsv1alpha1.OsmDeploymentList
-		if err := reader.List(ctx, &all); err != nil {
-			return nil, fmt.Errorf("listing OsmDeployments: %w", err)
-		}
-		candidates = all.Items
-	} else {
-		for name := range names {
-			var holders gitopsv1alpha1.OsmDeploymentList
-			if err := reader.List(ctx, &holders, client.MatchingFields{inventoryIndex: name}); err != nil {
-				return nil, fmt.Errorf("listing OsmDeployments: %w", err)
-			}
-			candidates = append(candidates, holders.Items...)
-		}
-	}
-	self := client.ObjectKeyFromObject(obj).String()
-	held := map[string]string{}
-	seen := map[string]bool{self: true}
-	for _, other := range candidates {
-		owner := client.ObjectKeyFromObject(&other).String()
-		if seen[owner] || other.Status.Inventory == nil {
-			continue
-		}
-		seen[owner] = true
-		var theirs []string
-		for _, e := range other.Status.Inventory.NsInstances {
-			if names[e.Name] {
-				theirs = append(theirs, e.Name)
-			}
-		}
-		if len(theirs) == 0 {
-			continue
-		}
-		otherIdentity, err := r.osmIdentity(ctx, reader, types.NamespacedName{Namespace: other.Namespace, Name: other.Spec.ClusterRef.Name})
-		if err != nil || otherIdentity == "" || otherIdentity != identity {
-			continue // not logged in to this OSM, it drives nothing there; its markers still guard its instances
-		}
-		for _, name := range theirs {
-			held[name] = owner
-		}
-	}
-	return held, nil
 }
 
 // A deletion cleans OSM up as spec.deletionPolicy says, then lets the object go: it terminates
@@ -921,16 +797,16 @@ func describeInstances(entries []gitopsv1alpha1.NsInstanceEntry) string {
 	return listNames(described)
 }
 
-// release drops the OsmDeployment's claims and finalizer.
+// release drops what the process holds for the OsmDeployment, and its finalizer (its claims
+// are released with it, in actForState).
 func (r *OsmDeploymentReconciler) release(obj *gitopsv1alpha1.OsmDeployment) {
 	r.forget(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
 }
 
-// forget drops what the process holds for an OsmDeployment: its claims on every OsmCluster and
-// its use of a cached revision.
+// forget drops what the process holds for an OsmDeployment: its use of a cached revision and
+// the values of its Secrets.
 func (r *OsmDeploymentReconciler) forget(key types.NamespacedName) {
-	r.Clusters.ReleaseAll(key.String())
 	r.revisions.forget(key)
 	r.secrets.forget(key)
 }

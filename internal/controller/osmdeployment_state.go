@@ -59,7 +59,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -151,7 +150,7 @@ func (r *OsmDeploymentReconciler) reconcileDeployment(ctx context.Context, obj *
 		if !obj.Spec.Suspend {
 			in, stop, passed = r.checkPreconditions(ctx, obj, requested)
 		}
-		r.hold(ctx, obj)
+		r.hold(obj)
 		if !passed {
 			return stop
 		}
@@ -175,12 +174,10 @@ func (r *OsmDeploymentReconciler) runMachine(ctx context.Context, obj *gitopsv1a
 }
 
 // hold keeps the finalizer on an OsmDeployment that is not being deleted, before anything is
-// sent to OSM, and drops the claims on an OSM the spec no longer points at (without its
-// OsmCluster, on any).
-func (r *OsmDeploymentReconciler) hold(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) {
+// sent to OSM. (Its claims on an OSM the spec no longer points at go at its next plan:
+// claimPlanned.)
+func (r *OsmDeploymentReconciler) hold(obj *gitopsv1alpha1.OsmDeployment) {
 	controllerutil.AddFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer)
-	identity, _ := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
-	r.Clusters.ReleaseElsewhere(client.ObjectKeyFromObject(obj).String(), identity)
 }
 
 // checkPreconditions resolves, in order, the dependencies, the OsmCluster, the source, the
@@ -369,15 +366,6 @@ func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed
 	}
 }
 
-// declaredNames are the names of the NS instances rev declares.
-func declaredNames(rev *gitops.Revision) map[string]bool {
-	declared := make(map[string]bool, len(rev.NsInstances))
-	for _, ns := range rev.NsInstances {
-		declared[ns.Name] = true
-	}
-	return declared
-}
-
 // driftPolicies are the plan's policies of the drift detection modes.
 var driftPolicies = map[gitopsv1alpha1.DriftDetectionMode]engine.DriftPolicy{
 	gitopsv1alpha1.DriftDetectionEnabled:  engine.CorrectDrift,
@@ -442,6 +430,20 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	if !obj.DeletionTimestamp.IsZero() && obj.Status.Inventory == nil {
 		obj.Status.Inventory = &gitopsv1alpha1.Inventory{} // a deletion's actions read and report it
 	}
+	if !obj.DeletionTimestamp.IsZero() {
+		defer func() {
+			if !controllerutil.ContainsFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer) {
+				r.releaseClaims(ctx, obj) // gone, whatever its deletionPolicy: its names are free
+			}
+		}()
+	}
+	if st.status == statusInSync || st.status == statusOutOfSync {
+		// The names the inventory will list are claimed before it lists them, so before any
+		// create is sent; those it no longer lists are released.
+		if contested, stop := r.claimPlanned(ctx, obj, st); stop {
+			return contested
+		}
+	}
 	switch st.status {
 	case statusSuspended:
 		log.FromContext(ctx).V(1).Info("suspended: nothing applied")
@@ -456,7 +458,14 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
 		return waiting(r.OperationPollInterval)
 	case statusOperationsEnded:
-		return r.settleOperations(obj, st)
+		settled := r.settleOperations(obj, st)
+		if settled != next {
+			// No plan follows to release the names of the instances terminated (claimPlanned).
+			if err := r.releaseEnded(ctx, obj); err != nil {
+				return retrying(err)
+			}
+		}
+		return settled
 	case statusReadFailed:
 		return retrying(st.err)
 	case statusOSMUnreadable:

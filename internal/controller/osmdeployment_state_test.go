@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -193,13 +192,13 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osm", Generation: 1},
 				Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity, Conditions: []metav1.Condition{{Type: meta.ReadyCondition,
 					Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
-			b := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&gitopsv1alpha1.OsmDeployment{}, inventoryIndex, func(client.Object) []string { return nil })
+			b := fake.NewClientBuilder().WithScheme(scheme)
 			if !tt.noCluster {
 				b = b.WithObjects(cluster)
 			}
 			c := b.Build()
 			events := newEventLog()
-			r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, Clusters: NewClusterRegistry(),
+			r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, ClaimsNamespace: "osmops-system",
 				OwnerIdentity: owner.Manager, OperationPollInterval: time.Second}
 			obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: 1},
 				Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}}}
@@ -295,7 +294,7 @@ func TestOutcomeRequeuesAreJitteredWithinBounds(t *testing.T) {
 func TestADeletionIsStatesOfTheSameMachine(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).Build()
 	events := newEventLog()
-	r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, Clusters: NewClusterRegistry(),
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, ClaimsNamespace: "osmops-system",
 		OwnerIdentity: "test-manager", OperationPollInterval: time.Second}
 	obj := &gitopsv1alpha1.OsmDeployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "ldap", DeletionTimestamp: &metav1.Time{Time: time.Now()},

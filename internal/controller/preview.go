@@ -28,13 +28,14 @@ type Preview struct {
 // checkout of its source), by the reconciler's own steps and its Pipeline: spec.postBuild's variables, the
 // spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets, OSM reached
 // through the OsmCluster and its Secrets, the inventory of status, the owners that still live,
-// the names other OsmDeployments' inventories hold, and ownerIdentity in the markers. It changes
-// nothing, in OSM or in Kubernetes, and reads c past any cache. Names a manager claimed in its
-// memory only are not seen. The revision's problems come as a *gitops.ValidationError (with the
-// Preview's Revision holding its warnings), its unresolved values as a *gitops.ValuesProblems.
-func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity string,
+// the names other OsmDeployments claim (in claimsNamespace, the manager's namespace: claims.go),
+// and ownerIdentity in the markers. It changes nothing, in OSM or in Kubernetes (it takes no
+// claim), and reads c past any cache. The revision's problems come as a
+// *gitops.ValidationError (with the Preview's Revision holding its warnings), its unresolved
+// values as a *gitops.ValuesProblems.
+func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity, claimsNamespace string,
 	clientOptions ...osm.Option) (*Preview, error) {
-	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity}
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace}
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
 	case err != nil:
@@ -59,10 +60,8 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
 	}
-	// Neither the cache nor this process's claims: names held in another manager's memory only
-	// are not seen.
 	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
-		return r.heldElsewhere(ctx, true, obj, identity, declaredNames(rev))
+		return r.claims(ctx, obj, rev, identity)
 	}
 	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, "", false)
 	if err != nil {

@@ -68,8 +68,9 @@ func readManifest(path string, out any) error {
 	return yaml.UnmarshalStrict(data, out)
 }
 
-// asOperator binds the manager's generated ClusterRole (config/rbac/role.yaml) to the operator's
-// ServiceAccount and returns cfg impersonating it: the suite's reconcilers then have the
+// asOperator binds the manager's generated ClusterRole (config/rbac/role.yaml), and its Role in
+// its namespace (config/rbac/leader_election_role.yaml: leader election and the claims of NS
+// instance names), to the operator's ServiceAccount and returns cfg impersonating it: the suite's reconcilers then have the
 // permissions a deployed operator has, and no more, so that every test also checks that the
 // role is enough.
 func asOperator(ctx context.Context, cfg *rest.Config) (*rest.Config, error) {
@@ -86,7 +87,18 @@ func asOperator(ctx context.Context, cfg *rest.Config) (*rest.Config, error) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
 	}
-	for _, obj := range []client.Object{role, binding} {
+	namespaceRole := &rbacv1.Role{}
+	if err := readManifest("config/rbac/leader_election_role.yaml", namespaceRole); err != nil {
+		return nil, err
+	}
+	namespaceRole.Namespace = operatorNamespace
+	namespaceBinding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: namespaceRole.Name, Namespace: operatorNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: namespaceRole.Name},
+		Subjects:   binding.Subjects,
+	}
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}
+	for _, obj := range []client.Object{role, binding, namespace, namespaceRole, namespaceBinding} {
 		if err := admin.Create(ctx, obj); err != nil {
 			return nil, fmt.Errorf("installing %s: %w", obj.GetName(), err)
 		}
@@ -129,7 +141,7 @@ func TestLeaderElectionRoleIsEnough(t *testing.T) {
 	role := &rbacv1.Role{}
 	g.Expect(readManifest("config/rbac/leader_election_role.yaml", role)).To(Succeed())
 	g.Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}), "the leader election role")
 

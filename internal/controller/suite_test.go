@@ -37,8 +37,6 @@ var (
 	testRESTConfig *rest.Config
 	// recorder keeps the events the reconcilers emit, for assertions.
 	recorder = newEventLog()
-	// registry is the OsmDeployment reconciler's registry of claims.
-	registry = NewClusterRegistry()
 	// connections is the reconcilers' shared pool of NBI clients.
 	connections *ConnectionPool
 	// testOperatorConfig is testRESTConfig impersonating the operator, for the managers tests
@@ -161,7 +159,7 @@ func shardSelector(shard string) klabels.Selector {
 
 func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 	connections = newConnectionPool(mgr)
-	return setupReconcilersWith(ctx, mgr, connections, registry, suiteShard, true)
+	return setupReconcilersWith(ctx, mgr, connections, suiteShard, true)
 }
 
 // newConnectionPool returns an empty pool of NBI clients as the manager's is.
@@ -170,8 +168,8 @@ func newConnectionPool(mgr ctrl.Manager) *ConnectionPool {
 }
 
 // setupReconcilersWith registers the OsmDeployment reconciler of shard, and the OsmCluster
-// reconciler when withClusters, with the pool and registry given.
-func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, claims *ClusterRegistry, shard string, withClusters bool) error {
+// reconciler when withClusters, with the pool given.
+func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, shard string, withClusters bool) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -188,7 +186,7 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 		}
 	}
 	return (&OsmDeploymentReconciler{
-		Client: mgr.GetClient(), EventRecorder: events, Clusters: claims, Connections: pool, NoCrossNamespaceRefs: true,
+		Client: mgr.GetClient(), EventRecorder: events, ClaimsNamespace: operatorNamespace, Connections: pool, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
 		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity, AnswerMemory: testAnswerMemory,
 		// Every manager of the suite is a shard of its API server (managerOptions).

@@ -197,12 +197,13 @@ func (s *Stack) start(ctx context.Context, o Options, gitBackend string) error {
 		}
 	}
 
+	// The operator claims NS instance names in its RUNTIME_NAMESPACE: Flux's here, which exists.
 	s.operator = s.newProcess(OperatorName, o.OperatorBinary, slices.Concat([]string{
 		"--metrics-bind-address=" + hostPort(s.ports.OperatorMetrics),
 		"--metrics-secure=false",
 		"--health-probe-bind-address=" + hostPort(s.ports.OperatorHealth),
 		"--log-encoding=console",
-	}, eventsArgs, o.OperatorArgs), kubeconfigEnv, "http://"+hostPort(s.ports.OperatorHealth)+"/readyz")
+	}, eventsArgs, o.OperatorArgs), append(slices.Clip(kubeconfigEnv), "RUNTIME_NAMESPACE="+FluxNamespace), "http://"+hostPort(s.ports.OperatorHealth)+"/readyz")
 	return s.operator.start(ctx)
 }
 

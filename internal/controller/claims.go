@@ -1,0 +1,295 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
+)
+
+// A claim says which OsmDeployment holds an NS instance name on one OSM: no two OsmDeployments
+// create one name there, whichever process, shard or manager reconciles them. It is a Lease in
+// the manager's namespace (ClaimsNamespace), named by a hash of (OSM identity, NS name), so the
+// API server settles a race: of two creates of one claim, the second is refused (409). Its
+// holderIdentity is the OsmDeployment's UID. An OsmDeployment holds a claim for every NS instance
+// its inventory lists on its OSM (to create, running, orphaned or terminating): it takes them
+// before its status lists a new name, so before any create is sent, and releases a name once
+// the inventory no longer lists it (the instance is gone), and all of them when it is deleted.
+// A claim whose holder no longer exists (deleted without its finalizer, or recreated with a
+// new UID) is taken over by the next OsmDeployment that wants the name. Tenants have no rights
+// in the manager's namespace: they can neither forge, steal nor free a claim. The markers in
+// OSM stay the record of ownership; a claim guards what would be created or adopted without one.
+const (
+	claimNamePrefix = "osmops-claim-"
+	// claimHolderLabel is the holder's UID, to list the claims of one OsmDeployment.
+	claimHolderLabel = "gitops.osmops.io/claim-holder-uid"
+	// claimHolderAnnotation is the holder's namespace/name, to tell whether it still exists and
+	// to say who holds a name.
+	claimHolderAnnotation = "gitops.osmops.io/claim-holder"
+	// claimOSMAnnotation and claimNsInstanceAnnotation are what the claim's name is a hash of.
+	claimOSMAnnotation        = "gitops.osmops.io/claim-osm-identity"
+	claimNsInstanceAnnotation = "gitops.osmops.io/claim-ns-instance"
+)
+
+// Claims need get, list, create, update and delete on Leases in the manager's namespace only:
+// the namespaced Role of leader election (config/rbac/leader_election_role.yaml, and the
+// chart's), not the ClusterRole the +kubebuilder:rbac markers make, which would reach every
+// namespace's Leases.
+
+// claimName is the name of the claim of the NS instance name on the OSM of identity: a hash of
+// a length-prefixed encoding of both, so that no two pairs share one.
+func claimName(identity, name string) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%s", len(identity), identity, len(name), name))
+	return claimNamePrefix + hex.EncodeToString(sum[:])
+}
+
+// newClaim is the claim of name on the OSM of identity, held by obj.
+func (r *OsmDeploymentReconciler) newClaim(obj *gitopsv1alpha1.OsmDeployment, identity, name string) *coordinationv1.Lease {
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: r.ClaimsNamespace, Name: claimName(identity, name)}}
+	holdClaim(lease, obj, identity, name)
+	return lease
+}
+
+// holdClaim makes obj the holder of the claim lease.
+func holdClaim(lease *coordinationv1.Lease, obj *gitopsv1alpha1.OsmDeployment, identity, name string) {
+	lease.Labels = map[string]string{"app.kubernetes.io/managed-by": fieldOwner, claimHolderLabel: string(obj.UID)}
+	lease.Annotations = map[string]string{
+		claimHolderAnnotation: client.ObjectKeyFromObject(obj).String(),
+		claimOSMAnnotation:    identity, claimNsInstanceAnnotation: name,
+	}
+	lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(string(obj.UID)), AcquireTime: &metav1.MicroTime{Time: time.Now()}}
+}
+
+// claims returns the NS instance names of the revision that another live OsmDeployment claims
+// on the OSM of identity, with that OsmDeployment ("namespace/name"). It writes nothing: the
+// reconcile takes its claims as it acts (holdClaims), the preview never. One list reads the
+// OsmDeployment's own claims; each declared name it does not hold costs one read.
+func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, identity string) (map[string]string, error) {
+	held := map[string]string{}
+	if identity == "" {
+		return held, nil // logged in to no OSM: nothing is created there
+	}
+	mine, err := r.ownClaims(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range rev.NsInstances {
+		if _, ok := mine[claimName(identity, ns.Name)]; ok {
+			continue
+		}
+		lease := &coordinationv1.Lease{}
+		switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: r.ClaimsNamespace, Name: claimName(identity, ns.Name)}, lease); {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading the claim of NS instance %s: %w", ns.Name, err)
+		}
+		holder, live, err := r.claimHolder(ctx, lease)
+		if err != nil {
+			return nil, err
+		}
+		if live && holder != client.ObjectKeyFromObject(obj).String() {
+			held[ns.Name] = holder
+		}
+	}
+	return held, nil
+}
+
+// ownClaims returns the claims obj holds, on any OSM, by name.
+func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
+	var list coordinationv1.LeaseList
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(r.ClaimsNamespace), client.MatchingLabels{claimHolderLabel: string(obj.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the claims of NS instance names: %w", err)
+	}
+	mine := make(map[string]coordinationv1.Lease, len(list.Items))
+	for _, lease := range list.Items {
+		mine[lease.Name] = lease
+	}
+	return mine, nil
+}
+
+// claimHolder returns the holder of a claim ("namespace/name") and whether it still exists:
+// the OsmDeployment of that name, with the UID the claim holds.
+func (r *OsmDeploymentReconciler) claimHolder(ctx context.Context, lease *coordinationv1.Lease) (string, bool, error) {
+	holder := lease.Annotations[claimHolderAnnotation]
+	namespace, name, ok := strings.Cut(holder, "/")
+	if !ok || lease.Spec.HolderIdentity == nil {
+		return holder, false, nil // only the manager writes claims: a broken one holds nothing
+	}
+	obj := &gitopsv1alpha1.OsmDeployment{}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj); {
+	case apierrors.IsNotFound(err):
+		return holder, false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("looking up OsmDeployment %s, holder of a claim: %w", holder, err)
+	}
+	return holder, string(obj.UID) == *lease.Spec.HolderIdentity, nil
+}
+
+// holdClaims makes obj's claims those of the NS instances the inventory lists on the OSM of
+// identity: it takes the missing ones (taking over those whose holder is gone) and releases the
+// others, on this OSM and any other. It returns the names another live OsmDeployment holds,
+// with it; those are not taken, and nothing is to be created or adopted under them.
+func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
+	inventory gitopsv1alpha1.Inventory) (map[string]string, error) {
+	if identity == "" {
+		return nil, fmt.Errorf("OsmCluster %s: not logged in to OSM, no NS instance name can be claimed", obj.Spec.ClusterRef.Name)
+	}
+	mine, err := r.releaseUnlisted(ctx, obj, identity, inventory)
+	if err != nil {
+		return nil, err
+	}
+	contested := map[string]string{}
+	for _, e := range inventory.NsInstances {
+		if _, held := mine[claimName(identity, e.Name)]; held {
+			continue
+		}
+		holder, err := r.takeClaim(ctx, obj, identity, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		if holder != "" {
+			contested[e.Name] = holder
+		}
+	}
+	return contested, nil
+}
+
+// releaseUnlisted releases the claims of obj but those of the NS instances the inventory lists
+// on the OSM of identity, and returns those it keeps, by name.
+func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
+	inventory gitopsv1alpha1.Inventory) (map[string]coordinationv1.Lease, error) {
+	mine, err := r.ownClaims(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[string]bool, len(inventory.NsInstances))
+	for _, e := range inventory.NsInstances {
+		listed[claimName(identity, e.Name)] = true
+	}
+	for name, lease := range mine {
+		if listed[name] {
+			continue
+		}
+		if err := r.releaseClaim(ctx, &lease); err != nil {
+			return nil, err
+		}
+		delete(mine, name)
+	}
+	return mine, nil
+}
+
+// releaseEnded releases the claims of the NS instances whose operations ended by removing them
+// from the inventory (terminated): when nothing else is left to do, no plan would.
+func (r *OsmDeploymentReconciler) releaseEnded(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) error {
+	identity, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
+	if err != nil || identity == "" || obj.Status.Inventory == nil {
+		return nil // not logged in to its OSM now: its claims are kept until it is
+	}
+	_, err = r.releaseUnlisted(ctx, obj, identity, *obj.Status.Inventory)
+	return err
+}
+
+// takeClaim takes the claim of name on the OSM of identity for obj. It returns "" when obj holds
+// it, or the OsmDeployment that does.
+func (r *OsmDeploymentReconciler) takeClaim(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity, name string) (string, error) {
+	claim := r.newClaim(obj, identity, name)
+	err := r.Create(ctx, claim)
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return "", fmt.Errorf("claiming NS instance %s: %w", name, err)
+		}
+		return "", nil
+	}
+	existing := &coordinationv1.Lease{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(claim), existing); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "another OsmDeployment", nil // released meanwhile: taken at the next try
+		}
+		return "", fmt.Errorf("reading the claim of NS instance %s: %w", name, err)
+	}
+	if existing.Spec.HolderIdentity != nil && *existing.Spec.HolderIdentity == string(obj.UID) {
+		return "", nil
+	}
+	holder, live, err := r.claimHolder(ctx, existing)
+	if err != nil || live {
+		return holder, err
+	}
+	// The holder is gone: the claim is taken over, on the version read, so that of two that
+	// take it over at once the API server refuses the second.
+	holdClaim(existing, obj, identity, name)
+	if err := r.Update(ctx, existing); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return "another OsmDeployment", nil
+		}
+		return "", fmt.Errorf("taking over the claim of NS instance %s from %s: %w", name, holder, err)
+	}
+	log.FromContext(ctx).Info("took over the claim of a deleted OsmDeployment", "nsInstance", name, "holder", holder)
+	return "", nil
+}
+
+// releaseClaim deletes a claim, as the version read: one taken over meanwhile stays.
+func (r *OsmDeploymentReconciler) releaseClaim(ctx context.Context, lease *coordinationv1.Lease) error {
+	err := r.Delete(ctx, lease, client.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("releasing the claim of NS instance %s: %w", lease.Annotations[claimNsInstanceAnnotation], err)
+	}
+	return nil
+}
+
+// releaseClaims releases every claim of obj, which is gone from OSM's point of view: deleted,
+// whatever its deletionPolicy. A claim not released (the API server unreachable) holds no name
+// for long: its holder is gone, and the next OsmDeployment that wants the name takes it over.
+func (r *OsmDeploymentReconciler) releaseClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) {
+	mine, err := r.ownClaims(ctx, obj)
+	for _, lease := range mine {
+		err = errors.Join(err, r.releaseClaim(ctx, &lease))
+	}
+	if err != nil {
+		log.FromContext(ctx).Error(err, "releasing the claims of a deleted OsmDeployment: their holder is gone, they will be taken over")
+	}
+}
+
+// yieldContested gives up this round when another OsmDeployment holds names obj was to create
+// or adopt: the inventory stays as it was, nothing is sent, and the plan is made again after a
+// jittered retryInterval, when a create that went on shows in OSM as the other's.
+func (r *OsmDeploymentReconciler) yieldContested(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.Inventory, contested map[string]string) outcome {
+	obj.Status.Inventory = &previous
+	others := map[string]bool{}
+	for _, holder := range contested {
+		others[holder] = true
+	}
+	r.waitFor(obj, gitopsv1alpha1.ConflictReason, gitopsv1alpha1.OsmDeploymentKind, listNames(slices.Sorted(maps.Keys(others))),
+		fmt.Sprintf("it declares NS instance(s) %s on this OSM too: nothing applied, checked again", listNames(slices.Sorted(maps.Keys(contested)))))
+	return waiting(obj.GetRetryInterval())
+}
+
+// claimPlanned makes obj's claims those of its planned inventory (holdClaims). When another
+// OsmDeployment holds one of the names, or the claims cannot be read or written, it stops the
+// reconcile with that outcome.
+func (r *OsmDeploymentReconciler) claimPlanned(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) (outcome, bool) {
+	contested, err := r.holdClaims(ctx, obj, st.identity, st.plan.Inventory)
+	switch {
+	case err != nil:
+		return retrying(err), true
+	case len(contested) > 0:
+		return r.yieldContested(obj, st.previous, contested), true
+	}
+	return outcome{}, false
+}
