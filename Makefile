@@ -14,6 +14,8 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 # Flags for `go test`; for example GO_TEST_FLAGS=-race or GO_TEST_FLAGS='-run TestX -v'.
 GO_TEST_FLAGS ?=
+# Where the Ginkgo suites (internal/controller, test/e2e) write their JUnit reports.
+JUNIT_DIR ?= $(CURDIR)/build/junit
 # Parallel tests per package. The envtest tests mostly wait on the API server and the simulator,
 # not on the CPU, so 8 at once finish about twice as fast as GOMAXPROCS (2) at once on 2 cores.
 TEST_PARALLEL ?= 8
@@ -63,7 +65,7 @@ test-e2e: envtest flux-controllers ## Run the end-to-end suite (real Flux source
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/flux-controller.sh source-controller)" \
 		NOTIFICATION_CONTROLLER="$$(hack/flux-controller.sh notification-controller)" \
 		KUSTOMIZE_CONTROLLER="$$(hack/flux-controller.sh kustomize-controller)" \
-		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/...
+		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/... -ginkgo.junit-report=$(JUNIT_DIR)/e2e.xml
 
 .PHONY: bench
 bench: envtest ## Benchmark the operator against the osm CLI's request pattern (about 5 minutes); writes docs/benchmarks.md.
