@@ -48,8 +48,7 @@ const (
 )
 
 var _ = Describe("An operator killed while it applies", func() {
-	// TestOperatorKilledWhileApplying restarts the operator, so it must not run in parallel with
-	// other tests.
+	// Serial: it restarts the operator, so it must not run in parallel with other specs.
 	It("converges with no duplicate when the operator is killed at any point of an apply", Serial, Label("slow"), func() {
 		t := GinkgoTB()
 		ctx, cancel := context.WithTimeout(context.Background(), crashTimeout)

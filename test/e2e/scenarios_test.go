@@ -24,9 +24,8 @@ import (
 )
 
 // The scenarios around the engine: NS instances removed from Git, an upgrade OSM fails, OSM
-// down for a while, and tenants kept apart. Each has its own tenants and simulators. Those
-// that leave the operator alone run in parallel; they start once the sequential tests, which
-// kill or restart the operator, are done.
+// down for a while, and tenants kept apart. Each has its own tenants and simulators. The specs
+// that kill or restart the operator are Serial: `ginkgo -p` runs them alone.
 
 // Routes and values the scenarios use.
 const (
@@ -216,9 +215,9 @@ var _ = Describe("Failures and tenants", func() {
 		}
 	})
 
-	// TestCrossNamespaceSourceDenied restarts the operator with --no-cross-namespace-refs (and
-	// without it at the end), so it must not run in parallel with other tests.
-	It("denies a source in another namespace", func() {
+	// Serial: it restarts the operator with --no-cross-namespace-refs (and without it at the
+	// end), so it must not run in parallel with other specs.
+	It("denies a source in another namespace", Serial, func() {
 		t := GinkgoTB()
 		ctx := testContext(t)
 		g := NewWithT(t)

@@ -17,11 +17,11 @@ import (
 )
 
 // The source kinds besides GitRepository, each served by a real store on loopback and read by
-// a real source-controller: the OsmDeployment applies them as TestBootstrap and
-// TestChangeKDUValue apply a GitRepository.
+// a real source-controller: the OsmDeployment applies them as the specs of
+// engine_test.go apply a GitRepository.
 
 var _ = Describe("OCI and Bucket sources", func() {
-	// TestOCIRepositorySource pushes the demo's first part as a Flux OCI artifact (as `flux push
+	// This spec pushes the demo's first part as a Flux OCI artifact (as `flux push
 	// artifact` lays it out) to a registry on loopback, then an upgrade.
 	It("applies an OCIRepository source", func() {
 		t := GinkgoTB()
@@ -44,7 +44,7 @@ var _ = Describe("OCI and Bucket sources", func() {
 		NewWithT(t).Expect(revisions).To(HaveEach(MatchRegexp(`^` + devstack.DefaultOCITag + `@sha256:[0-9a-f]{64}$`)))
 	})
 
-	// TestBucketSource uploads the demo's first part to a bucket of an S3 server on loopback, then
+	// This spec uploads the demo's first part to a bucket of an S3 server on loopback, then
 	// an upgrade.
 	It("applies a Bucket source", func() {
 		t := GinkgoTB()
