@@ -61,7 +61,7 @@ vet: ## Run go vet (also on the e2e tests).
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run the unit tests, then the envtest suite (Ginkgo specs) against a real API server.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF '$(GINKGO_PKG)') -coverprofile cover.out
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test $(GO_TEST_FLAGS) $(GINKGO_PKG) -coverprofile cover-envtest.out \
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -timeout 30m $(GO_TEST_FLAGS) $(GINKGO_PKG) -coverprofile cover-envtest.out \
 		-ginkgo.junit-report=$(JUNIT_DIR)/controller.xml
 
 .PHONY: test-e2e

@@ -65,7 +65,7 @@ func (w *poolWorld) deleteSecret() {
 }
 
 var _ = Describe("The pool of NBI connections", func() {
-	It("connection pool rebuilds only what changed", func() {
+	It("rebuilds only what changed", func() {
 		t := GinkgoTB()
 		w := newPoolWorld(t)
 		first := w.get()
@@ -90,7 +90,7 @@ var _ = Describe("The pool of NBI connections", func() {
 		w.g.Expect(w.get()).NotTo(BeIdenticalTo(resized))
 	})
 
-	It("connection pool drops the client of a removed secret", func() {
+	It("drops the client of a removed Secret", func() {
 		t := GinkgoTB()
 		w := newPoolWorld(t)
 		w.get()
@@ -105,7 +105,7 @@ var _ = Describe("The pool of NBI connections", func() {
 			Message: "Secret tenant/osm-credentials not found", Gone: true}))
 	})
 
-	Context("connection pool keeps the client while the OsmCluster goes", func() {
+	Context("keeps the client while the OsmCluster goes", func() {
 		It("OsmCluster being deleted", func() {
 			t := GinkgoTB()
 			w := newPoolWorld(t)
@@ -140,7 +140,7 @@ var _ = Describe("The pool of NBI connections", func() {
 		})
 	})
 
-	It("connection pool errors name secrets not their content", func() {
+	It("names Secrets in its errors, not their content", func() {
 		t := GinkgoTB()
 		w := newPoolWorld(t)
 		secret := &corev1.Secret{}
@@ -152,7 +152,7 @@ var _ = Describe("The pool of NBI connections", func() {
 		w.g.Expect(strings.Contains(err.Error(), testPassword)).To(BeFalse())
 	})
 
-	It("connection pool clients record their requests by OsmCluster", func() {
+	It("records the requests of its clients by OsmCluster", func() {
 		t := GinkgoTB()
 		w := newPoolWorld(t)
 		nbi := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {

@@ -141,7 +141,7 @@ func warnings(d *gitopsv1alpha1.OsmDeployment) []string {
 }
 
 var _ = Describe("NBI faults", func() {
-	It("under faults: server error burst", func() {
+	It("survives a burst of server errors, creating once", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -157,7 +157,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
 	})
 
-	It("under faults: timeouts", func() {
+	It("reports NBI timeouts and survives them", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		impatient := tn.newCluster("impatient", tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
@@ -183,7 +183,7 @@ var _ = Describe("NBI faults", func() {
 			": create NS instance ldap: OSM NBI POST " + nsInstancesPath + ": context deadline exceeded")))
 	})
 
-	It("under faults: connection resets", func() {
+	It("survives connection resets, creating once", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -197,7 +197,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
 	})
 
-	It("under faults: latency spikes", func() {
+	It("survives latency spikes", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -210,7 +210,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()).To(HaveKeyWithValue(upgradeRoute, BeEquivalentTo(2)))
 	})
 
-	It("under faults: token revoked mid revision", func() {
+	It("logs in again when the token is revoked mid-revision", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -226,7 +226,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
 	})
 
-	It("under faults: failed instantiate", Label("slow"), func() {
+	It("retries a failed instantiate", Label("slow"), func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -253,7 +253,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
 	})
 
-	It("under faults: failed temp upgrade", func() {
+	It("retries a temporarily failed upgrade", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
@@ -280,7 +280,7 @@ var _ = Describe("NBI faults", func() {
 
 	// A revision whose create OSM refused for a while, while its upgrade went through, is not
 	// reported applied when the upgrade ends: the create is sent again.
-	It("under faults: partly failed apply is not reported applied", func() {
+	It("does not report a partly failed apply as applied", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")
@@ -303,7 +303,7 @@ var _ = Describe("NBI faults", func() {
 	// OSM removes the operations of a deleted NS instance with it, so the missing instantiate looks
 	// completed: the operator trusts finished operations (observing OSM again before Ready would
 	// double a revision's reads) and the next drift check makes the instance again, once.
-	It("under faults: instance deleted while its operation runs", func() {
+	It("recreates an instance deleted while its operation runs", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
@@ -320,7 +320,7 @@ var _ = Describe("NBI faults", func() {
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
 	})
 
-	It("under faults: restarted operator reconnects", func() {
+	It("reconnects after an operator restart", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")

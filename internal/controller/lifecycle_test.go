@@ -238,7 +238,7 @@ var _ = Describe("Deletion, restarts and take-over", func() {
 	})
 
 	// WaitForTermination waits as long as OSM cannot be reached, and terminates once it can.
-	It("deletion wait for termination waits", func() {
+	It("deletion policy WaitForTermination waits until OSM can be reached", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.appliedDeployment([]string{"ldap"}, func(d *gitopsv1alpha1.OsmDeployment) {

@@ -51,7 +51,7 @@ const actionRoute = http.MethodPost + " /osm/nslcm/v1/ns_instances/{nsInstanceId
 
 var _ = Describe("NS instances of several KNFs", func() {
 	// A change of one KDU's values of three upgrades that KDU only, with one action.
-	It("upgrade one KDU of three", func() {
+	It("upgrades one KDU of three", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("stack", "gitops")
@@ -99,7 +99,7 @@ var _ = Describe("NS instances of several KNFs", func() {
 
 	// A new chart version upgrades the KDU to it; the VNF record keeps naming the first chart, and
 	// later drift checks send nothing.
-	It("chart version change", func() {
+	It("runs a new chart version", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("stack", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
@@ -145,7 +145,7 @@ var _ = Describe("NS instances of several KNFs", func() {
 	// repository (on OSM 19, 1.2.7 became 1.2.8 on a replicaCount change). Here the instance was
 	// created with a model (OSM's VNFD schema admits no version in helm-chart), which a later
 	// revision no longer declares.
-	It("values change keeps the chart version", func() {
+	It("keeps the chart version on a values change", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops")

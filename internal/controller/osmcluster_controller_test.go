@@ -49,7 +49,7 @@ func (tn *tenant) newCluster(name, url, secret string, edit ...func(*gitopsv1alp
 }
 
 var _ = Describe("The OsmCluster reconciler", func() {
-	It("cluster reports version and VIM accounts", func() {
+	It("reports OSM's version and VIM accounts", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		got := tn.cluster
@@ -58,7 +58,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 		tn.g.Expect(got.Status.LastCheckedAt).NotTo(BeNil())
 	})
 
-	It("cluster secret problems are explained", func() {
+	It("explains the problems of its Secret", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		missing := tn.newCluster("missing", tn.nbi.URL, "no-such-secret")
@@ -74,7 +74,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 			To(ContainSubstring("has no password"))
 	})
 
-	It("cluster bad credentials and rotation", func() {
+	It("reports bad credentials and recovers on rotation", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		secret := &corev1.Secret{
@@ -94,7 +94,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 
 	// OSM locks a user after 5 failed logins: after a refused login the OsmCluster logs in again
 	// only when asked to, however often it is reconciled, even with a health check due at once.
-	It("cluster does not lock the account", func() {
+	It("does not lock the OSM account", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		// Refused logins only: another test's OsmCluster may find this simulator at the port its
@@ -148,7 +148,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 
 	// A health check proves the credentials with the token it already has: each login costs OSM a
 	// bcrypt hash and leaves one more live token, so N checks make one login while the token lasts.
-	It("cluster health checks reuse the token", func() {
+	It("reuses the token across health checks", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		count := func(method, route string) int64 {
@@ -185,7 +185,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 			"logins for the first check and %d more", checks)
 	})
 
-	It("cluster unreachable and TLS errors", func() {
+	It("reports an unreachable NBI and TLS errors", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		// Port 1, where nothing listens (as retire does): the port of a closed server may be taken
@@ -205,7 +205,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 		tn.g.Expect(recorder.messagesOf(tn.namespace, "insecure")).To(ContainSubstring("TLS verification"))
 	})
 
-	It("cluster counts deployments and waits for them on deletion", func() {
+	It("counts its OsmDeployments and waits for them on deletion", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })

@@ -139,7 +139,7 @@ var _ = Describe("The OsmDeployment reconciler", func() {
 		tn.g.Expect(revisions).To(ConsistOf("openldap_knf:2", "openldap_ns:1"))
 	})
 
-	It("package and instance in one commit", func() {
+	It("applies a package and its instance in one commit", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		revision := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -314,7 +314,7 @@ var _ = Describe("The OsmDeployment reconciler", func() {
 		tn.eventuallyApplied(d, revision)
 	})
 
-	It("depends on waits for the dependency", func() {
+	It("dependsOn waits for the dependency", func() {
 		t := GinkgoTB()
 		tn := newTenant(t)
 		revision := tn.publish("gitops", demoRepo("1", "ldap"))

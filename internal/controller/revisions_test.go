@@ -194,7 +194,7 @@ func expectNoBytes(g *WithT, rev *gitops.Revision) {
 }
 
 var _ = Describe("The revision cache", func() {
-	It("revision cache shares one revision among its users", func() {
+	It("shares one revision among its users", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -214,7 +214,7 @@ var _ = Describe("The revision cache", func() {
 		g.Expect(c.size()).To(Equal(2))
 	})
 
-	It("revision cache entry goes with its last user", func() {
+	It("drops an entry with its last user", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -244,7 +244,7 @@ var _ = Describe("The revision cache", func() {
 		g.Expect(c.size()).To(BeZero())
 	})
 
-	It("revision cache reads once for concurrent reconciles", func() {
+	It("reads once for concurrent reconciles", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -264,7 +264,7 @@ var _ = Describe("The revision cache", func() {
 		}
 	})
 
-	It("revision cache keeps no failure", func() {
+	It("keeps no failure", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -288,7 +288,7 @@ var _ = Describe("The revision cache", func() {
 	})
 
 	// An invalid revision is kept like a valid one: reading it again finds the same problems.
-	It("revision cache keeps an invalid revision", func() {
+	It("keeps an invalid revision", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -310,7 +310,7 @@ var _ = Describe("The revision cache", func() {
 
 	// The cache keeps no tarball: an upload builds its package from the artifact, fetched again,
 	// and a plan that uploads nothing fetches nothing.
-	It("revision cache builds tarballs for the uploads of a plan", func() {
+	It("builds tarballs for the uploads of a plan", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -341,7 +341,7 @@ var _ = Describe("The revision cache", func() {
 
 	// OsmDeployments whose OSM never lets a plan run (it fails the descriptor list, say) pin no
 	// tarball, however many they are: each holds its revision, not its packages' bytes.
-	It("revision cache holds no tarball for plans that never run", func() {
+	It("holds no tarball for plans that never run", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, _ := newTestCache()
@@ -355,7 +355,7 @@ var _ = Describe("The revision cache", func() {
 
 	// The bytes built again are those validated, or none: an artifact of the same digest that
 	// builds other packages is refused.
-	It("revision cache refuses packages that build otherwise", func() {
+	It("refuses packages that build otherwise", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()
@@ -372,7 +372,7 @@ var _ = Describe("The revision cache", func() {
 
 	// OsmDeployments of one revision reconciled at once (run with -race): each upload has its
 	// bytes, and the shared revision is never changed.
-	It("revision cache serves concurrent reconciles", func() {
+	It("serves concurrent reconciles", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		c, artifacts := newTestCache()

@@ -123,7 +123,7 @@ var _ = Describe("Status, kstatus and metrics", func() {
 		tn.g.Expect(found).To(HaveLen(3), "metrics found: %v", found)
 	})
 
-	It("bound messages cuts on a rune boundary", func() {
+	It("cuts bounded messages on a rune boundary", func() {
 		t := GinkgoTB()
 		g := NewWithT(t)
 		conds := []metav1.Condition{{Message: strings.Repeat("é", maxConditionMessage)}, {Message: "short"}}
