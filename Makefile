@@ -14,6 +14,10 @@ KUBECTL ?= kubectl
 CONTAINER_TOOL ?= docker
 # Flags for `go test`; for example GO_TEST_FLAGS=-race or GO_TEST_FLAGS='-run TestX -v'.
 GO_TEST_FLAGS ?=
+# Where the Ginkgo suites (internal/controller, test/e2e) write their JUnit reports.
+JUNIT_DIR ?= $(CURDIR)/build/junit
+# The envtest suite, run apart: only a Ginkgo test binary knows the -ginkgo.* flags.
+GINKGO_PKG = github.com/osmops/osmops/internal/controller
 # Parallel tests per package. The envtest tests mostly wait on the API server and the simulator,
 # not on the CPU, so 8 at once finish about twice as fast as GOMAXPROCS (2) at once on 2 cores.
 TEST_PARALLEL ?= 8
@@ -55,15 +59,17 @@ vet: ## Run go vet (also on the e2e tests).
 	go vet -tags e2e ./test/...
 
 .PHONY: test
-test: manifests generate fmt vet envtest ## Run the unit and envtest suites against a real API server.
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) ./... -coverprofile cover.out
+test: manifests generate fmt vet envtest ## Run the unit tests, then the envtest suite (Ginkgo specs) against a real API server.
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF '$(GINKGO_PKG)') -coverprofile cover.out
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -timeout 30m $(GO_TEST_FLAGS) $(GINKGO_PKG) -coverprofile cover-envtest.out \
+		-ginkgo.junit-report=$(JUNIT_DIR)/controller.xml
 
 .PHONY: test-e2e
 test-e2e: envtest flux-controllers ## Run the end-to-end suite (real Flux source-, notification- and kustomize-controller, Git server, operator, NBI simulator).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" SOURCE_CONTROLLER="$$(hack/flux-controller.sh source-controller)" \
 		NOTIFICATION_CONTROLLER="$$(hack/flux-controller.sh notification-controller)" \
 		KUSTOMIZE_CONTROLLER="$$(hack/flux-controller.sh kustomize-controller)" \
-		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/...
+		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/... -ginkgo.junit-report=$(JUNIT_DIR)/e2e.xml
 
 .PHONY: bench
 bench: envtest ## Benchmark the operator against the osm CLI's request pattern (about 5 minutes); writes docs/benchmarks.md.

@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"testing"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -11,13 +11,11 @@ import (
 
 // OSM removes a terminated NS record a moment after its terminate completed (autoremove: the NBI
 // does it when LCM's message reaches it, about 2 s later on OSM 19). Until then the record says
-// NOT_INSTANTIATED, as one never instantiated does; a deletion or a prune that took it for one
+// NOT_INSTANTIATED, as one never instantiated does; a deletion or a replace that took it for one
 // sent a forced DELETE of each instance it had just terminated. They wait for OSM instead.
-func TestTerminatedInstancesAreLeftToOSMsAutoremove(t *testing.T) {
-	t.Parallel()
-	t.Run("deletion", func(t *testing.T) {
-		t.Parallel()
-		tn := newTenant(t)
+var _ = Describe("Instances terminated with autoremove", func() {
+	It("are left to OSM by the deletion, which sends no second DELETE", func() {
+		tn := newTenant(GinkgoTB())
 		d := tn.appliedDeployment([]string{"ldap", "ldap2"}, func(d *gitopsv1alpha1.OsmDeployment) {
 			d.Spec.Prune = false
 			d.Spec.DeletionPolicy = gitopsv1alpha1.DeletionPolicyDelete
@@ -33,9 +31,9 @@ func TestTerminatedInstancesAreLeftToOSMsAutoremove(t *testing.T) {
 		tn.g.Expect(tn.acceptedRequests()[deleteNSRoute]).To(BeEquivalentTo(2))
 		tn.g.Expect(warnings(d)).To(BeEmpty())
 	})
-	t.Run("replace", func(t *testing.T) {
-		t.Parallel()
-		tn := newTenant(t)
+
+	It("are left to OSM by a replace, which creates the new instance once the old one is gone", func() {
+		tn := newTenant(GinkgoTB())
 		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Force = true })
 		tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
 		tn.sim.SetAutoremoveDelay(time.Hour)
@@ -50,13 +48,14 @@ func TestTerminatedInstancesAreLeftToOSMsAutoremove(t *testing.T) {
 		tn.g.Expect(tn.acceptedRequests()[deleteNSRoute]).To(BeEquivalentTo(1))
 		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
 	})
-}
+})
 
 // eventuallyTerminatedNotRemoved waits until OSM's records of the names are terminated, still
 // there for OSM's autoremove.
 func (tn *tenant) eventuallyTerminatedNotRemoved(names ...string) {
 	tn.t.Helper()
 	for _, name := range names {
+		// The deletion's terminates complete after the simulator's operation delay.
 		tn.g.Eventually(func() []string {
 			var states []string
 			for _, ns := range tn.instances(name) {

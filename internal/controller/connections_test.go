@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +31,7 @@ type poolWorld struct {
 	pool    *ConnectionPool
 }
 
-func newPoolWorld(t *testing.T) *poolWorld {
+func newPoolWorld(t testing.TB) *poolWorld {
 	cluster := &gitopsv1alpha1.OsmCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "osm", Namespace: "tenant"},
 		Spec: gitopsv1alpha1.OsmClusterSpec{URL: "https://osm.example.com:9999",
@@ -63,107 +64,116 @@ func (w *poolWorld) deleteSecret() {
 	w.g.Expect(w.api.Delete(w.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "osm-credentials", Namespace: "tenant"}})).To(Succeed())
 }
 
-func TestConnectionPoolRebuildsOnlyWhatChanged(t *testing.T) {
-	w := newPoolWorld(t)
-	first := w.get()
-	w.g.Expect(w.get()).To(BeIdenticalTo(first), "nothing changed")
-
-	// A new password is read at the next Refresh (the OsmCluster reconciler's poll), or once
-	// the Secrets read are older than SecretMaxAge.
-	w.setPassword("rotated-" + testPassword)
-	w.g.Expect(w.get()).To(BeIdenticalTo(first), "the Secrets read are recent")
-	rotated, err := w.pool.Refresh(w.ctx, w.cluster)
-	w.g.Expect(err).NotTo(HaveOccurred())
-	w.g.Expect(rotated).NotTo(BeIdenticalTo(first))
-	w.g.Expect(w.get()).To(BeIdenticalTo(rotated))
-
-	// A new spec is seen at once.
-	w.cluster.Spec.MaxConcurrentRequests = 3
-	resized := w.get()
-	w.g.Expect(resized).NotTo(BeIdenticalTo(rotated))
-	w.g.Expect(resized.Parallelism).To(Equal(3))
-
-	w.pool.Evict(client.ObjectKeyFromObject(w.cluster))
-	w.g.Expect(w.get()).NotTo(BeIdenticalTo(resized))
-}
-
-func TestConnectionPoolDropsTheClientOfARemovedSecret(t *testing.T) {
-	w := newPoolWorld(t)
-	w.get()
-	w.deleteSecret()
-	_, err := w.pool.Refresh(w.ctx, w.cluster)
-	w.g.Expect(err).To(Equal(&ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
-		Message: "Secret tenant/osm-credentials not found"}))
-	// The OsmCluster is deleted next: the client is gone already.
-	w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	_, err = w.pool.Get(w.ctx, w.cluster)
-	w.g.Expect(err).To(Equal(&ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
-		Message: "Secret tenant/osm-credentials not found", Gone: true}))
-}
-
-func TestConnectionPoolKeepsTheClientWhileTheOsmClusterGoes(t *testing.T) {
-	t.Run("OsmCluster being deleted", func(t *testing.T) {
+var _ = Describe("The pool of NBI connections", func() {
+	It("rebuilds only what changed", func() {
+		t := GinkgoTB()
 		w := newPoolWorld(t)
 		first := w.get()
-		w.deleteSecret()
-		w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-		conn, err := w.pool.Refresh(w.ctx, w.cluster)
+		w.g.Expect(w.get()).To(BeIdenticalTo(first), "nothing changed")
+
+		// A new password is read at the next Refresh (the OsmCluster reconciler's poll), or once
+		// the Secrets read are older than SecretMaxAge.
+		w.setPassword("rotated-" + testPassword)
+		w.g.Expect(w.get()).To(BeIdenticalTo(first), "the Secrets read are recent")
+		rotated, err := w.pool.Refresh(w.ctx, w.cluster)
 		w.g.Expect(err).NotTo(HaveOccurred())
-		w.g.Expect(conn).To(BeIdenticalTo(first))
+		w.g.Expect(rotated).NotTo(BeIdenticalTo(first))
+		w.g.Expect(w.get()).To(BeIdenticalTo(rotated))
+
+		// A new spec is seen at once.
+		w.cluster.Spec.MaxConcurrentRequests = 3
+		resized := w.get()
+		w.g.Expect(resized).NotTo(BeIdenticalTo(rotated))
+		w.g.Expect(resized.Parallelism).To(Equal(3))
+
+		w.pool.Evict(client.ObjectKeyFromObject(w.cluster))
+		w.g.Expect(w.get()).NotTo(BeIdenticalTo(resized))
 	})
-	t.Run("namespace being deleted, the OsmCluster not yet", func(t *testing.T) {
+
+	It("drops the client of a removed Secret", func() {
+		t := GinkgoTB()
 		w := newPoolWorld(t)
-		first := w.get()
-		ns := &corev1.Namespace{}
-		w.g.Expect(w.api.Get(w.ctx, client.ObjectKey{Name: "tenant"}, ns)).To(Succeed())
-		ns.Finalizers = []string{"test.osmops.io/keep"}
-		w.g.Expect(w.api.Update(w.ctx, ns)).To(Succeed())
-		w.g.Expect(w.api.Delete(w.ctx, ns)).To(Succeed()) // Terminating: marked, kept by its finalizer
+		w.get()
 		w.deleteSecret()
-		conn, err := w.pool.Refresh(w.ctx, w.cluster)
-		w.g.Expect(err).NotTo(HaveOccurred())
-		w.g.Expect(conn).To(BeIdenticalTo(first))
-	})
-	t.Run("after a restart there is no client to keep", func(t *testing.T) {
-		w := newPoolWorld(t)
-		w.deleteSecret()
+		_, err := w.pool.Refresh(w.ctx, w.cluster)
+		w.g.Expect(err).To(Equal(&ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
+			Message: "Secret tenant/osm-credentials not found"}))
+		// The OsmCluster is deleted next: the client is gone already.
 		w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		_, err = w.pool.Get(w.ctx, w.cluster)
+		w.g.Expect(err).To(Equal(&ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
+			Message: "Secret tenant/osm-credentials not found", Gone: true}))
+	})
+
+	Context("keeps the client while the OsmCluster goes", func() {
+		It("OsmCluster being deleted", func() {
+			t := GinkgoTB()
+			w := newPoolWorld(t)
+			first := w.get()
+			w.deleteSecret()
+			w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			conn, err := w.pool.Refresh(w.ctx, w.cluster)
+			w.g.Expect(err).NotTo(HaveOccurred())
+			w.g.Expect(conn).To(BeIdenticalTo(first))
+		})
+		It("namespace being deleted, the OsmCluster not yet", func() {
+			t := GinkgoTB()
+			w := newPoolWorld(t)
+			first := w.get()
+			ns := &corev1.Namespace{}
+			w.g.Expect(w.api.Get(w.ctx, client.ObjectKey{Name: "tenant"}, ns)).To(Succeed())
+			ns.Finalizers = []string{"test.osmops.io/keep"}
+			w.g.Expect(w.api.Update(w.ctx, ns)).To(Succeed())
+			w.g.Expect(w.api.Delete(w.ctx, ns)).To(Succeed()) // Terminating: marked, kept by its finalizer
+			w.deleteSecret()
+			conn, err := w.pool.Refresh(w.ctx, w.cluster)
+			w.g.Expect(err).NotTo(HaveOccurred())
+			w.g.Expect(conn).To(BeIdenticalTo(first))
+		})
+		It("after a restart there is no client to keep", func() {
+			t := GinkgoTB()
+			w := newPoolWorld(t)
+			w.deleteSecret()
+			w.cluster.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			_, err := w.pool.Get(w.ctx, w.cluster)
+			w.g.Expect(err).To(HaveField("Gone", true))
+		})
+	})
+
+	It("names Secrets in its errors, not their content", func() {
+		t := GinkgoTB()
+		w := newPoolWorld(t)
+		secret := &corev1.Secret{}
+		w.g.Expect(w.api.Get(w.ctx, client.ObjectKey{Namespace: "tenant", Name: "osm-credentials"}, secret)).To(Succeed())
+		delete(secret.Data, "username")
+		w.g.Expect(w.api.Update(w.ctx, secret)).To(Succeed())
 		_, err := w.pool.Get(w.ctx, w.cluster)
-		w.g.Expect(err).To(HaveField("Gone", true))
+		w.g.Expect(err).To(MatchError("Secret tenant/osm-credentials has no username"))
+		w.g.Expect(strings.Contains(err.Error(), testPassword)).To(BeFalse())
 	})
-}
 
-func TestConnectionPoolErrorsNameSecretsNotTheirContent(t *testing.T) {
-	w := newPoolWorld(t)
-	secret := &corev1.Secret{}
-	w.g.Expect(w.api.Get(w.ctx, client.ObjectKey{Namespace: "tenant", Name: "osm-credentials"}, secret)).To(Succeed())
-	delete(secret.Data, "username")
-	w.g.Expect(w.api.Update(w.ctx, secret)).To(Succeed())
-	_, err := w.pool.Get(w.ctx, w.cluster)
-	w.g.Expect(err).To(MatchError("Secret tenant/osm-credentials has no username"))
-	w.g.Expect(strings.Contains(err.Error(), testPassword)).To(BeFalse())
-}
-
-func TestConnectionPoolClientsRecordTheirRequestsByOsmCluster(t *testing.T) {
-	w := newPoolWorld(t)
-	nbi := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
-		_, _ = rw.Write([]byte(`{"version": "15.0"}`))
-	}))
-	t.Cleanup(nbi.Close)
-	w.cluster.Spec.URL = nbi.URL
-	registry := prometheus.NewRegistry()
-	w.pool.Metrics = osm.NewMetrics(registry)
-	_, err := w.get().NBI.(healthChecker).Version(w.ctx)
-	w.g.Expect(err).NotTo(HaveOccurred())
-	families, err := registry.Gather()
-	w.g.Expect(err).NotTo(HaveOccurred())
-	var requests []map[string]string
-	for _, f := range families {
-		if f.GetName() == "osmops_nbi_requests_total" {
-			for _, m := range f.Metric {
-				requests = append(requests, labels(m))
+	It("records the requests of its clients by OsmCluster", func() {
+		t := GinkgoTB()
+		w := newPoolWorld(t)
+		nbi := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+			_, _ = rw.Write([]byte(`{"version": "15.0"}`))
+		}))
+		t.Cleanup(nbi.Close)
+		w.cluster.Spec.URL = nbi.URL
+		registry := prometheus.NewRegistry()
+		w.pool.Metrics = osm.NewMetrics(registry)
+		_, err := w.get().NBI.(healthChecker).Version(w.ctx)
+		w.g.Expect(err).NotTo(HaveOccurred())
+		families, err := registry.Gather()
+		w.g.Expect(err).NotTo(HaveOccurred())
+		var requests []map[string]string
+		for _, f := range families {
+			if f.GetName() == "osmops_nbi_requests_total" {
+				for _, m := range f.Metric {
+					requests = append(requests, labels(m))
+				}
 			}
 		}
-	}
-	w.g.Expect(requests).To(ConsistOf(HaveKeyWithValue("cluster", "tenant/osm")))
-}
+		w.g.Expect(requests).To(ConsistOf(HaveKeyWithValue("cluster", "tenant/osm")))
+	})
+})

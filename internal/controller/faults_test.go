@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,184 +140,235 @@ func warnings(d *gitopsv1alpha1.OsmDeployment) []string {
 	return out
 }
 
-func TestFaultServerErrorBurst(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusInternalServerError})
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
+var _ = Describe("NBI faults", func() {
+	It("survives a burst of server errors, creating once", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusInternalServerError})
+		revision := tn.publish("gitops", demoRepo("1", "ldap"))
 
-	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
-		": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": 500 INTERNAL_SERVER_ERROR: fault injected by the NBI simulator"))
-	tn.g.Expect(tn.instances("ldap")).To(BeEmpty())
+		tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
+			": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": 500 INTERNAL_SERVER_ERROR: fault injected by the NBI simulator"))
+		tn.g.Expect(tn.instances("ldap")).To(BeEmpty())
 
-	tn.sim.ClearFaults()
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-}
-
-func TestFaultTimeouts(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	impatient := tn.newCluster("impatient", tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
-		c.Spec.Timeout = &metav1.Duration{Duration: 300 * time.Millisecond}
+		tn.sim.ClearFaults()
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
 	})
-	tn.clusterReason(impatient, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "impatient" })
 
-	// Every list of NS instances outlasts the timeout: nothing can be planned.
-	tn.addFault(nbisim.Fault{Method: http.MethodGet, PathPrefix: nsInstancesPath, Latency: time.Second})
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-	tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+
-		": waiting for OsmCluster impatient: observing OSM: listing NS instances: OSM NBI GET "+nsInstancesPath+": context deadline exceeded"))
-	tn.g.Expect(tn.mutatingRequests()).To(BeZero())
+	It("reports NBI timeouts and survives them", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		impatient := tn.newCluster("impatient", tn.nbi.URL, "osm-credentials", func(c *gitopsv1alpha1.OsmCluster) {
+			c.Spec.Timeout = &metav1.Duration{Duration: 300 * time.Millisecond}
+		})
+		tn.clusterReason(impatient, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "impatient" })
 
-	// The create outlasts the timeout, but OSM makes the instance all the same: the operator,
-	// which never saw the answer, must find it instead of creating a second one.
-	tn.sim.ClearFaults()
-	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Latency: time.Second})
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-	tn.g.Expect(warnings(d)).To(ContainElement(HavePrefix(gitopsv1alpha1.OSMUnavailableReason + ": waiting for OsmCluster impatient: applying " + revision +
-		": create NS instance ldap: OSM NBI POST " + nsInstancesPath + ": context deadline exceeded")))
-}
+		// Every list of NS instances outlasts the timeout: nothing can be planned.
+		tn.addFault(nbisim.Fault{Method: http.MethodGet, PathPrefix: nsInstancesPath, Latency: time.Second})
+		revision := tn.publish("gitops", demoRepo("1", "ldap"))
+		tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False "+gitopsv1alpha1.OSMUnavailableReason+
+			": waiting for OsmCluster impatient: observing OSM: listing NS instances: OSM NBI GET "+nsInstancesPath+": context deadline exceeded"))
+		tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 
-func TestFaultConnectionResets(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Reset: true})
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-
-	tn.eventuallyCondition(d, meta.ReadyCondition, MatchRegexp("^False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
-		": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": (EOF|.*connection reset by peer)$"))
-	tn.sim.ClearFaults()
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-}
-
-func TestFaultLatencySpikes(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	// Half of the requests take 200 ms more, well within the timeout: slower, never failed.
-	tn.addFault(nbisim.Fault{Latency: 200 * time.Millisecond, Rate: 0.5})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("2", "ldap", "ldap2")), map[string]string{"ldap": "2", "ldap2": "2"})
-	tn.g.Expect(warnings(d)).To(BeEmpty())
-	tn.g.Expect(tn.acceptedRequests()).To(HaveKeyWithValue(createNSRoute, BeEquivalentTo(2)))
-	tn.g.Expect(tn.acceptedRequests()).To(HaveKeyWithValue(upgradeRoute, BeEquivalentTo(2)))
-}
-
-func TestFaultTokenRevokedMidRevision(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	revision := tn.publishHeld(d, demoRepo("1", "ldap"))
-
-	sessions := tn.sim.Stats().SessionRequests
-	tn.g.Expect(tn.sim.RevokeTokens()).To(BeNumerically(">", 0))
-	tn.sim.ReleaseOperations()
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	// The polls after the revocation logged in again, without a failure to show.
-	tn.g.Expect(tn.sim.Stats().SessionRequests).To(BeNumerically(">", sessions))
-	tn.g.Expect(warnings(d)).To(BeEmpty())
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-}
-
-func TestFaultFailedInstantiate(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
-		Message: "helm install failed: no Kubernetes cluster answers", Count: 1})).To(Succeed())
-	revision := tn.publish("gitops", demoRepo("1", "ldap"))
-
-	failure := gitopsv1alpha1.OperationFailedReason + ": NS instance ldap: instantiate operation FAILED: helm install failed: no Kubernetes cluster answers"
-	tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+failure))
-	tn.g.Expect(tn.condition(d, meta.ReadyCondition)).To(Equal("False " + failure))
-	tn.g.Expect(tn.instances("ldap")).To(ConsistOf(HaveField("NSState", "BROKEN")))
-
-	// A reconcile request does not retry it: OSM cannot instantiate a BROKEN instance again,
-	// and the operator does not replace it by itself (see docs/reliability.md).
-	requestReconcile(tn, d, "retry")
-	tn.g.Eventually(func() string { return tn.get(d).Status.LastHandledReconcileAt }).Should(Equal("retry"))
-	tn.g.Expect(tn.condition(d, meta.StalledCondition)).To(Equal("True " + failure))
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
-
-	// A person removes the broken instance; the next reconcile makes it again.
-	tn.forceDelete("ldap")
-	requestReconcile(tn, d, "after-cleanup")
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
-}
-
-func TestFaultFailedTempUpgrade(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.Interval = &metav1.Duration{Duration: 200 * time.Millisecond}
+		// The create outlasts the timeout, but OSM makes the instance all the same: the operator,
+		// which never saw the answer, must find it instead of creating a second one.
+		tn.sim.ClearFaults()
+		tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Latency: time.Second})
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
+		tn.g.Expect(warnings(d)).To(ContainElement(HavePrefix(gitopsv1alpha1.OSMUnavailableReason + ": waiting for OsmCluster impatient: applying " + revision +
+			": create NS instance ldap: OSM NBI POST " + nsInstancesPath + ": context deadline exceeded")))
 	})
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
-	tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", State: "FAILED_TEMP",
-		Message: "helm upgrade timed out", Count: 1})).To(Succeed())
-	tn.sim.ResetStats()
 
-	revision := tn.publish("gitops", demoRepo("2", "ldap"))
-	tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+gitopsv1alpha1.OperationFailedReason+
-		": NS instance ldap: action operation FAILED_TEMP: helm upgrade timed out"))
-	// A failed intent is not sent again by itself (each drift check observes OSM, listing the NS
-	// descriptors once)...
-	tn.eventuallyReconciledSinceNow(listNSDescriptorsRoute)
-	tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(1), tn.describe(d))
-	// ... but at a person's request.
-	requestReconcile(tn, d, "retry")
-	tn.expectConverged(d, revision, map[string]string{"ldap": "2"})
-	tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(2))
-}
+	It("survives connection resets, creating once", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Reset: true})
+		revision := tn.publish("gitops", demoRepo("1", "ldap"))
 
-// A revision whose create OSM refused for a while, while its upgrade went through, is not
-// reported applied when the upgrade ends: the create is sent again.
-func TestFaultPartlyFailedApplyIsNotReportedApplied(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
-	tn.sim.ResetStats()
-
-	tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusServiceUnavailable})
-	files := demoRepo("2", "ldap")
-	files["deploy/ldap2.osmops.yaml"] = nsInstanceFile("ldap2", "1")
-	revision := tn.publish("gitops", files)
-	tn.g.Eventually(func() []string { return warnings(d) }).Should(ContainElement(
-		"OSMUnavailable: waiting for OsmCluster osm: applying " + revision + ": create NS instance ldap2: OSM NBI POST " + nsInstancesPath +
-			": 503 SERVICE_UNAVAILABLE: fault injected by the NBI simulator"))
-	tn.sim.ClearFaults()
-
-	tn.expectConverged(d, revision, map[string]string{"ldap": "2", "ldap2": "1"})
-	tn.g.Expect(tn.acceptedRequests()).To(And(HaveKeyWithValue(createNSRoute, BeEquivalentTo(1)), HaveKeyWithValue(upgradeRoute, BeEquivalentTo(1))))
-}
-
-// OSM removes the operations of a deleted NS instance with it, so the missing instantiate looks
-// completed: the operator trusts finished operations (observing OSM again before Ready would
-// double a revision's reads) and the next drift check makes the instance again, once.
-func TestFaultInstanceDeletedWhileItsOperationRuns(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+		tn.eventuallyCondition(d, meta.ReadyCondition, MatchRegexp("^False "+gitopsv1alpha1.OSMUnavailableReason+": waiting for OsmCluster osm: applying "+revision+
+			": create NS instance ldap: OSM NBI POST "+nsInstancesPath+": (EOF|.*connection reset by peer)$"))
+		tn.sim.ClearFaults()
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
 	})
-	revision := tn.publishHeld(d, demoRepo("1", "ldap"))
 
-	deleted := tn.forceDelete("ldap")
-	tn.sim.ReleaseOperations()
+	It("survives latency spikes", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		// Half of the requests take 200 ms more, well within the timeout: slower, never failed.
+		tn.addFault(nbisim.Fault{Latency: 200 * time.Millisecond, Rate: 0.5})
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap", "ldap2")), map[string]string{"ldap": "1", "ldap2": "1"})
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("2", "ldap", "ldap2")), map[string]string{"ldap": "2", "ldap2": "2"})
+		tn.g.Expect(warnings(d)).To(BeEmpty())
+		tn.g.Expect(tn.acceptedRequests()).To(HaveKeyWithValue(createNSRoute, BeEquivalentTo(2)))
+		tn.g.Expect(tn.acceptedRequests()).To(HaveKeyWithValue(upgradeRoute, BeEquivalentTo(2)))
+	})
 
-	tn.eventuallyRecreated(d, "ldap", deleted)
-	tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
-	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("deleted in OSM outside Git: recreating it"))
-	tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
-}
+	It("logs in again when the token is revoked mid-revision", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		revision := tn.publishHeld(d, demoRepo("1", "ldap"))
+
+		sessions := tn.sim.Stats().SessionRequests
+		tn.g.Expect(tn.sim.RevokeTokens()).To(BeNumerically(">", 0))
+		tn.sim.ReleaseOperations()
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		// The polls after the revocation logged in again, without a failure to show.
+		tn.g.Expect(tn.sim.Stats().SessionRequests).To(BeNumerically(">", sessions))
+		tn.g.Expect(warnings(d)).To(BeEmpty())
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
+	})
+
+	It("retries a failed instantiate", Label("slow"), func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap",
+			Message: "helm install failed: no Kubernetes cluster answers", Count: 1})).To(Succeed())
+		revision := tn.publish("gitops", demoRepo("1", "ldap"))
+
+		failure := gitopsv1alpha1.OperationFailedReason + ": NS instance ldap: instantiate operation FAILED: helm install failed: no Kubernetes cluster answers"
+		tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+failure))
+		tn.g.Expect(tn.condition(d, meta.ReadyCondition)).To(Equal("False " + failure))
+		tn.g.Expect(tn.instances("ldap")).To(ConsistOf(HaveField("NSState", "BROKEN")))
+
+		// A reconcile request does not retry it: OSM cannot instantiate a BROKEN instance again,
+		// and the operator does not replace it by itself (see docs/reliability.md).
+		requestReconcile(tn, d, "retry")
+		tn.g.Eventually(func() string { return tn.get(d).Status.LastHandledReconcileAt }).Should(Equal("retry"))
+		tn.g.Expect(tn.condition(d, meta.StalledCondition)).To(Equal("True " + failure))
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(1))
+
+		// A person removes the broken instance; the next reconcile makes it again.
+		tn.forceDelete("ldap")
+		requestReconcile(tn, d, "after-cleanup")
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
+	})
+
+	It("retries a temporarily failed upgrade", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		// Frequent drift checks: the reconciles that could send the failed intent again by themselves.
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.Interval = &metav1.Duration{Duration: 200 * time.Millisecond}
+		})
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+		tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", State: "FAILED_TEMP",
+			Message: "helm upgrade timed out", Count: 1})).To(Succeed())
+		tn.sim.ResetStats()
+
+		revision := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyCondition(d, meta.StalledCondition, Equal("True "+gitopsv1alpha1.OperationFailedReason+
+			": NS instance ldap: action operation FAILED_TEMP: helm upgrade timed out"))
+		// A failed intent is not sent again by itself (each drift check observes OSM, listing the NS
+		// descriptors once)...
+		tn.eventuallyReconciledSinceNow(listNSDescriptorsRoute)
+		tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(1), tn.describe(d))
+		// ... but at a person's request.
+		requestReconcile(tn, d, "retry")
+		tn.expectConverged(d, revision, map[string]string{"ldap": "2"})
+		tn.g.Expect(tn.acceptedRequests()[upgradeRoute]).To(BeEquivalentTo(2))
+	})
+
+	// A revision whose create OSM refused for a while, while its upgrade went through, is not
+	// reported applied when the upgrade ends: the create is sent again.
+	It("does not report a partly failed apply as applied", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+		tn.sim.ResetStats()
+
+		tn.addFault(nbisim.Fault{Method: http.MethodPost, PathPrefix: nsInstancesPath, Status: http.StatusServiceUnavailable})
+		files := demoRepo("2", "ldap")
+		files["deploy/ldap2.osmops.yaml"] = nsInstanceFile("ldap2", "1")
+		revision := tn.publish("gitops", files)
+		tn.g.Eventually(func() []string { return warnings(d) }).Should(ContainElement(
+			"OSMUnavailable: waiting for OsmCluster osm: applying " + revision + ": create NS instance ldap2: OSM NBI POST " + nsInstancesPath +
+				": 503 SERVICE_UNAVAILABLE: fault injected by the NBI simulator"))
+		tn.sim.ClearFaults()
+
+		tn.expectConverged(d, revision, map[string]string{"ldap": "2", "ldap2": "1"})
+		tn.g.Expect(tn.acceptedRequests()).To(And(HaveKeyWithValue(createNSRoute, BeEquivalentTo(1)), HaveKeyWithValue(upgradeRoute, BeEquivalentTo(1))))
+	})
+
+	// OSM removes the operations of a deleted NS instance with it, so the missing instantiate looks
+	// completed: the operator trusts finished operations (observing OSM again before Ready would
+	// double a revision's reads) and the next drift check makes the instance again, once.
+	It("recreates an instance deleted while its operation runs", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.Interval = &metav1.Duration{Duration: time.Second}
+		})
+		revision := tn.publishHeld(d, demoRepo("1", "ldap"))
+
+		deleted := tn.forceDelete("ldap")
+		tn.sim.ReleaseOperations()
+
+		tn.eventuallyRecreated(d, "ldap", deleted)
+		tn.expectConverged(d, revision, map[string]string{"ldap": "1"})
+		tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(ContainSubstring("deleted in OSM outside Git: recreating it"))
+		tn.g.Expect(tn.acceptedRequests()[createNSRoute]).To(BeEquivalentTo(2))
+	})
+
+	It("reconnects after an operator restart", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		d := tn.deployment("ldap", "gitops")
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
+
+		// As after a restart: the pool has no client of the OsmCluster, which stays Ready, so no
+		// readiness change triggers the OsmDeployment: it builds the client it needs itself.
+		connections.Evict(client.ObjectKeyFromObject(tn.cluster))
+		tn.expectConverged(d, tn.publish("gitops", demoRepo("2", "ldap")), map[string]string{"ldap": "2"})
+		tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).NotTo(ContainSubstring("not connected"))
+	})
+
+	It("soak: random revisions under random faults keep every invariant", Label("slow"), func() {
+		t := GinkgoTB()
+		if os.Getenv(soakEnv) != "1" {
+			t.Skipf("set %s=1 to run the soak", soakEnv)
+		}
+		seed := uint64(1)
+		if v := os.Getenv(soakSeedEnv); v != "" {
+			parsed, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", soakSeedEnv, err)
+			}
+			seed = parsed
+		}
+		t.Logf("soak with seed %d (%s)", seed, soakSeedEnv)
+		tn := newTenant(t)
+		tn.sim.SetOperationDelay(50 * time.Millisecond)
+		tn.updateCluster(func(c *gitopsv1alpha1.OsmCluster) { c.Spec.Timeout = &metav1.Duration{Duration: soakTimeout} })
+		// A drift check every second makes again the instances deleted while their operation ran.
+		deployment := tn.deployment("soak", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.Interval = &metav1.Duration{Duration: soakDriftInterval}
+		})
+		s := &soak{tenant: tn, rng: rand.New(rand.NewPCG(seed, seed)), deployment: deployment,
+			declared: map[string]string{}, faults: map[soakFault]int{}}
+
+		started := time.Now()
+		for i := range soakRevisions {
+			if time.Since(started) > soakBudget {
+				t.Fatalf("seed %d: the soak outlasted its budget of %s at revision %d", seed, soakBudget, i)
+			}
+			s.revision(i)
+		}
+		t.Logf("seed %d: %d revisions in %s (slowest %s); faults %v; %d NBI requests, %d of them broken by a fault; "+
+			"OSM accepted %d creates, %d upgrades, %d deletes", seed, soakRevisions, time.Since(started).Round(time.Second),
+			s.slowest.Round(time.Millisecond), s.faults, s.requests, s.broken, s.changes.creates, s.changes.upgrades, s.changes.deletes)
+	})
+})
 
 // eventuallyRecreated waits until the inventory of d holds a new id for the NS instance name,
 // whose instance with the id deleted was removed from OSM: the drift check made it again. Only
@@ -332,19 +383,6 @@ func (tn *tenant) eventuallyRecreated(d *gitopsv1alpha1.OsmDeployment, name, del
 		}
 		return ""
 	}).Should(And(Not(BeEmpty()), Not(Equal(deleted))), func() string { return tn.describe(d) })
-}
-
-func TestFaultRestartedOperatorReconnects(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	d := tn.deployment("ldap", "gitops")
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("1", "ldap")), map[string]string{"ldap": "1"})
-
-	// As after a restart: the pool has no client of the OsmCluster, which stays Ready, so no
-	// readiness change triggers the OsmDeployment: it builds the client it needs itself.
-	connections.Evict(client.ObjectKeyFromObject(tn.cluster))
-	tn.expectConverged(d, tn.publish("gitops", demoRepo("2", "ldap")), map[string]string{"ldap": "2"})
-	tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).NotTo(ContainSubstring("not connected"))
 }
 
 // updateCluster changes the tenant's OsmCluster with edit.
@@ -364,7 +402,7 @@ func (tn *tenant) updateCluster(edit func(*gitopsv1alpha1.OsmCluster)) {
 // each what the fault tests check once. It is seeded (OSMOPS_SOAK_SEED, default 1), so a failure
 // can be replayed, and bounded by soakBudget. It runs only with OSMOPS_SOAK=1:
 //
-//	OSMOPS_SOAK=1 go test ./internal/controller -run TestSoak -v -timeout 30m
+//	OSMOPS_SOAK=1 go test ./internal/controller -ginkgo.focus soak -ginkgo.v -timeout 30m
 const (
 	soakEnv       = "OSMOPS_SOAK"
 	soakSeedEnv   = "OSMOPS_SOAK_SEED"
@@ -430,42 +468,6 @@ type soak struct {
 	// broken counts the requests a fault broke.
 	broken  int
 	slowest time.Duration
-}
-
-func TestSoak(t *testing.T) {
-	t.Parallel()
-	if os.Getenv(soakEnv) != "1" {
-		t.Skipf("set %s=1 to run the soak", soakEnv)
-	}
-	seed := uint64(1)
-	if v := os.Getenv(soakSeedEnv); v != "" {
-		parsed, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", soakSeedEnv, err)
-		}
-		seed = parsed
-	}
-	t.Logf("soak with seed %d (%s)", seed, soakSeedEnv)
-	tn := newTenant(t)
-	tn.sim.SetOperationDelay(50 * time.Millisecond)
-	tn.updateCluster(func(c *gitopsv1alpha1.OsmCluster) { c.Spec.Timeout = &metav1.Duration{Duration: soakTimeout} })
-	// A drift check every second makes again the instances deleted while their operation ran.
-	deployment := tn.deployment("soak", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-		d.Spec.Interval = &metav1.Duration{Duration: soakDriftInterval}
-	})
-	s := &soak{tenant: tn, rng: rand.New(rand.NewPCG(seed, seed)), deployment: deployment,
-		declared: map[string]string{}, faults: map[soakFault]int{}}
-
-	started := time.Now()
-	for i := range soakRevisions {
-		if time.Since(started) > soakBudget {
-			t.Fatalf("seed %d: the soak outlasted its budget of %s at revision %d", seed, soakBudget, i)
-		}
-		s.revision(i)
-	}
-	t.Logf("seed %d: %d revisions in %s (slowest %s); faults %v; %d NBI requests, %d of them broken by a fault; "+
-		"OSM accepted %d creates, %d upgrades, %d deletes", seed, soakRevisions, time.Since(started).Round(time.Second),
-		s.slowest.Round(time.Millisecond), s.faults, s.requests, s.broken, s.changes.creates, s.changes.upgrades, s.changes.deletes)
 }
 
 // revision publishes the i-th revision with its fault, waits until it is applied, and checks

@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,7 +34,7 @@ import (
 // for a revision, the files it adds to the demo repository under repo/. Each must stall the
 // OsmDeployment with that message, send OSM no change, and not crash the operator.
 //
-//	go test ./internal/controller -run TestHostile -update-hostile
+//	go test ./internal/controller -ginkgo.focus Hostile -update-hostile
 //
 // rewrites the expected.txt files from what the operator says.
 var updateHostile = flag.Bool("update-hostile", false, "rewrite testdata/hostile/*/expected.txt")
@@ -79,43 +80,113 @@ var hostileArtifacts = []struct {
 	{name: "digest-mismatch", digest: "sha256:" + strings.Repeat("0", 64)},
 }
 
-func TestHostileRevisions(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	t.Cleanup(func() {
-		// Whatever the cases did, nothing reached OSM.
-		tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM")
+var _ = Describe("Hostile revisions, artifacts and NBI answers", func() {
+	// The cases share one tenant, each with an OsmDeployment and a source of its own.
+	Context("hostile revisions", Ordered, ContinueOnFailure, func() {
+		var tn *tenant
+		BeforeAll(func() { tn = newTenant(GinkgoTB()) })
+		AfterAll(func() {
+			// Whatever the cases did, nothing reached OSM.
+			tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM")
+		})
+		for _, tc := range hostileRevisions {
+			It(tc.name, func() {
+				t := GinkgoTB()
+				sub := tn.in(t)
+				overlay := readTree(t, filepath.Join(hostileDir, tc.name, "repo"))
+				if tc.files != nil {
+					overlay = tc.files()
+				}
+				d := sub.deployment(tc.name, tc.name)
+				revision := sub.publish(tc.name, merge(demoRepo("1", "ldap"), overlay))
+				sub.expectHostileOutcome(d, tc.name, revision)
+			})
+		}
 	})
-	for _, tc := range hostileRevisions {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			sub := tn.in(t)
-			overlay := readTree(t, filepath.Join(hostileDir, tc.name, "repo"))
-			if tc.files != nil {
-				overlay = tc.files()
-			}
-			d := sub.deployment(tc.name, tc.name)
-			revision := sub.publish(tc.name, merge(demoRepo("1", "ldap"), overlay))
-			sub.expectHostileOutcome(d, tc.name, revision)
-		})
-	}
-}
 
-func TestHostileArtifacts(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	t.Cleanup(func() { tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM") })
-	for _, tc := range hostileArtifacts {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			sub := tn.in(t)
-			d := sub.deployment(tc.name, tc.name)
-			tarball := hostileTarball(t, tc.entry)
-			revision := sub.publishTarball(tc.name, tarball, tc.digest)
-			sub.expectHostileOutcome(d, tc.name, revision, fmt.Sprintf("sha256:%x", sha256.Sum256(tarball)), "$DIGEST")
-		})
-	}
-}
+	// The cases share one tenant, each with an OsmDeployment and a source of its own.
+	Context("hostile artifacts", Ordered, ContinueOnFailure, func() {
+		var tn *tenant
+		BeforeAll(func() { tn = newTenant(GinkgoTB()) })
+		AfterAll(func() { tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM") })
+		for _, tc := range hostileArtifacts {
+			It(tc.name, func() {
+				t := GinkgoTB()
+				sub := tn.in(t)
+				d := sub.deployment(tc.name, tc.name)
+				tarball := hostileTarball(t, tc.entry)
+				revision := sub.publishTarball(tc.name, tarball, tc.digest)
+				sub.expectHostileOutcome(d, tc.name, revision, fmt.Sprintf("sha256:%x", sha256.Sum256(tarball)), "$DIGEST")
+			})
+		}
+	})
+
+	// Serial: under -race the client takes most of an NBI request timeout to read
+	// nbi-fills-memory's answer, and the CPU of other specs made it miss the timeout.
+	Context("hostile NBI answers", Serial, func() {
+		for _, tc := range hostileNBIs {
+			It(tc.name, func() {
+				t := GinkgoTB()
+				tn := newTenant(t)
+				front := &hostileNBI{next: tn.sim, answer: tc.answer}
+				server := httptest.NewServer(front)
+				t.Cleanup(server.Close)
+				cluster := tn.newCluster("front", server.URL, "osm-credentials")
+				tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+				d := tn.deployment(tc.name, "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "front" })
+				revision := tn.publish("gitops", demoRepo("1", "ldap"))
+				tn.eventuallyApplied(d, revision)
+
+				front.hostile.Store(true)
+				tn.sim.ResetStats()
+				requestReconcile(tn, d, "hostile")
+				tn.expectHostileOutcome(d, tc.name, revision)
+				tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM")
+				tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
+			})
+		}
+	})
+
+	// An NBI whose NS record _id holds terminal escapes (erase the line, go up, a forged verdict)
+	// reaches the tenant's conditions and events escaped: no raw control character.
+	It("control characters from an NBI are escaped", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		const hostileID = "ns-\x1b[2K\r\x1b[1A✔ no change\x07"
+		front := &hostileNBI{next: tn.sim, answer: func(w http.ResponseWriter, genuine []byte) {
+			var records []map[string]any
+			if err := json.Unmarshal(genuine, &records); err != nil {
+				panic(err)
+			}
+			// Another instance under the name, owned by no one: the Conflict names its id.
+			for _, r := range records {
+				r["_id"] = hostileID
+				delete(r, "additionalParamsForNs")
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(records)
+		}}
+		server := httptest.NewServer(front)
+		t.Cleanup(server.Close)
+		cluster := tn.newCluster("front", server.URL, "osm-credentials")
+		tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
+		d := tn.deployment("escapes", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "front" })
+		tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+
+		front.hostile.Store(true)
+		requestReconcile(tn, d, "hostile")
+		escaped := `ns-\x1b[2K\x0d\x1b[1A✔ no change\x07`
+		tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(
+			ContainSubstring("(id "+escaped+")"), func() string { return tn.describe(d) })
+		raw := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) }
+		for _, c := range tn.get(d).Status.Conditions {
+			tn.g.Expect(raw(c.Message)).To(BeFalse(), "condition %s: %q", c.Type, c.Message)
+		}
+		for _, e := range recorder.of(d.Namespace, d.Name) {
+			tn.g.Expect(raw(e.Message)).To(BeFalse(), "event %s: %q", e.Reason, e.Message)
+		}
+	})
+})
 
 // hostileNBIs are the cases where the NBI answers the list of NS instances with something the
 // operator cannot trust; before it does, the operator applies the demo repository through it.
@@ -171,33 +242,6 @@ var hostileNBIs = []struct {
 	}},
 }
 
-func TestHostileNBIAnswers(t *testing.T) {
-	// Not parallel with the other tests (its cases are, with each other): under -race the
-	// client takes most of an NBI request timeout to read nbi-fills-memory's answer, and the
-	// CPU of other tests made it miss the timeout.
-	for _, tc := range hostileNBIs {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tn := newTenant(t)
-			front := &hostileNBI{next: tn.sim, answer: tc.answer}
-			server := httptest.NewServer(front)
-			t.Cleanup(server.Close)
-			cluster := tn.newCluster("front", server.URL, "osm-credentials")
-			tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
-			d := tn.deployment(tc.name, "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "front" })
-			revision := tn.publish("gitops", demoRepo("1", "ldap"))
-			tn.eventuallyApplied(d, revision)
-
-			front.hostile.Store(true)
-			tn.sim.ResetStats()
-			requestReconcile(tn, d, "hostile")
-			tn.expectHostileOutcome(d, tc.name, revision)
-			tn.g.Expect(tn.mutatingRequests()).To(BeZero(), "changes sent to OSM")
-			tn.g.Expect(tn.instances("ldap")).To(HaveLen(1))
-		})
-	}
-}
-
 // hostileNBI forwards every request to the simulator but the list of NS instances, which,
 // once hostile is set, it answers with answer (given the simulator's genuine answer).
 type hostileNBI struct {
@@ -238,7 +282,7 @@ func (tn *tenant) expectHostileOutcome(d *gitopsv1alpha1.OsmDeployment, name, re
 }
 
 // readTree reads the files below root, by slash path relative to it.
-func readTree(t *testing.T, root string) map[string]string {
+func readTree(t testing.TB, root string) map[string]string {
 	files := map[string]string{}
 	err := filepath.WalkDir(root, func(path string, entry fs.DirEntry, err error) error {
 		if err != nil || entry.IsDir() {
@@ -261,7 +305,7 @@ func readTree(t *testing.T, root string) map[string]string {
 // hostileTarball is the demo repository as source-controller packs it, then entry; a regular
 // entry holds zeros of its declared size, in gzip members of their own, made once and repeated
 // as a compression bomb is: 600 MiB of them take 600 KiB.
-func hostileTarball(t *testing.T, entry *tar.Header) []byte {
+func hostileTarball(t testing.TB, entry *tar.Header) []byte {
 	t.Helper()
 	files := demoRepo("1", "ldap")
 	if entry == nil {
@@ -300,49 +344,9 @@ func hostileTarball(t *testing.T, entry *tar.Header) []byte {
 	return out.Bytes()
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// An NBI whose NS record _id holds terminal escapes (erase the line, go up, a forged verdict)
-// reaches the tenant's conditions and events escaped: no raw control character.
-func TestControlCharactersFromAnNBIAreEscaped(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	const hostileID = "ns-\x1b[2K\r\x1b[1A✔ no change\x07"
-	front := &hostileNBI{next: tn.sim, answer: func(w http.ResponseWriter, genuine []byte) {
-		var records []map[string]any
-		if err := json.Unmarshal(genuine, &records); err != nil {
-			panic(err)
-		}
-		// Another instance under the name, owned by no one: the Conflict names its id.
-		for _, r := range records {
-			r["_id"] = hostileID
-			delete(r, "additionalParamsForNs")
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(records)
-	}}
-	server := httptest.NewServer(front)
-	t.Cleanup(server.Close)
-	cluster := tn.newCluster("front", server.URL, "osm-credentials")
-	tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
-	d := tn.deployment("escapes", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "front" })
-	tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
-
-	front.hostile.Store(true)
-	requestReconcile(tn, d, "hostile")
-	escaped := `ns-\x1b[2K\x0d\x1b[1A✔ no change\x07`
-	tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(
-		ContainSubstring("(id "+escaped+")"), func() string { return tn.describe(d) })
-	raw := func(s string) bool { return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) }
-	for _, c := range tn.get(d).Status.Conditions {
-		tn.g.Expect(raw(c.Message)).To(BeFalse(), "condition %s: %q", c.Type, c.Message)
-	}
-	for _, e := range recorder.of(d.Namespace, d.Name) {
-		tn.g.Expect(raw(e.Message)).To(BeFalse(), "event %s: %q", e.Reason, e.Message)
 	}
 }

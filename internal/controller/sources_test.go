@@ -2,10 +2,10 @@ package controller
 
 import (
 	"context"
-	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gstruct"
 
@@ -34,53 +34,55 @@ func (tn *tenant) publishTo(kind, name string, revision func(*meta.Artifact) str
 	return artifact.Revision
 }
 
-func TestOtherSourceKindsAreFollowedLikeAGitRepository(t *testing.T) {
-	t.Parallel()
-	for _, source := range otherSourceKinds {
-		t.Run(source.kind, func(t *testing.T) {
-			t.Parallel()
-			tn := newTenant(t)
-			// A GitRepository of the same name, with other values, must not be the one read,
-			// nor its changes taken for the source's.
-			tn.publish("gitops", demoRepo("9", "ldap"))
-			revision := tn.publishTo(source.kind, "gitops", source.revision, demoRepo("1", "ldap"))
-			d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = source.kind })
+var _ = Describe("OCIRepository and Bucket sources", func() {
+	Context("other source kinds are followed like a git repository", func() {
+		for _, source := range otherSourceKinds {
+			It(source.kind, func() {
+				t := GinkgoTB()
+				tn := newTenant(t)
+				// A GitRepository of the same name, with other values, must not be the one read,
+				// nor its changes taken for the source's.
+				tn.publish("gitops", demoRepo("9", "ldap"))
+				revision := tn.publishTo(source.kind, "gitops", source.revision, demoRepo("1", "ldap"))
+				d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = source.kind })
 
-			tn.eventuallyApplied(d, revision)
-			tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}))
+				tn.eventuallyApplied(d, revision)
+				tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "1"}))
 
-			// A new artifact of the source, and only of it, brings the upgrade: its watch
-			// enqueues the OsmDeployment (the drift interval is minutes away).
-			upgraded := tn.publishTo(source.kind, "gitops", source.revision, demoRepo("2", "ldap"))
-			got := tn.eventuallyApplied(d, upgraded)
-			tn.g.Expect(got.Status.LastAttemptedRevision).To(Equal(upgraded))
-			tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
-			tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(
-				ContainSubstring("revision "+revision+" applied"), ContainSubstring("revision "+upgraded+" applied")))
-		})
-	}
-}
+				// A new artifact of the source, and only of it, brings the upgrade: its watch
+				// enqueues the OsmDeployment (the drift interval is minutes away).
+				upgraded := tn.publishTo(source.kind, "gitops", source.revision, demoRepo("2", "ldap"))
+				got := tn.eventuallyApplied(d, upgraded)
+				tn.g.Expect(got.Status.LastAttemptedRevision).To(Equal(upgraded))
+				tn.g.Expect(tn.kduValues("ldap")).To(Equal(map[string]any{"replicaCount": "2"}))
+				tn.g.Expect(recorder.messagesOf(d.Namespace, d.Name)).To(And(
+					ContainSubstring("revision "+revision+" applied"), ContainSubstring("revision "+upgraded+" applied")))
+			})
+		}
+	})
 
-// A GitRepository of the name exists: the OsmDeployment waits for the OCIRepository it names.
-func TestMissingSourceIsNamedWithItsKind(t *testing.T) {
-	t.Parallel()
-	tn := newTenant(t)
-	tn.publish("gitops", demoRepo("1", "ldap"))
-	d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind })
-	tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.SourceNotReadyReason+": "),
-		ContainSubstring("waiting for "+sourcev1.OCIRepositoryKind+" gitops: not found")))
-}
+	// A GitRepository of the name exists: the OsmDeployment waits for the OCIRepository it names.
+	It("missing source is named with its kind", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		tn.publish("gitops", demoRepo("1", "ldap"))
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.SourceRef.Kind = sourcev1.OCIRepositoryKind })
+		tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "+gitopsv1alpha1.SourceNotReadyReason+": "),
+			ContainSubstring("waiting for "+sourcev1.OCIRepositoryKind+" gitops: not found")))
+	})
 
-// A kind this operator does not know (a newer CRD's, applied before the operator is upgraded)
-// stalls the OsmDeployment before anything is read.
-func TestUnknownSourceKindStalls(t *testing.T) {
-	d := &gitopsv1alpha1.OsmDeployment{Spec: gitopsv1alpha1.OsmDeploymentSpec{
-		SourceRef: gitopsv1alpha1.SourceReference{Kind: "ExternalArtifact", Name: "gitops"},
-	}}
-	artifact, out := (&OsmDeploymentReconciler{}).reconcileSource(context.Background(), d)
-	g := NewWithT(t)
-	g.Expect(out.err).NotTo(HaveOccurred())
-	g.Expect(artifact).To(BeNil())
-	g.Expect(conditionOf(d.Status.Conditions, meta.StalledCondition)).To(gstruct.PointTo(And(
-		HaveField("Reason", gitopsv1alpha1.SourceNotReadyReason), HaveField("Message", ContainSubstring(`"ExternalArtifact"`)))))
-}
+	// A kind this operator does not know (a newer CRD's, applied before the operator is upgraded)
+	// stalls the OsmDeployment before anything is read.
+	It("unknown source kind stalls", func() {
+		t := GinkgoTB()
+		d := &gitopsv1alpha1.OsmDeployment{Spec: gitopsv1alpha1.OsmDeploymentSpec{
+			SourceRef: gitopsv1alpha1.SourceReference{Kind: "ExternalArtifact", Name: "gitops"},
+		}}
+		artifact, out := (&OsmDeploymentReconciler{}).reconcileSource(context.Background(), d)
+		g := NewWithT(t)
+		g.Expect(out.err).NotTo(HaveOccurred())
+		g.Expect(artifact).To(BeNil())
+		g.Expect(conditionOf(d.Status.Conditions, meta.StalledCondition)).To(gstruct.PointTo(And(
+			HaveField("Reason", gitopsv1alpha1.SourceNotReadyReason), HaveField("Message", ContainSubstring(`"ExternalArtifact"`)))))
+	})
+})

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
@@ -40,37 +40,39 @@ func (w limitedStatusWriter) Patch(ctx context.Context, obj client.Object, patch
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
-// A status the API server refuses to store (a revision of many long names, here over a size
-// limit of the test's) never leaves the OsmDeployment saying Ready with the previous revision:
-// Ready=False StatusWriteFailed, with the API server's message, and a Warning event. Nothing is
-// created in OSM meanwhile: the pending creates could not be recorded.
-func TestARefusedStatusIsReported(t *testing.T) {
-	t.Parallel()
-	const shard = "status-limit"
-	limit := &atomic.Int64{}
-	options := managerOptions(shardLabel + "=" + shard)
-	options.NewClient = func(config *rest.Config, opts client.Options) (client.Client, error) {
-		c, err := client.New(config, opts)
-		return statusSizeLimit{Client: c, limit: limit}, err
-	}
-	startManagerWith(t, shard, true, options)
-	tn := newTenantInShard(t, shard)
-	d := tn.appliedDeployment([]string{"ldap"})
+var _ = Describe("Status writes", func() {
+	// A status the API server refuses to store (a revision of many long names, here over a size
+	// limit of the test's) never leaves the OsmDeployment saying Ready with the previous revision:
+	// Ready=False StatusWriteFailed, with the API server's message, and a Warning event. Nothing is
+	// created in OSM meanwhile: the pending creates could not be recorded.
+	It("a refused status is reported", func() {
+		t := GinkgoTB()
+		const shard = "status-limit"
+		limit := &atomic.Int64{}
+		options := managerOptions(shardLabel + "=" + shard)
+		options.NewClient = func(config *rest.Config, opts client.Options) (client.Client, error) {
+			c, err := client.New(config, opts)
+			return statusSizeLimit{Client: c, limit: limit}, err
+		}
+		startManagerWith(t, shard, true, options)
+		tn := newTenantInShard(t, shard)
+		d := tn.appliedDeployment([]string{"ldap"})
 
-	limit.Store(4096)
-	var names []string
-	for i := range 20 {
-		names = append(names, fmt.Sprintf("ldap-%d-%s", i, strings.Repeat("x", 200)))
-	}
-	tn.publish("gitops", demoRepo("2", names...))
-	tn.eventuallyCondition(d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.StatusWriteFailedReason+
-		": the status of this reconcile could not be written: "))
-	tn.g.Expect(tn.get(d).Status.LastAppliedRevision).NotTo(BeEmpty(), "the status last stored, but Ready")
-	tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(
-		ContainSubstring("the status of this reconcile could not be written: Request entity too large: limit is 4096"))
-	tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1), "only ldap's create, of the first revision")
+		limit.Store(4096)
+		var names []string
+		for i := range 20 {
+			names = append(names, fmt.Sprintf("ldap-%d-%s", i, strings.Repeat("x", 200)))
+		}
+		tn.publish("gitops", demoRepo("2", names...))
+		tn.eventuallyCondition(d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.StatusWriteFailedReason+
+			": the status of this reconcile could not be written: "))
+		tn.g.Expect(tn.get(d).Status.LastAppliedRevision).NotTo(BeEmpty(), "the status last stored, but Ready")
+		tn.g.Eventually(func() string { return recorder.messagesOf(d.Namespace, d.Name) }).Should(
+			ContainSubstring("the status of this reconcile could not be written: Request entity too large: limit is 4096"))
+		tn.g.Expect(tn.countRequests("POST /osm/nslcm/v1/ns_instances_content")).To(BeEquivalentTo(1), "only ldap's create, of the first revision")
 
-	limit.Store(0)
-	requestReconcile(tn, d, "the limit is gone")
-	tn.g.Eventually(func() int { return len(tn.get(d).Status.Inventory.NsInstances) }).Should(Equal(len(names)), func() string { return tn.describe(d) })
-}
+		limit.Store(0)
+		requestReconcile(tn, d, "the limit is gone")
+		tn.g.Eventually(func() int { return len(tn.get(d).Status.Inventory.NsInstances) }).Should(Equal(len(names)), func() string { return tn.describe(d) })
+	})
+})

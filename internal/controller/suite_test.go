@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
@@ -64,30 +66,25 @@ const (
 	eventuallyPollInterval = 50 * time.Millisecond
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
+// TestController runs the suite's specs; BeforeSuite starts the API server and the manager once
+// for all of them.
+func TestController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Controller suite")
 }
 
-func runSuite(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapLevel()), zap.RawZapOpts(captureLog())))
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(false), zap.Level(zapLevel()), zap.RawZapOpts(captureLog())))
 	env, err := testenv.NewEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	Expect(err).NotTo(HaveOccurred())
 	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	defer artifacts.Close()
+	Expect(err).NotTo(HaveOccurred(), "starting envtest")
+	// Cleanups of BeforeSuite run after AfterSuite, in reverse order.
+	DeferCleanup(env.Stop)
+	DeferCleanup(artifacts.Close)
 
 	operatorCfg, err := asOperator(context.Background(), cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	Expect(err).NotTo(HaveOccurred())
 	// As the manager's --interval-jitter-percentage does: requeues spread, so that two
 	// reconciles that give way to each other (shard_test.go) meet again only by chance. Its
 	// random numbers are drawn by every reconcile worker at once (lockedrand_test.go).
@@ -96,33 +93,25 @@ func runSuite(m *testing.M) int {
 	// The suite's manager is the shard without a shard label: the objects of tests that run
 	// managers of their own (restarts) are labelled, and it never sees them.
 	mgr, err := ctrl.NewManager(operatorCfg, managerOptions(suiteShard))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
-	defer cancel()
-	if err := setupReconcilers(ctx, mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	DeferCleanup(cancel)
+	Expect(setupReconcilers(ctx, mgr)).To(Succeed())
 	go func() {
+		defer GinkgoRecover()
 		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+			fmt.Fprintln(GinkgoWriter, "manager:", err)
 		}
 	}()
 	testRESTConfig = cfg
-	if k8sClient, err = client.New(cfg, client.Options{Scheme: testScheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if err := checkSuiteKeptSecrets(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return code
-}
+	k8sClient, err = client.New(cfg, client.Options{Scheme: testScheme})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// After every spec, whether it passed or not: the manager kept the tenants' secrets.
+var _ = AfterSuite(func(ctx SpecContext) {
+	Expect(checkSuiteKeptSecrets(ctx)).To(Succeed())
+}, NodeTimeout(time.Minute))
 
 // managerOptions are the options of a manager of the suite: its objects are those whose labels
 // match shard (as --watch-label-selector selects them), and the data of Secrets and ConfigMaps

@@ -29,7 +29,7 @@ const testVIMAccount = "site1"
 
 // tenant is one test's world: a namespace with an OsmCluster whose NBI is a simulator of its own.
 type tenant struct {
-	t         *testing.T
+	t         testing.TB
 	g         *WithT
 	ctx       context.Context
 	namespace string
@@ -43,28 +43,34 @@ type tenant struct {
 
 // newTenant makes a namespace, a simulator with the VIM account "site1", the credentials Secret
 // and a Ready OsmCluster.
-func newTenant(t *testing.T) *tenant {
+func newTenant(t testing.TB) *tenant {
 	t.Helper()
 	return newTenantWithin(t, eventuallyTimeout)
 }
 
 // newTenantWithin is newTenant, with a bound on the wait for the OsmCluster to be Ready.
-func newTenantWithin(t *testing.T, readyWithin time.Duration) *tenant {
+func newTenantWithin(t testing.TB, readyWithin time.Duration) *tenant {
 	t.Helper()
 	return makeTenant(t, readyWithin, "")
 }
 
 // newTenantInShard is newTenant for the managers of shard that the test starts: one with the
 // OsmCluster reconciler must run.
-func newTenantInShard(t *testing.T, shard string) *tenant {
+func newTenantInShard(t testing.TB, shard string) *tenant {
 	t.Helper()
 	return makeTenant(t, eventuallyTimeout, shard)
 }
 
 // makeTenant makes a tenant whose objects are in shard ("": the suite manager's).
-func makeTenant(t *testing.T, readyWithin time.Duration, shard string) *tenant {
+func makeTenant(t testing.TB, readyWithin time.Duration, shard string) *tenant {
 	t.Helper()
+	if k8sClient == nil {
+		t.Fatal("no API server: envtest tests are Ginkgo specs of the suite (It with GinkgoTB()), which BeforeSuite serves")
+	}
 	g := NewWithT(t)
+	// Every Eventually of a tenant is bounded by these: the reconcilers run in the suite's
+	// manager, asynchronously, so a test can only poll the API server and the simulator for
+	// what it expects (never sleep).
 	g.SetDefaultEventuallyTimeout(eventuallyTimeout)
 	g.SetDefaultEventuallyPollingInterval(eventuallyPollInterval)
 	ctx := context.Background()
@@ -232,7 +238,7 @@ func (tn *tenant) publishTarball(name string, tarball []byte, digest string) str
 }
 
 // in returns the tenant as seen from the subtest t: assertions fail t.
-func (tn *tenant) in(t *testing.T) *tenant {
+func (tn *tenant) in(t testing.TB) *tenant {
 	sub := *tn
 	sub.t = t
 	sub.g = NewWithT(t)

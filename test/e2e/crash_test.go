@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
@@ -46,66 +47,70 @@ const (
 	crashDeleteRoute = crashCreateRoute + "/{nsInstanceContentId}"
 )
 
-// TestOperatorKilledWhileApplying restarts the operator, so it must not run in parallel with
-// other tests.
-func TestOperatorKilledWhileApplying(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), crashTimeout)
-	t.Cleanup(cancel)
-	g := NewWithT(t)
-	seed := uint64(1)
-	if v := os.Getenv(crashSeedEnv); v != "" {
-		parsed, err := strconv.ParseUint(v, 10, 64)
-		g.Expect(err).NotTo(HaveOccurred(), crashSeedEnv)
-		seed = parsed
-	}
-	rng := rand.New(rand.NewPCG(seed, seed))
-
-	operator := stack.Operator()
-	g.Expect(operator.RestartWith(ctx, crashPollInterval, crashRequeue)).To(Succeed())
-	t.Cleanup(func() {
-		if err := operator.RestartWith(ctx); err != nil {
-			t.Errorf("restarting the operator with its own flags: %v", err)
+var _ = Describe("An operator killed while it applies", func() {
+	// Serial: it restarts the operator, so it must not run in parallel with other specs.
+	It("converges with no duplicate when the operator is killed at any point of an apply", Serial, Label("slow"), func() {
+		t := GinkgoTB()
+		ctx, cancel := context.WithTimeout(context.Background(), crashTimeout)
+		t.Cleanup(cancel)
+		g := NewWithT(t)
+		seed := uint64(1)
+		if v := os.Getenv(crashSeedEnv); v != "" {
+			parsed, err := strconv.ParseUint(v, 10, 64)
+			g.Expect(err).NotTo(HaveOccurred(), crashSeedEnv)
+			seed = parsed
 		}
-	})
-	tenant := newTenant(ctx, t, true)
-	g.Expect(setOperationDelay(ctx, tenant.sim, crashOperationDelay)).To(Succeed())
-	g.Expect(tenant.sim.AddFault(ctx, nbisim.Fault{Method: http.MethodPost, PathPrefix: crashCreateRoute, Latency: crashCreateLatency})).To(Succeed())
-	tenant.expectApplied(ctx, t, tenant.seeded)
+		rng := rand.New(rand.NewPCG(seed, seed))
 
-	killedAfter := make([]int64, 0, crashTrials)
-	started := time.Now()
-	for trial := 1; trial <= crashTrials; trial++ {
-		g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
-		files, names := crashRevision(trial)
-		sha, err := tenant.repo.Commit(files, fmt.Sprintf("Crash trial %d", trial))
-		g.Expect(err).NotTo(HaveOccurred())
-		tenant.expectArtifact(ctx, t, sha)
+		operator := stack.Operator()
+		g.Expect(operator.RestartWith(ctx, crashPollInterval, crashRequeue)).To(Succeed())
+		t.Cleanup(func() {
+			if err := operator.RestartWith(ctx); err != nil {
+				t.Errorf("restarting the operator with its own flags: %v", err)
+			}
+		})
+		tenant := newTenant(ctx, t, true)
+		g.Expect(setOperationDelay(ctx, tenant.sim, crashOperationDelay)).To(Succeed())
+		g.Expect(tenant.sim.AddFault(ctx, nbisim.Fault{Method: http.MethodPost, PathPrefix: crashCreateRoute, Latency: crashCreateLatency})).To(Succeed())
+		tenant.expectApplied(ctx, t, tenant.seeded)
 
-		// Kill once OSM has accepted a random number of the revision's creates: from none
-		// (the operator may not have read the revision yet) to all (it waits for OSM).
-		killAt := int64(rng.IntN(crashInstances + 1))
-		g.Eventually(func(g Gomega) {
-			stats, err := tenant.sim.Stats(ctx)
+		killedAfter := make([]int64, 0, crashTrials)
+		started := time.Now()
+		for trial := 1; trial <= crashTrials; trial++ {
+			g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
+			files, names := crashRevision(trial)
+			sha, err := tenant.repo.Commit(files, fmt.Sprintf("Crash trial %d", trial))
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(accepted(stats, http.MethodPost, crashCreateRoute)).To(BeNumerically(">=", killAt))
-		}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(10 * time.Millisecond).Should(Succeed())
-		g.Expect(operator.Kill()).To(Succeed())
-		killedAfter = append(killedAfter, accepted(tenant.stats(ctx, g), http.MethodPost, crashCreateRoute))
-		g.Expect(operator.Restart(ctx)).To(Succeed())
+			tenant.expectArtifact(ctx, t, sha)
 
-		tenant.expectCrashConverged(ctx, t, sha, append(names, ldapInstanceName))
-		// Each create and each delete reached OSM once, crash or not.
-		stats := tenant.stats(ctx, g)
-		g.Expect(accepted(stats, http.MethodPost, crashCreateRoute)).To(BeEquivalentTo(crashInstances), "trial %d: creates", trial)
-		wantDeletes := int64(crashInstances)
-		if trial == 1 {
-			wantDeletes = 0 // the seeded NS instance stays
+			// Kill once OSM has accepted a random number of the revision's creates: from none
+			// (the operator may not have read the revision yet) to all (it waits for OSM).
+			killAt := int64(rng.IntN(crashInstances + 1))
+			// Polled (finely, so the kill lands close to killAt): the operator sends the creates
+			// on its own schedule.
+			g.Eventually(func(g Gomega) {
+				stats, err := tenant.sim.Stats(ctx)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(accepted(stats, http.MethodPost, crashCreateRoute)).To(BeNumerically(">=", killAt))
+			}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(10 * time.Millisecond).Should(Succeed())
+			g.Expect(operator.Kill()).To(Succeed())
+			killedAfter = append(killedAfter, accepted(tenant.stats(ctx, g), http.MethodPost, crashCreateRoute))
+			g.Expect(operator.Restart(ctx)).To(Succeed())
+
+			tenant.expectCrashConverged(ctx, t, sha, append(names, ldapInstanceName))
+			// Each create and each delete reached OSM once, crash or not.
+			stats := tenant.stats(ctx, g)
+			g.Expect(accepted(stats, http.MethodPost, crashCreateRoute)).To(BeEquivalentTo(crashInstances), "trial %d: creates", trial)
+			wantDeletes := int64(crashInstances)
+			if trial == 1 {
+				wantDeletes = 0 // the seeded NS instance stays
+			}
+			g.Expect(accepted(stats, http.MethodDelete, crashDeleteRoute)).To(BeEquivalentTo(wantDeletes), "trial %d: deletes", trial)
 		}
-		g.Expect(accepted(stats, http.MethodDelete, crashDeleteRoute)).To(BeEquivalentTo(wantDeletes), "trial %d: deletes", trial)
-	}
-	t.Logf("seed %d: %d trials of %d NS instances in %s; killed after %v creates accepted",
-		seed, crashTrials, crashInstances, time.Since(started).Round(time.Second), killedAfter)
-}
+		t.Logf("seed %d: %d trials of %d NS instances in %s; killed after %v creates accepted",
+			seed, crashTrials, crashInstances, time.Since(started).Round(time.Second), killedAfter)
+	})
+})
 
 // crashRevision is the revision of a trial: the demo repository's NS instance and
 // crashInstances more, named after the trial. It returns the files to commit and the names.
@@ -123,7 +128,7 @@ func crashRevision(trial int) (map[string]string, []string) {
 // expectCrashConverged waits until the OsmDeployment has applied the commit sha, then checks
 // that OSM runs each of names exactly once, READY, and nothing else, and that the inventory
 // holds each one's id.
-func (tt *testTenant) expectCrashConverged(ctx context.Context, t *testing.T, sha string, names []string) {
+func (tt *testTenant) expectCrashConverged(ctx context.Context, t testing.TB, sha string, names []string) {
 	t.Helper()
 	eventually(ctx, t, func(g Gomega) {
 		deployment, err := tt.deployment(ctx)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,76 +44,82 @@ const (
 	knfDescriptor    = "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
 )
 
-func TestBootstrap(t *testing.T) {
-	ctx, tenant, g := bootstrap(t)
+var _ = Describe("Applying a Git repository to OSM", func() {
+	It("creates the packages and the NS instance of the first commit", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
 
-	state := tenant.state(ctx, g)
-	g.Expect(packageKinds(state)).To(Equal(map[string]string{knfPackage: "vnf", nsPackage: "ns"}))
-	g.Expect(state.NSInstances).To(HaveLen(1))
-	g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
-	g.Expect(state.NSInstances[0].NSState).To(Equal("READY"))
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+		state := tenant.state(ctx, g)
+		g.Expect(packageKinds(state)).To(Equal(map[string]string{knfPackage: "vnf", nsPackage: "ns"}))
+		g.Expect(state.NSInstances).To(HaveLen(1))
+		g.Expect(state.NSInstances[0].Name).To(Equal(ldapInstanceName))
+		g.Expect(state.NSInstances[0].NSState).To(Equal("READY"))
+		g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
 
-	deployment, err := tenant.deployment(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(deployment.Status.NsInstancesSummary).To(Equal("1/1"))
-}
-
-func TestChangeKDUValue(t *testing.T) {
-	ctx, tenant, g := bootstrap(t)
-	g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
-
-	tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
-
-	stats := tenant.stats(ctx, g)
-	g.Expect(requestsTo(stats, http.MethodPost, nsActionRoute)).To(BeEquivalentTo(1), "one KDU upgrade")
-	g.Expect(changes(stats)).To(BeEquivalentTo(1), "nothing but the upgrade")
-	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "2"}))
-	g.Expect(upgrades(state, ldapInstanceName)).To(Equal(1))
-}
-
-func TestRevertRestoresValues(t *testing.T) {
-	ctx, tenant, g := bootstrap(t)
-	changed := tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "3")})
-
-	reverted, err := tenant.repo.Revert(changed)
-	g.Expect(err).NotTo(HaveOccurred())
-	tenant.expectApplied(ctx, t, reverted)
-
-	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
-}
-
-func TestPackageChange(t *testing.T) {
-	ctx, tenant, g := bootstrap(t)
-	before := tenant.state(ctx, g)
-	g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
-	descriptor, err := os.ReadFile(filepath.Join(demoRepoDir(), knfDescriptor))
-	g.Expect(err).NotTo(HaveOccurred())
-
-	tenant.commitAndExpectApplied(ctx, t, map[string]string{
-		knfDescriptor: string(descriptor) + "# a change of the package, not of its instances\n",
+		deployment, err := tenant.deployment(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(deployment.Status.NsInstancesSummary).To(Equal("1/1"))
 	})
 
-	stats := tenant.stats(ctx, g)
-	g.Expect(requestsTo(stats, http.MethodPut, vnfPkgUpdateRoute)).To(BeEquivalentTo(1), "one package update")
-	g.Expect(requestsTo(stats, http.MethodPatch, vnfPkgRoute)).To(BeEquivalentTo(1), "the mark of what it uploaded")
-	g.Expect(changes(stats)).To(BeEquivalentTo(2), "nothing but the package update and its mark")
-	after := tenant.state(ctx, g)
-	g.Expect(packageRevisions(after)).To(Equal(map[string]int{
-		knfPackage: packageRevisions(before)[knfPackage] + 1,
-		nsPackage:  packageRevisions(before)[nsPackage],
-	}))
-	g.Expect(kduParams(after, ldapInstanceName)).To(Equal(kduParams(before, ldapInstanceName)))
-}
+	It("upgrades only the KDU whose value changed", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
+		g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
 
-func TestInvalidFileStallsThenFixRecovers(t *testing.T) {
-	ctx, tenant, g := bootstrap(t)
-	g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
+		tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
 
-	// kdu.name is missing: the whole revision is invalid.
-	broken, err := tenant.repo.Commit(map[string]string{"deploy/second.osmops.yaml": `kind: NsInstance
+		stats := tenant.stats(ctx, g)
+		g.Expect(requestsTo(stats, http.MethodPost, nsActionRoute)).To(BeEquivalentTo(1), "one KDU upgrade")
+		g.Expect(changes(stats)).To(BeEquivalentTo(1), "nothing but the upgrade")
+		state := tenant.state(ctx, g)
+		g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "2"}))
+		g.Expect(upgrades(state, ldapInstanceName)).To(Equal(1))
+	})
+
+	It("restores the earlier values on a revert", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
+		changed := tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "3")})
+
+		reverted, err := tenant.repo.Revert(changed)
+		g.Expect(err).NotTo(HaveOccurred())
+		tenant.expectApplied(ctx, t, reverted)
+
+		state := tenant.state(ctx, g)
+		g.Expect(kduParams(state, ldapInstanceName)).To(Equal(map[string]any{"replicaCount": "1"}))
+	})
+
+	It("updates a package whose files changed", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
+		before := tenant.state(ctx, g)
+		g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
+		descriptor, err := os.ReadFile(filepath.Join(demoRepoDir(), knfDescriptor))
+		g.Expect(err).NotTo(HaveOccurred())
+
+		tenant.commitAndExpectApplied(ctx, t, map[string]string{
+			knfDescriptor: string(descriptor) + "# a change of the package, not of its instances\n",
+		})
+
+		stats := tenant.stats(ctx, g)
+		g.Expect(requestsTo(stats, http.MethodPut, vnfPkgUpdateRoute)).To(BeEquivalentTo(1), "one package update")
+		g.Expect(requestsTo(stats, http.MethodPatch, vnfPkgRoute)).To(BeEquivalentTo(1), "the mark of what it uploaded")
+		g.Expect(changes(stats)).To(BeEquivalentTo(2), "nothing but the package update and its mark")
+		after := tenant.state(ctx, g)
+		g.Expect(packageRevisions(after)).To(Equal(map[string]int{
+			knfPackage: packageRevisions(before)[knfPackage] + 1,
+			nsPackage:  packageRevisions(before)[nsPackage],
+		}))
+		g.Expect(kduParams(after, ldapInstanceName)).To(Equal(kduParams(before, ldapInstanceName)))
+	})
+
+	It("stalls on an invalid file and recovers when it is fixed", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
+		g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
+
+		// kdu.name is missing: the whole revision is invalid.
+		broken, err := tenant.repo.Commit(map[string]string{"deploy/second.osmops.yaml": `kind: NsInstance
 name: ldap2
 nsdName: openldap_ns
 vnfName: openldap
@@ -121,29 +128,31 @@ kdu:
   params:
     replicaCount: "1"
 `}, "Add a broken NS instance")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Eventually(func(g Gomega) {
-		deployment, err := tenant.deployment(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(deployment.Status.LastAttemptedRevision).To(Equal(revision(broken)))
-		stalled := apimeta.FindStatusCondition(deployment.Status.Conditions, meta.StalledCondition)
-		g.Expect(stalled).NotTo(BeNil(), "not Stalled")
-		g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
-		g.Expect(stalled.Reason).To(Equal(gitopsv1alpha1.ValidationFailedReason))
-		g.Expect(stalled.Message).To(MatchRegexp(`deploy/second\.osmops\.yaml:\d+`))
-		g.Expect(deployment.Status.LastAppliedRevision).To(Equal(revision(tenant.seeded)))
-	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
-	stats := tenant.stats(ctx, g)
-	g.Expect(changes(stats)).To(BeZero(), "OSM must be left untouched")
+		// Polled: source-controller and the operator take the commit in their own time.
+		g.Eventually(func(g Gomega) {
+			deployment, err := tenant.deployment(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(deployment.Status.LastAttemptedRevision).To(Equal(revision(broken)))
+			stalled := apimeta.FindStatusCondition(deployment.Status.Conditions, meta.StalledCondition)
+			g.Expect(stalled).NotTo(BeNil(), "not Stalled")
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(gitopsv1alpha1.ValidationFailedReason))
+			g.Expect(stalled.Message).To(MatchRegexp(`deploy/second\.osmops\.yaml:\d+`))
+			g.Expect(deployment.Status.LastAppliedRevision).To(Equal(revision(tenant.seeded)))
+		}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+		stats := tenant.stats(ctx, g)
+		g.Expect(changes(stats)).To(BeZero(), "OSM must be left untouched")
 
-	tenant.commitAndExpectApplied(ctx, t, map[string]string{"deploy/second.osmops.yaml": ldapInstance("ldap2", "1")})
-	state := tenant.state(ctx, g)
-	g.Expect(kduParams(state, "ldap2")).To(Equal(map[string]any{"replicaCount": "1"}))
-}
+		tenant.commitAndExpectApplied(ctx, t, map[string]string{"deploy/second.osmops.yaml": ldapInstance("ldap2", "1")})
+		state := tenant.state(ctx, g)
+		g.Expect(kduParams(state, "ldap2")).To(Equal(map[string]any{"replicaCount": "1"}))
+	})
+})
 
 // bootstrap makes a tenant with a simulator of its own and waits until the operator has applied the demo repository (the
 // commit tenant.seeded). It returns the test's context and tenant, and a Gomega for the test.
-func bootstrap(t *testing.T) (context.Context, *testTenant, *WithT) {
+func bootstrap(t testing.TB) (context.Context, *testTenant, *WithT) {
 	t.Helper()
 	ctx := testContext(t)
 	tenant := newTenant(ctx, t, true)
@@ -166,7 +175,7 @@ func (tt *testTenant) stats(ctx context.Context, g *WithT) nbisim.Stats {
 }
 
 // commitAndExpectApplied commits files and waits until the operator has applied the commit.
-func (tt *testTenant) commitAndExpectApplied(ctx context.Context, t *testing.T, files map[string]string) string {
+func (tt *testTenant) commitAndExpectApplied(ctx context.Context, t testing.TB, files map[string]string) string {
 	t.Helper()
 	sha, err := tt.repo.Commit(files, t.Name())
 	if err != nil {
@@ -177,13 +186,14 @@ func (tt *testTenant) commitAndExpectApplied(ctx context.Context, t *testing.T, 
 }
 
 // expectApplied waits until the OsmDeployment is Ready with the commit sha applied.
-func (tt *testTenant) expectApplied(ctx context.Context, t *testing.T, sha string) {
+func (tt *testTenant) expectApplied(ctx context.Context, t testing.TB, sha string) {
 	t.Helper()
 	tt.expectRevisionApplied(ctx, t, revision(sha))
 }
 
-// expectRevisionApplied waits until the OsmDeployment is Ready with the source revision applied.
-func (tt *testTenant) expectRevisionApplied(ctx context.Context, t *testing.T, rev string) {
+// expectRevisionApplied waits (polls, bounded: the operator applies asynchronously) until the
+// OsmDeployment is Ready with the source revision applied.
+func (tt *testTenant) expectRevisionApplied(ctx context.Context, t testing.TB, rev string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		deployment, err := tt.deployment(ctx)

@@ -44,7 +44,7 @@ const (
 
 // testContext returns a context for one test, cancelled when the test and its cleanups are
 // done. t.Context is not used because it ends before the cleanups, which still need the API.
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	t.Cleanup(cancel)
 	return ctx
@@ -53,7 +53,7 @@ func testContext(t *testing.T) context.Context {
 // firstGenerationDemo is the part of the demo repository the tests of one NS instance of one
 // KDU start from: the NS instance ldap and its packages (the demo's NS of two KNFs has tests of
 // its own).
-func firstGenerationDemo(t *testing.T) map[string]string {
+func firstGenerationDemo(t testing.TB) map[string]string {
 	t.Helper()
 	files, err := openldap.PackageFiles(openldap.PackageNames...)
 	if err != nil {
@@ -87,7 +87,7 @@ var tenantSeq atomic.Int32
 // alone; otherwise at the stack's. On failure the cleanup prints the tenant's objects and its
 // simulator's request log; then it deletes the OsmDeployment and the GitRepository and waits
 // until they are gone.
-func newTenant(ctx context.Context, t *testing.T, ownSimulator bool) *testTenant {
+func newTenant(ctx context.Context, t testing.TB, ownSimulator bool) *testTenant {
 	t.Helper()
 	name := tenantName(t.Name(), tenantSeq.Add(1))
 	sim := stack.Simulator()
@@ -98,7 +98,7 @@ func newTenant(ctx context.Context, t *testing.T, ownSimulator bool) *testTenant
 }
 
 // startSimulator starts a simulator of the test's own, stopped when the test ends.
-func startSimulator(ctx context.Context, t *testing.T, name string) *devstack.Simulator {
+func startSimulator(ctx context.Context, t testing.TB, name string) *devstack.Simulator {
 	t.Helper()
 	sim, err := stack.StartSimulator(ctx, name, simulatorArgs...)
 	if err != nil {
@@ -113,7 +113,7 @@ func startSimulator(ctx context.Context, t *testing.T, name string) *devstack.Si
 }
 
 // newTenantOn is newTenant, named name, with its OsmCluster pointing at sim.
-func newTenantOn(ctx context.Context, t *testing.T, name string, sim *devstack.Simulator) *testTenant {
+func newTenantOn(ctx context.Context, t testing.TB, name string, sim *devstack.Simulator) *testTenant {
 	t.Helper()
 	repo, err := stack.Git().CreateRepo(name)
 	if err != nil {
@@ -167,7 +167,7 @@ func (tt *testTenant) deployment(ctx context.Context) (*gitopsv1alpha1.OsmDeploy
 
 // delete deletes the tenant's OsmDeployment (whose finalizer prunes OSM, while the simulator
 // still runs) and GitRepository, and waits until both are gone.
-func (tt *testTenant) delete(ctx context.Context, t *testing.T) {
+func (tt *testTenant) delete(ctx context.Context, t testing.TB) {
 	for _, obj := range []client.Object{&gitopsv1alpha1.OsmDeployment{}, &sourcev1.GitRepository{}} {
 		obj.SetNamespace(tt.Namespace)
 		obj.SetName(tt.Repository)
@@ -176,8 +176,8 @@ func (tt *testTenant) delete(ctx context.Context, t *testing.T) {
 }
 
 // deleteAndWait deletes obj (its namespace and name set) and waits until it is gone, its
-// finalizers done.
-func deleteAndWait(ctx context.Context, t *testing.T, obj client.Object) {
+// finalizers done (polled, bounded: the finalizer prunes OSM asynchronously).
+func deleteAndWait(ctx context.Context, t testing.TB, obj client.Object) {
 	c := stack.Client()
 	if err := c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		t.Error(err)
@@ -195,7 +195,7 @@ func deleteAndWait(ctx context.Context, t *testing.T, obj client.Object) {
 
 // dump prints the tenant's objects, as `kubectl get -o yaml` would, and the request log of its
 // simulator.
-func (tt *testTenant) dump(ctx context.Context, t *testing.T) {
+func (tt *testTenant) dump(ctx context.Context, t testing.TB) {
 	for _, list := range []client.ObjectList{
 		&gitopsv1alpha1.OsmClusterList{}, &gitopsv1alpha1.OsmDeploymentList{}, &sourcev1.GitRepositoryList{},
 		&sourcev1.OCIRepositoryList{}, &sourcev1.BucketList{},
@@ -227,8 +227,9 @@ func (tt *testTenant) dump(ctx context.Context, t *testing.T) {
 	t.Logf("request log of %s:\n%s", tt.sim.Name(), lines.String())
 }
 
-// expectArtifact waits until the tenant's GitRepository has an artifact of the commit sha.
-func (tt *testTenant) expectArtifact(ctx context.Context, t *testing.T, sha string) {
+// expectArtifact waits (polls, bounded: source-controller fetches on its interval) until the
+// tenant's GitRepository has an artifact of the commit sha.
+func (tt *testTenant) expectArtifact(ctx context.Context, t testing.TB, sha string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		repo := &sourcev1.GitRepository{}
@@ -238,15 +239,18 @@ func (tt *testTenant) expectArtifact(ctx context.Context, t *testing.T, sha stri
 	}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
 }
 
-// eventually retries assertion until it passes, within the suite's bounds.
-func eventually(ctx context.Context, t *testing.T, assertion func(g Gomega)) {
+// eventually retries assertion until it passes, within the suite's bounds (eventuallyTimeout,
+// polled every pollInterval). Every wait of the suite is one of these: the stack's controllers
+// (source-controller, the operator, the simulator's operations) act asynchronously, in their
+// own processes, so a test can only poll the API server or the simulator for what it expects.
+func eventually(ctx context.Context, t testing.TB, assertion func(g Gomega)) {
 	t.Helper()
 	NewWithT(t).Eventually(assertion).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
 }
 
 // patchObject gets obj (its namespace and name set), changes it with mutate and patches the
 // difference, as `kubectl patch` would.
-func patchObject[T client.Object](ctx context.Context, t *testing.T, obj T, mutate func(T)) {
+func patchObject[T client.Object](ctx context.Context, t testing.TB, obj T, mutate func(T)) {
 	t.Helper()
 	c := stack.Client()
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
@@ -287,7 +291,7 @@ func (tt *testTenant) cluster(ctx context.Context) (*gitopsv1alpha1.OsmCluster, 
 
 // expectClusterReady waits until the Ready condition of the tenant's OsmCluster has status and
 // reason.
-func (tt *testTenant) expectClusterReady(ctx context.Context, t *testing.T, status metav1.ConditionStatus, reason string) {
+func (tt *testTenant) expectClusterReady(ctx context.Context, t testing.TB, status metav1.ConditionStatus, reason string) {
 	t.Helper()
 	eventually(ctx, t, func(g Gomega) {
 		cluster, err := tt.cluster(ctx)

@@ -9,30 +9,33 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"testing"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/osmops/osmops/internal/testing/monitoring"
 )
 
-// Every metric that the alerts and the dashboard of config/monitoring query is one the running
-// operator serves on /metrics once it has applied a revision, or one kube-state-metrics exports
-// with the layer's configuration.
-func TestMonitoringQueriesExportedMetrics(t *testing.T) {
-	ctx, _, g := bootstrap(t)
-	layer, err := monitoring.Read()
-	g.Expect(err).NotTo(HaveOccurred())
-	served, err := servedMetrics(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", stack.Ports().OperatorMetrics))
-	g.Expect(err).NotTo(HaveOccurred())
-	for _, q := range layer.Queries {
-		for _, name := range q.MetricNames() {
-			if !slices.Contains(layer.StateMetrics, name) {
-				g.Expect(served).To(HaveKey(name), "%s queries %s, which the operator does not serve", q.Where, name)
+var _ = Describe("Monitoring", func() {
+	// Every metric that the alerts and the dashboard of config/monitoring query is one the running
+	// operator serves on /metrics once it has applied a revision, or one kube-state-metrics exports
+	// with the layer's configuration.
+	It("exports every metric the monitoring queries use", func() {
+		t := GinkgoTB()
+		ctx, _, g := bootstrap(t)
+		layer, err := monitoring.Read()
+		g.Expect(err).NotTo(HaveOccurred())
+		served, err := servedMetrics(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", stack.Ports().OperatorMetrics))
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, q := range layer.Queries {
+			for _, name := range q.MetricNames() {
+				if !slices.Contains(layer.StateMetrics, name) {
+					g.Expect(served).To(HaveKey(name), "%s queries %s, which the operator does not serve", q.Where, name)
+				}
 			}
 		}
-	}
-}
+	})
+})
 
 // servedMetrics returns the names of the series a Prometheus text exposition at url holds
 // (histograms as their _bucket, _sum and _count series, as queries name them).

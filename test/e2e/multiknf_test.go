@@ -5,8 +5,8 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"testing"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/osmops/osmops/internal/nbisim"
@@ -44,34 +44,36 @@ func stackReleases(state nbisim.State) map[string]string {
 	return releases
 }
 
-// An NS of two KNFs and three KDUs, pushed to Git: a change of one KDU's values upgrades that
-// KDU alone, with one request; a new chart version runs that chart.
-func TestMultiKNFInstance(t *testing.T) {
-	t.Parallel()
-	ctx, tenant, g := bootstrap(t)
-	files, err := openldap.PackageFiles(openldap.StackPackageNames...)
-	g.Expect(err).NotTo(HaveOccurred())
-	files[stackFile] = openldap.StackInstanceFile(stackInstanceName, vimAccount, stackOfTheDemo)
-	tenant.commitAndExpectApplied(ctx, t, files)
-	g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(stackReleasesOfTheDemo))
-	g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
+var _ = Describe("An NS instance of several KNFs", func() {
+	// An NS of two KNFs and three KDUs, pushed to Git: a change of one KDU's values upgrades that
+	// KDU alone, with one request; a new chart version runs that chart.
+	It("upgrades only the KDU whose values changed, and runs a new chart version", func() {
+		t := GinkgoTB()
+		ctx, tenant, g := bootstrap(t)
+		files, err := openldap.PackageFiles(openldap.StackPackageNames...)
+		g.Expect(err).NotTo(HaveOccurred())
+		files[stackFile] = openldap.StackInstanceFile(stackInstanceName, vimAccount, stackOfTheDemo)
+		tenant.commitAndExpectApplied(ctx, t, files)
+		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(stackReleasesOfTheDemo))
+		g.Expect(tenant.sim.ResetStats(ctx)).To(Succeed())
 
-	changed := stackOfTheDemo
-	changed.MetricsInterval = "10s"
-	tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
-	want := map[string]string{}
-	for kdu, release := range stackReleasesOfTheDemo {
-		want[kdu] = release
-	}
-	want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter map[interval:10s]`
-	g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
-	stats := tenant.stats(ctx, g)
-	g.Expect(requestsTo(stats, http.MethodPost, nsActionRoute)).To(BeEquivalentTo(1), "one KDU upgrade")
-	g.Expect(changes(stats)).To(BeEquivalentTo(1), "nothing but the upgrade")
+		changed := stackOfTheDemo
+		changed.MetricsInterval = "10s"
+		tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
+		want := map[string]string{}
+		for kdu, release := range stackReleasesOfTheDemo {
+			want[kdu] = release
+		}
+		want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter map[interval:10s]`
+		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
+		stats := tenant.stats(ctx, g)
+		g.Expect(requestsTo(stats, http.MethodPost, nsActionRoute)).To(BeEquivalentTo(1), "one KDU upgrade")
+		g.Expect(changes(stats)).To(BeEquivalentTo(1), "nothing but the upgrade")
 
-	changed.LDAPModel = "stable/openldap:1.2.8"
-	tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
-	want["directory/ldap"] = `stable/openldap:1.2.8 map[replicaCount:1]`
-	g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
-	g.Expect(requestsTo(tenant.stats(ctx, g), http.MethodPost, nsActionRoute)).To(BeEquivalentTo(2), "one more KDU upgrade")
-}
+		changed.LDAPModel = "stable/openldap:1.2.8"
+		tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
+		want["directory/ldap"] = `stable/openldap:1.2.8 map[replicaCount:1]`
+		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
+		g.Expect(requestsTo(tenant.stats(ctx, g), http.MethodPost, nsActionRoute)).To(BeEquivalentTo(2), "one more KDU upgrade")
+	})
+})

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -26,29 +27,31 @@ import (
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
-func TestEventsReachAGenericProvider(t *testing.T) {
-	ctx := testContext(t)
-	g := NewWithT(t)
-	applyNotificationComponent(t)
-	tenant := newTenant(ctx, t, false)
-	tenant.expectApplied(ctx, t, tenant.seeded)
+var _ = Describe("Events through notification-controller", func() {
+	It("sends its events through notification-controller to a generic provider", func() {
+		t := GinkgoTB()
+		ctx := testContext(t)
+		g := NewWithT(t)
+		applyNotificationComponent(t)
+		tenant := newTenant(ctx, t, false)
+		tenant.expectApplied(ctx, t, tenant.seeded)
 
-	// A receiver on loopback that keeps what notification-controller forwards.
-	var mu sync.Mutex
-	var received []eventv1.Event
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var event eventv1.Event
-		if err := json.NewDecoder(r.Body).Decode(&event); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		received = append(received, event)
-	}))
-	t.Cleanup(receiver.Close)
-	// A generic webhook Provider and an Alert of the tenant's OsmDeployment, in its namespace.
-	alerting := objectsFromYAML(t, `
+		// A receiver on loopback that keeps what notification-controller forwards.
+		var mu sync.Mutex
+		var received []eventv1.Event
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var event eventv1.Event
+			if err := json.NewDecoder(r.Body).Decode(&event); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			received = append(received, event)
+		}))
+		t.Cleanup(receiver.Close)
+		// A generic webhook Provider and an Alert of the tenant's OsmDeployment, in its namespace.
+		alerting := objectsFromYAML(t, `
 apiVersion: notification.toolkit.fluxcd.io/v1beta3
 kind: Provider
 metadata: {name: webhook}
@@ -63,32 +66,33 @@ spec:
   eventSources:
   - {kind: OsmDeployment, name: `+tenant.Repository+`}
 `)
-	for _, obj := range alerting {
-		obj.SetNamespace(tenant.Namespace)
-	}
-	g.Expect(devstack.Apply(ctx, stack.Client(), alerting...)).To(Succeed())
+		for _, obj := range alerting {
+			obj.SetNamespace(tenant.Namespace)
+		}
+		g.Expect(devstack.Apply(ctx, stack.Client(), alerting...)).To(Succeed())
 
-	// The Alert exists before this revision is pushed: the event of its application is news.
-	sha := tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
-	eventually(ctx, t, func(g Gomega) {
-		mu.Lock()
-		defer mu.Unlock()
-		g.Expect(received).To(ContainElement(And(
-			HaveField("InvolvedObject.Kind", gitopsv1alpha1.OsmDeploymentKind),
-			HaveField("InvolvedObject.Name", tenant.Repository),
-			HaveField("Reason", gitopsv1alpha1.AppliedReason),
-			HaveField("Message", ContainSubstring("revision "+revision(sha)+" applied")),
-			// notification-controller forwards the keys of the object's group without it, but
-			// the token, which only its rate limiting reads.
-			HaveField("Metadata", Equal(map[string]string{eventv1.MetaRevisionKey: revision(sha)})),
-		)))
+		// The Alert exists before this revision is pushed: the event of its application is news.
+		sha := tenant.commitAndExpectApplied(ctx, t, map[string]string{ldapFile: ldapInstance(ldapInstanceName, "2")})
+		eventually(ctx, t, func(g Gomega) {
+			mu.Lock()
+			defer mu.Unlock()
+			g.Expect(received).To(ContainElement(And(
+				HaveField("InvolvedObject.Kind", gitopsv1alpha1.OsmDeploymentKind),
+				HaveField("InvolvedObject.Name", tenant.Repository),
+				HaveField("Reason", gitopsv1alpha1.AppliedReason),
+				HaveField("Message", ContainSubstring("revision "+revision(sha)+" applied")),
+				// notification-controller forwards the keys of the object's group without it, but
+				// the token, which only its rate limiting reads.
+				HaveField("Metadata", Equal(map[string]string{eventv1.MetaRevisionKey: revision(sha)})),
+			)))
+		})
 	})
-}
+})
 
 // applyNotificationComponent renders notification-controller's CRDs, and a stand-in for the
 // ClusterRole `flux install` makes, with config/flux/notification, checks what it patched and
 // applies the CRDs: from then on, Alerts and Receivers accept osmops' kinds.
-func applyNotificationComponent(t *testing.T) {
+func applyNotificationComponent(t testing.TB) {
 	t.Helper()
 	ctx := testContext(t)
 	dir := t.TempDir()
@@ -143,7 +147,7 @@ components: [`+component+`]
 }
 
 // objectsFromYAML decodes a YAML stream of Kubernetes objects.
-func objectsFromYAML(t *testing.T, stream string) []client.Object {
+func objectsFromYAML(t testing.TB, stream string) []client.Object {
 	t.Helper()
 	decoder := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(stream), 4096)
 	var objects []client.Object
@@ -161,7 +165,7 @@ func objectsFromYAML(t *testing.T, stream string) []client.Object {
 }
 
 // writeFile writes content to path, or fails the test.
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -169,7 +173,7 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 // yamlString renders value as YAML, for assertions on rendered objects.
-func yamlString(t *testing.T, value any) string {
+func yamlString(t testing.TB, value any) string {
 	t.Helper()
 	out, err := yaml.Marshal(value)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,53 +17,55 @@ import (
 )
 
 // The source kinds besides GitRepository, each served by a real store on loopback and read by
-// a real source-controller: the OsmDeployment applies them as TestBootstrap and
-// TestChangeKDUValue apply a GitRepository.
+// a real source-controller: the OsmDeployment applies them as the specs of
+// engine_test.go apply a GitRepository.
 
-// TestOCIRepositorySource pushes the demo's first part as a Flux OCI artifact (as `flux push
-// artifact` lays it out) to a registry on loopback, then an upgrade.
-func TestOCIRepositorySource(t *testing.T) {
-	t.Parallel()
-	ctx := testContext(t)
-	name := tenantName(t.Name(), tenantSeq.Add(1))
-	registry, err := stack.StartOCIRegistry(name + "-oci-registry")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(registry.Close) // last: source-controller pulls until its OCIRepository is gone
-	push := func(files map[string]string) string {
-		pushed, err := registry.PushArtifact(ctx, name, devstack.DefaultOCITag, files)
+var _ = Describe("OCI and Bucket sources", func() {
+	// This spec pushes the demo's first part as a Flux OCI artifact (as `flux push
+	// artifact` lays it out) to a registry on loopback, then an upgrade.
+	It("applies an OCIRepository source", func() {
+		t := GinkgoTB()
+		ctx := testContext(t)
+		name := tenantName(t.Name(), tenantSeq.Add(1))
+		registry, err := stack.StartOCIRegistry(name + "-oci-registry")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pushed
-	}
-	tenant := devstack.Tenant{Namespace: name, Repository: name, OCIURL: registry.URL(name)}
-	revisions := applyThroughSource(ctx, t, tenant, &sourcev1.OCIRepository{}, push)
-	NewWithT(t).Expect(revisions).To(HaveEach(MatchRegexp(`^` + devstack.DefaultOCITag + `@sha256:[0-9a-f]{64}$`)))
-}
+		t.Cleanup(registry.Close) // last: source-controller pulls until its OCIRepository is gone
+		push := func(files map[string]string) string {
+			pushed, err := registry.PushArtifact(ctx, name, devstack.DefaultOCITag, files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pushed
+		}
+		tenant := devstack.Tenant{Namespace: name, Repository: name, OCIURL: registry.URL(name)}
+		revisions := applyThroughSource(ctx, t, tenant, &sourcev1.OCIRepository{}, push)
+		NewWithT(t).Expect(revisions).To(HaveEach(MatchRegexp(`^` + devstack.DefaultOCITag + `@sha256:[0-9a-f]{64}$`)))
+	})
 
-// TestBucketSource uploads the demo's first part to a bucket of an S3 server on loopback, then
-// an upgrade.
-func TestBucketSource(t *testing.T) {
-	t.Parallel()
-	ctx := testContext(t)
-	name := tenantName(t.Name(), tenantSeq.Add(1))
-	s3, err := stack.StartS3Server(name + "-s3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s3.Close) // last: source-controller reads until its Bucket is gone
-	upload := func(files map[string]string) string {
-		if err := s3.Upload(ctx, name, files); err != nil {
+	// This spec uploads the demo's first part to a bucket of an S3 server on loopback, then
+	// an upgrade.
+	It("applies a Bucket source", func() {
+		t := GinkgoTB()
+		ctx := testContext(t)
+		name := tenantName(t.Name(), tenantSeq.Add(1))
+		s3, err := stack.StartS3Server(name + "-s3")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return "" // the digest of the bucket's listing, which source-controller computes
-	}
-	tenant := devstack.Tenant{Namespace: name, Repository: name, BucketEndpoint: s3.Endpoint()}
-	revisions := applyThroughSource(ctx, t, tenant, &sourcev1.Bucket{}, upload)
-	NewWithT(t).Expect(revisions).To(HaveEach(MatchRegexp(`^sha256:[0-9a-f]{64}$`)))
-}
+		t.Cleanup(s3.Close) // last: source-controller reads until its Bucket is gone
+		upload := func(files map[string]string) string {
+			if err := s3.Upload(ctx, name, files); err != nil {
+				t.Fatal(err)
+			}
+			return "" // the digest of the bucket's listing, which source-controller computes
+		}
+		tenant := devstack.Tenant{Namespace: name, Repository: name, BucketEndpoint: s3.Endpoint()}
+		revisions := applyThroughSource(ctx, t, tenant, &sourcev1.Bucket{}, upload)
+		NewWithT(t).Expect(revisions).To(HaveEach(MatchRegexp(`^sha256:[0-9a-f]{64}$`)))
+	})
+})
 
 // artifactSource is a Flux source, whatever its kind.
 type artifactSource interface {
@@ -75,7 +78,7 @@ type artifactSource interface {
 // checks that each is applied to OSM with the revision source-controller gave it. publish
 // returns the revision source-controller will give, "" when it cannot be known beforehand.
 // It returns the two revisions.
-func applyThroughSource(ctx context.Context, t *testing.T, tenant devstack.Tenant, source artifactSource,
+func applyThroughSource(ctx context.Context, t testing.TB, tenant devstack.Tenant, source artifactSource,
 	publish func(files map[string]string) string) []string {
 	t.Helper()
 	g := NewWithT(t)

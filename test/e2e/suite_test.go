@@ -12,8 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/osmops/osmops/internal/testing/devstack"
 	"github.com/osmops/osmops/internal/testing/testenv"
@@ -39,45 +43,50 @@ var simulatorArgs = []string{"--vim-account=" + vimAccount}
 // stack is the one stack every test of the suite uses.
 var stack *devstack.Stack
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
+// workDir holds the stack's state and logs; it is removed when every spec passed.
+var workDir string
+
+// specFailed records that a spec failed, for AfterSuite to print the stack's logs and keep its
+// state.
+var specFailed atomic.Bool
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "osmops e2e suite")
 }
 
-func run(m *testing.M) int {
-	workDir, err := os.MkdirTemp("", "osmops-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+var _ = BeforeSuite(func() {
+	var err error
+	workDir, err = os.MkdirTemp("", "osmops-e2e-")
+	Expect(err).NotTo(HaveOccurred())
 	options, err := stackOptions(workDir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		return 1
-	}
+	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	stack, err = devstack.Start(ctx, options)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: the stack did not start: %v\n(state and logs kept in %s)\n", err, workDir)
-		return 1
+	Expect(err).NotTo(HaveOccurred(), "the stack did not start (state and logs kept in %s)", workDir)
+})
+
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() {
+		specFailed.Store(true)
 	}
+})
 
-	code := m.Run()
-
-	if code != 0 {
+var _ = AfterSuite(func() {
+	if stack == nil {
+		return
+	}
+	if specFailed.Load() {
 		dumpLogs()
 	}
-	if err := stack.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: stopping the stack: %v\n", err)
-		code = 1
-	}
-	if code == 0 {
-		_ = os.RemoveAll(workDir)
-	} else {
+	Expect(stack.Stop()).To(Succeed(), "stopping the stack")
+	if specFailed.Load() {
 		fmt.Fprintf(os.Stderr, "e2e: state and logs kept in %s\n", workDir)
+	} else {
+		_ = os.RemoveAll(workDir)
 	}
-	return code
-}
+})
 
 // stackOptions finds or builds the programs of the stack.
 func stackOptions(workDir string) (devstack.Options, error) {
