@@ -147,7 +147,8 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--password", "x", "--password-file", "f"}, "give --password or --password-file, not both"},
 		{[]string{"--seed-file", badSeed}, "seed file " + badSeed + ": yaml: unmarshal errors:\n  line 3: field colour not found"},
 		{[]string{"--seed-file", noName}, "seed file " + noName + ": vimAccounts[0].name is missing"},
-		{[]string{"--operation-delay", "-1s"}, "--operation-delay must not be negative and --token-lifetime must be positive"},
+		{[]string{"--operation-delay", "-1s"}, "--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive"},
+		{[]string{"--autoremove-delay", "-1s"}, "--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive"},
 		{[]string{"extra"}, "unexpected arguments: extra"},
 	}
 	for _, test := range tests {
