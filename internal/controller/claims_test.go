@@ -110,14 +110,6 @@ var _ = Describe("Claims of NS instance names", func() {
 		}
 		lease := tn.claimOf("ldap")
 		tn.g.Expect(lease.Annotations[claimHolderAnnotation]).To(Equal(winners[0]))
-		Context("once the instances are gone", func() {
-			It("releases them with deletionPolicy MirrorPrune", func() {
-				claimsAreReleasedWithTheirInstances(GinkgoTB(), gitopsv1alpha1.DeletionPolicyMirrorPrune)
-			})
-			It("releases them with deletionPolicy Orphan", func() {
-				claimsAreReleasedWithTheirInstances(GinkgoTB(), gitopsv1alpha1.DeletionPolicyOrphan)
-			})
-		})
 	})
 
 	// An OsmDeployment adopts an NS instance made by hand (OSM cannot mark it: only its claim says
@@ -248,6 +240,15 @@ var _ = Describe("Claims of NS instance names", func() {
 		preview, err := PreviewPlan(tn.ctx, k8sClient, other.get(second), dir, testOwnerIdentity, operatorNamespace)
 		tn.g.Expect(err).NotTo(HaveOccurred())
 		tn.g.Expect(preview.Plan.Problems).To(ContainElement(HaveField("Message", ContainSubstring("OsmDeployment "+tn.namespace+"/ldap"))))
+	})
+
+	Context("once the instances are gone", func() {
+		It("releases them with deletionPolicy MirrorPrune", func() {
+			claimsAreReleasedWithTheirInstances(GinkgoTB(), gitopsv1alpha1.DeletionPolicyMirrorPrune)
+		})
+		It("releases them with deletionPolicy Orphan", func() {
+			claimsAreReleasedWithTheirInstances(GinkgoTB(), gitopsv1alpha1.DeletionPolicyOrphan)
+		})
 	})
 })
 

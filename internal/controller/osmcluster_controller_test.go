@@ -18,6 +18,25 @@ import (
 )
 
 // clusterReason waits until the OsmCluster's Ready condition has the reason, and returns its message.
+// requestCheck asks for a health check of cluster, as a person does (a reconcile request), and
+// waits until it ran.
+func (tn *tenant) requestCheck(cluster *gitopsv1alpha1.OsmCluster, request string) {
+	tn.t.Helper()
+	tn.g.Eventually(func() error {
+		got := &gitopsv1alpha1.OsmCluster{}
+		if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got); err != nil {
+			return err
+		}
+		got.Annotations = map[string]string{meta.ReconcileRequestAnnotation: request}
+		return k8sClient.Update(tn.ctx, got)
+	}).Should(Succeed())
+	tn.g.Eventually(func() string {
+		got := &gitopsv1alpha1.OsmCluster{}
+		_ = k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(cluster), got)
+		return got.Status.LastHandledReconcileAt
+	}).Should(Equal(request))
+}
+
 func (tn *tenant) clusterReason(cluster *gitopsv1alpha1.OsmCluster, status metav1.ConditionStatus, reason string) string {
 	tn.t.Helper()
 	var message string
@@ -164,20 +183,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 		// Each reconcile request is a health check, due or not.
 		const checks = 5
 		for i := 1; i <= checks; i++ {
-			request := fmt.Sprintf("check-%d", i)
-			tn.g.Eventually(func() error {
-				got := &gitopsv1alpha1.OsmCluster{}
-				if err := k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), got); err != nil {
-					return err
-				}
-				got.Annotations = map[string]string{meta.ReconcileRequestAnnotation: request}
-				return k8sClient.Update(tn.ctx, got)
-			}).Should(Succeed())
-			tn.g.Eventually(func() string {
-				got := &gitopsv1alpha1.OsmCluster{}
-				_ = k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), got)
-				return got.Status.LastHandledReconcileAt
-			}).Should(Equal(request))
+			tn.requestCheck(tn.cluster, fmt.Sprintf("check-%d", i))
 		}
 		tn.g.Eventually(func() int64 { return count(http.MethodGet, "/osm/admin/v1/vim_accounts") - checksBefore }).
 			Should(BeNumerically(">=", checks), "health checks")

@@ -18,11 +18,9 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // realNBIEnv names a running NBI of OSM's own code (see docs/fidelity.md), with admin/admin
@@ -112,28 +110,11 @@ var _ = Describe("A real NBI", Label("real-nbi"), func() {
 	// fix. Each step ends Ready, and drift checks repeat no upgrade.
 	It("applies the demo repository's whole life, each step Ready, drift checks repeating nothing", func() {
 		t := GinkgoTB()
-		target := os.Getenv(realNBIEnv)
-		if target == "" {
-			t.Skip(realNBIEnv + " is not set: see docs/fidelity.md")
-		}
-		tn := newTenant(t)
-		tn.g.SetDefaultEventuallyTimeout(90 * time.Second)
-		log := &requestLog{}
-		nbi := log.proxy(t, target)
-		tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "real-credentials", Namespace: tn.namespace},
-			StringData: map[string]string{"username": "admin", "password": "admin"},
-		})).To(Succeed())
-		cluster := tn.newCluster("real", nbi.URL, "real-credentials")
+		tn, log, cluster, d := realNBITenant(t, realNBITarget(t), "admin", "admin")
 		tn.clusterReason(cluster, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
 		const driftInterval = 3 * time.Second
-		d := tn.deployment("demo", "demo", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.ClusterRef.Name = cluster.Name
-			d.Spec.Interval = &metav1.Duration{Duration: driftInterval}
-		})
+		tn.update(d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Interval = &metav1.Duration{Duration: driftInterval} })
 		files := readDemoRepo(t)
-		tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "ldap-admin", // the Secret of hack/demo-repo
-			map[string]string{"password": testValuesSecret}))).To(Succeed())
 		const ldap, ldap2, vnfd = "deploy/ldap.osmops.yaml", "deploy/ldap2.osmops.yaml", "osm-pkgs/openldap_knf/openldap_vnfd.yaml"
 		const stack = "deploy/ldap-stack.osmops.yaml"
 		step := func(name string, edit func()) {

@@ -205,14 +205,10 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 // observeRunning reads the operations still running on the observed instances, with one
 // request (none when there is no instance).
 func observeRunning(ctx context.Context, nbi OSM, o *Observed) error {
-	ids := make([]string, 0, len(o.NSInstances))
-	for id := range o.NSInstances {
-		ids = append(ids, id)
-	}
+	ids := o.instanceIDs(func(string, osm.NSInstance) bool { return true })
 	if len(ids) == 0 {
 		return nil
 	}
-	slices.Sort(ids)
 	running, err := nbi.ListRunningOperations(ctx, ids...)
 	if err != nil {
 		return fmt.Errorf("listing the running operations of NS instances: %w", err)
@@ -229,29 +225,48 @@ func observeRunning(ctx context.Context, nbi OSM, o *Observed) error {
 // observeRemovals finds the terminated instances that OSM removes by itself: their terminate
 // asked for autoremove and completed, and the NBI deletes the record when LCM's message reaches
 // it, about 2 s later on OSM 19 (nbisim.DefaultAutoremoveDelay). One request, and only when an
-// observed record is NOT_INSTANTIATED and idle: a rare moment of a terminate's life.
+// observed record is terminated (NOT_INSTANTIATED, operational-status "terminated") and idle: a
+// rare moment of a terminate's life. A terminated record whose terminate is no longer listed was
+// removed meanwhile, with its operations: nothing is left to send it either.
 func observeRemovals(ctx context.Context, nbi OSM, o *Observed) error {
-	var ids []string
-	for id, record := range o.NSInstances {
-		if record.Admin.NSState == osm.NSStateNotInstantiated && !o.Busy(id) {
-			ids = append(ids, id)
-		}
-	}
+	ids := o.instanceIDs(func(id string, record osm.NSInstance) bool {
+		return record.Admin.NSState == osm.NSStateNotInstantiated && record.OperationalStatus == osm.OperationalStatusTerminated && !o.Busy(id)
+	})
 	if len(ids) == 0 {
 		return nil
 	}
-	slices.Sort(ids)
 	terminates, err := nbi.ListCompletedTerminates(ctx, ids...)
 	if err != nil {
 		return fmt.Errorf("listing the completed terminates of NS instances: %w", err)
 	}
 	o.removing = map[string]bool{}
+	kept := map[string]bool{}
 	for _, op := range terminates {
 		if autoremove, _ := op.OperationParams["autoremove"].(bool); autoremove {
 			o.removing[op.NSInstanceID] = true
+		} else {
+			kept[op.NSInstanceID] = true
+		}
+	}
+	for _, id := range ids {
+		if !kept[id] {
+			o.removing[id] = true
 		}
 	}
 	return nil
+}
+
+// instanceIDs returns the ids of the observed instances that keep accepts, sorted: one request
+// then names them in a stable order.
+func (o *Observed) instanceIDs(keep func(id string, record osm.NSInstance) bool) []string {
+	var ids []string
+	for id, record := range o.NSInstances {
+		if keep(id, record) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Busy tells whether OSM has an operation on the NS instance that has not ended: the NS record

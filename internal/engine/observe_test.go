@@ -125,12 +125,17 @@ func TestObserveFindsOperationsTheNSRecordDoesNotShow(t *testing.T) {
 // nothing to it. One terminated without autoremove stays: it is deleted, forced, once.
 func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
 	terminated := func(id, name string) osm.NSInstance {
-		ns := osm.NSInstance{ID: id, Name: name, NSState: osm.NSStateNotInstantiated, CurrentOperation: osm.CurrentOperationIdle}
+		ns := osm.NSInstance{ID: id, Name: name, NSState: osm.NSStateNotInstantiated, CurrentOperation: osm.CurrentOperationIdle,
+			OperationalStatus: osm.OperationalStatusTerminated}
 		ns.Admin.NSState = osm.NSStateNotInstantiated
 		return ns
 	}
+	neverInstantiated := terminated("id-d", "d")
+	neverInstantiated.OperationalStatus = "init"
 	l := &listingOSM{
-		owned: []osm.NSInstance{terminated("id-a", "a"), terminated("id-b", "b"), {ID: "id-c", Name: "c"}},
+		// d is not instantiated yet (its instantiate not started), e's terminate is gone with it
+		// (removed between the two reads).
+		owned: []osm.NSInstance{terminated("id-a", "a"), terminated("id-b", "b"), {ID: "id-c", Name: "c"}, neverInstantiated, terminated("id-e", "e")},
 		terminates: []osm.Operation{
 			{ID: "op-a", NSInstanceID: "id-a", OperationState: osm.OperationCompleted, OperationParams: map[string]any{"autoremove": true}},
 			{ID: "op-b", NSInstanceID: "id-b", OperationState: osm.OperationCompleted, OperationParams: map[string]any{}},
@@ -140,12 +145,13 @@ func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([][]string{{"id-a", "id-b"}}, l.askedTerminates); diff != "" {
+	if diff := cmp.Diff([][]string{{"id-a", "id-b", "id-e"}}, l.askedTerminates); diff != "" {
 		t.Errorf("completed terminates asked (-want +got):\n%s", diff)
 	}
 	plan := Compute(Input{Revision: &gitops.Revision{}, Observed: o, Owner: self, Prune: true, Inventory: gitopsv1alpha1.Inventory{
-		NsInstances: []gitopsv1alpha1.NsInstanceEntry{entry("a", "id-a", "d", gitopsv1alpha1.NsInstanceDeleting), entry("b", "id-b", "d", gitopsv1alpha1.NsInstanceDeleting)}}})
-	if diff := cmp.Diff([]string{"b@id-b (forced)"}, summarise(plan).Deletes); diff != "" {
+		NsInstances: []gitopsv1alpha1.NsInstanceEntry{entry("a", "id-a", "d", gitopsv1alpha1.NsInstanceDeleting), entry("b", "id-b", "d", gitopsv1alpha1.NsInstanceDeleting),
+			entry("d", "id-d", "d", gitopsv1alpha1.NsInstanceDeleting), entry("e", "id-e", "d", gitopsv1alpha1.NsInstanceDeleting)}}})
+	if diff := cmp.Diff([]string{"b@id-b (forced)", "d@id-d (forced)"}, summarise(plan).Deletes); diff != "" {
 		t.Errorf("deletes (-want +got):\n%s", diff)
 	}
 

@@ -73,6 +73,10 @@ func (n Number) Time() time.Time {
 	return time.Unix(int64(seconds), int64(fraction*1e9)).UTC()
 }
 
+// OperationalStatusTerminated is the operational-status LCM writes on an NS instance it
+// terminated (a new one says "init").
+const OperationalStatusTerminated = "terminated"
+
 // NS instance states (nsState).
 const (
 	NSStateNotInstantiated = "NOT_INSTANTIATED"

@@ -64,7 +64,8 @@ var _ = Describe("An NS instance of several KNFs", func() {
 		for kdu, release := range stackReleasesOfTheDemo {
 			want[kdu] = release
 		}
-		want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter map[interval:10s]`
+		// The upgrade names the version the release runs: its chart names none.
+		want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter:0.1.0 map[interval:10s]`
 		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
 		stats := tenant.stats(ctx, g)
 		g.Expect(requestsTo(stats, http.MethodPost, nsActionRoute)).To(BeEquivalentTo(1), "one KDU upgrade")
