@@ -128,7 +128,7 @@ func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
 		ns := osm.NSInstance{ID: id, Name: name, NSState: osm.NSStateNotInstantiated, CurrentOperation: osm.CurrentOperationIdle,
 			OperationalStatus: osm.OperationalStatusTerminated}
 		ns.Admin.NSState = osm.NSStateNotInstantiated
-		return ns
+		return ownedBy(self, ns)
 	}
 	neverInstantiated := terminated("id-d", "d")
 	neverInstantiated.OperationalStatus = "init"
@@ -153,6 +153,12 @@ func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
 			entry("d", "id-d", "d", gitopsv1alpha1.NsInstanceDeleting), entry("e", "id-e", "d", gitopsv1alpha1.NsInstanceDeleting)}}})
 	if diff := cmp.Diff([]string{"b@id-b (forced)", "d@id-d (forced)"}, summarise(plan).Deletes); diff != "" {
 		t.Errorf("deletes (-want +got):\n%s", diff)
+	}
+
+	// Once their terminate completed, the inventory no longer lists them: they are not listed again.
+	plan = Compute(Input{Revision: &gitops.Revision{}, Observed: o, Owner: self, Prune: true})
+	if got := summarise(plan).Inventory; len(got) != 2 || got[0].Name != "b" || got[1].Name != "d" {
+		t.Errorf("inventory rebuilt from the markers: %v, want b and d only", got)
 	}
 
 	l = &listingOSM{owned: []osm.NSInstance{{ID: "id-c", Name: "c"}}}

@@ -760,7 +760,9 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 type fixedChange struct{ field, what string }
 
 // undeclaredOwned returns what the OsmDeployment owns and Git no longer declares: the entries of
-// the inventory, and the instances that carry its marker, which a lost status no longer lists.
+// the inventory, and the instances that carry its marker, which a lost status no longer lists;
+// not those OSM is removing (terminated with autoremove), which the inventory dropped when their
+// terminate completed: nothing is left to do with them.
 func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInstanceEntry {
 	byName := map[string]gitopsv1alpha1.NsInstanceEntry{}
 	var names []string
@@ -779,6 +781,9 @@ func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInst
 				continue
 			}
 			e, listed := byName[name]
+			if !listed && in.Observed.removing[id] {
+				continue
+			}
 			if !listed {
 				names = append(names, name)
 			}
