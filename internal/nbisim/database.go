@@ -2,7 +2,6 @@ package nbisim
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -264,7 +263,7 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return pythonIn(target, items)
 		}
-		return pythonEqual(content, target)
+		return pyEqual(content, target)
 	case "neq", "ne", "ncont":
 		switch {
 		case targetIsList && contentIsList:
@@ -274,7 +273,7 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return !pythonIn(target, items)
 		}
-		return !pythonEqual(content, target)
+		return !pyEqual(content, target)
 	}
 	comparison, ok := pythonCompare(content, target)
 	if !ok {
@@ -292,76 +291,22 @@ func compareField(content any, operator string, target any) bool {
 }
 
 func pythonIn(value any, list []any) bool {
-	return slices.ContainsFunc(list, func(item any) bool { return pythonEqual(value, item) })
-}
-
-// numericValue is a JSON or query value as a Python number: bools are
-// numbers in Python (True == 1).
-func numericValue(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil || errors.Is(err, strconv.ErrRange)
-	case float64:
-		return n, true
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case bool:
-		if n {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
-}
-
-// pythonEqual is Python's == between a record's JSON value and a query value.
-func pythonEqual(a, b any) bool {
-	if x, ok := numericValue(a); ok {
-		y, ok := numericValue(b)
-		return ok && x == y
-	}
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !pythonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case *object:
-		y, ok := b.(*object)
-		if !ok || len(x.members) != len(y.members) {
-			return false
-		}
-		for _, m := range x.members {
-			other, found := y.get(m.key)
-			if !found || !pythonEqual(m.value, other) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return slices.ContainsFunc(list, func(item any) bool { return pyEqual(value, item) })
 }
 
 // pythonCompare orders two values as Python does, numbers with numbers and
 // strings with strings; ok is false where Python raises a TypeError.
 func pythonCompare(a, b any) (int, bool) {
-	if x, ok := numericValue(a); ok {
-		y, ok := numericValue(b)
-		return cmp.Compare(x, y), ok
+	if isPyNumber(a) {
+		if !isPyNumber(b) {
+			return 0, false
+		}
+		x, finiteX := pyNumber(a)
+		y, finiteY := pyNumber(b)
+		if finiteX && finiteY {
+			return x.Cmp(y), true
+		}
+		return cmp.Compare(pyFloat(a), pyFloat(b)), true
 	}
 	x, ok := a.(string)
 	y, okToo := b.(string)

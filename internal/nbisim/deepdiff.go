@@ -58,8 +58,8 @@ func (d *differ) diff(t1, t2 any, path string, out *[]diffReport) {
 		return
 	}
 	switch x := t1.(type) {
-	case *pyDict:
-		d.diffDict(x, t2.(*pyDict), path, out)
+	case *object:
+		d.diffDict(x, t2.(*object), path, out)
 	case []any:
 		d.diffList(x, t2.([]any), path, out)
 	case nil:
@@ -77,28 +77,28 @@ func (d *differ) diff(t1, t2 any, path string, out *[]diffReport) {
 
 // diffDict is DeepDiff._diff_dict: the keys added (in t2's order), then
 // the keys removed (in t1's), then the common keys, in t2's order.
-func (d *differ) diffDict(t1, t2 *pyDict, path string, out *[]diffReport) {
+func (d *differ) diffDict(t1, t2 *object, path string, out *[]diffReport) {
 	var common []any
-	for _, key := range t2.keys {
-		if t1.index(key) >= 0 {
-			common = append(common, key)
+	for _, m := range t2.members {
+		if t1.index(m.key) >= 0 {
+			common = append(common, m.key)
 		}
 	}
 	// threshold_to_diff_deeper (0.33 by default): dicts sharing too few
 	// keys are one changed value.
-	if union := len(t1.keys) + len(t2.keys) - len(common); union > 1 && float64(len(common))/float64(union) < 0.33 {
+	if union := len(t1.members) + len(t2.members) - len(common); union > 1 && float64(len(common))/float64(union) < 0.33 {
 		report(out, reportValuesChanged, path)
 		return
 	}
 	isCommon := func(key any) bool { return slices.ContainsFunc(common, func(c any) bool { return pyEqual(c, key) }) }
-	for _, key := range t2.keys {
-		if !isCommon(key) {
-			report(out, reportDictAdded, path+"["+deepDiffKey(key)+"]")
+	for _, m := range t2.members {
+		if !isCommon(m.key) {
+			report(out, reportDictAdded, path+"["+deepDiffKey(m.key)+"]")
 		}
 	}
-	for _, key := range t1.keys {
-		if !isCommon(key) {
-			report(out, reportDictRemoved, path+"["+deepDiffKey(key)+"]")
+	for _, m := range t1.members {
+		if !isCommon(m.key) {
+			report(out, reportDictRemoved, path+"["+deepDiffKey(m.key)+"]")
 		}
 	}
 	for _, key := range common {
@@ -146,7 +146,7 @@ func (d *differ) diffList(t1, t2 []any, path string, out *[]diffReport) {
 func allBasic(items []any) bool {
 	for _, item := range items {
 		switch item.(type) {
-		case []any, *pyDict:
+		case []any, *object:
 			return false
 		}
 	}

@@ -3,7 +3,6 @@ package nbisim
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -123,7 +122,7 @@ func descriptorChanges(kind osmpkg.Kind, oldContent, newContent []byte) *nbiErro
 
 // pyGet is v.get(key, fallback).
 func pyGet(v any, key string, fallback any) (any, *pyException) {
-	d, isDict := v.(*pyDict)
+	d, isDict := v.(*object)
 	if !isDict {
 		return nil, attributeError(v, "get")
 	}
@@ -136,7 +135,7 @@ func pyGet(v any, key string, fallback any) (any, *pyException) {
 // pyPop is v.pop(key, None).
 func pyPop(v any, key string) *pyException {
 	switch d := v.(type) {
-	case *pyDict:
+	case *object:
 		d.del(key)
 		return nil
 	case []any:
@@ -150,8 +149,12 @@ func pyIterate(v any) ([]any, *pyException) {
 	switch x := v.(type) {
 	case []any:
 		return x, nil
-	case *pyDict:
-		return slices.Clone(x.keys), nil
+	case *object:
+		keys := make([]any, len(x.members))
+		for i, m := range x.members {
+			keys[i] = m.key
+		}
+		return keys, nil
 	case string:
 		var chars []any
 		for _, r := range x {
@@ -197,7 +200,7 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		return nil, e
 	}
 	// extract_day12_primitives
-	dfs, e := pyGet(vnfd, "df", &pyDict{})
+	dfs, e := pyGet(vnfd, "df", &object{})
 	if e != nil {
 		return nil, e
 	}
@@ -206,11 +209,11 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		return nil, e
 	}
 	for _, df := range items {
-		configuration, e := pyGet(df, "lcm-operations-configuration", &pyDict{})
+		configuration, e := pyGet(df, "lcm-operations-configuration", &object{})
 		if e != nil {
 			return nil, e
 		}
-		operate, e := pyGet(configuration, "operate-vnf-op-config", &pyDict{})
+		operate, e := pyGet(configuration, "operate-vnf-op-config", &object{})
 		if e != nil {
 			return nil, e
 		}
@@ -241,7 +244,7 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		{"df", []string{"scaling-aspect", "healing-aspect"}},
 		{"vdu", []string{"alarm", "monitoring-parameter"}},
 	} {
-		list, e := pyGet(vnfd, group.field, &pyDict{})
+		list, e := pyGet(vnfd, group.field, &object{})
 		if e != nil {
 			return nil, e
 		}
@@ -251,12 +254,12 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		}
 		for _, item := range items {
 			for _, policy := range group.policies {
-				value, e := pyGet(item, policy, &pyDict{})
+				value, e := pyGet(item, policy, &object{})
 				if e != nil {
 					return nil, e
 				}
 				if pyTruthy(value) {
-					item.(*pyDict).del(policy)
+					item.(*object).del(policy)
 				}
 			}
 		}
@@ -269,7 +272,7 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 // primitives.
 func removeModifiableNSDItems(nsd any) (any, *pyException) {
 	for {
-		d, isDict := nsd.(*pyDict)
+		d, isDict := nsd.(*object)
 		if !isDict {
 			break
 		}

@@ -359,12 +359,13 @@ func formatParams(params *object, where string, forKDU bool) (*object, error) {
 	}
 	formatted := &object{}
 	for _, m := range params.members {
-		if !forKDU && !jinjaIdentifier.MatchString(m.key) {
+		key, _ := m.key.(string) // params are JSON: their keys are strings
+		if !forKDU && !jinjaIdentifier.MatchString(key) {
 			return nil, fmt.Errorf("Invalid param name at %s:%s. Must contain only alphanumeric characters "+
-				"and underscores, and cannot start with a digit", where, m.key)
+				"and underscores, and cannot start with a digit", where, key)
 		}
-		if strings.Contains(m.key, "$") {
-			return nil, fmt.Errorf("Invalid param at %s:%s. Keys must not contain $ symbol", where, m.key)
+		if strings.Contains(key, "$") {
+			return nil, fmt.Errorf("Invalid param at %s:%s. Keys must not contain $ symbol", where, key)
 		}
 		value := m.value
 		switch value.(type) {

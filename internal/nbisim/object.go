@@ -10,19 +10,22 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// object is a JSON object that keeps its members in the order they were read
-// or set. The NBI is Python: its dicts keep the order of the request and of
-// the descriptor, and that order shows in every answer (operationParams,
+// object is a Python dict: its members in the order they were read or set.
+// The NBI is Python: its dicts keep the order of the request and of the
+// descriptor, and that order shows in every answer (operationParams,
 // descriptors, the JSON string of a KDU's params). Go maps would sort it.
 //
-// Member values are *object, []any, string, json.Number, bool, nil, or any
-// other value encoding/json renders.
+// It is the simulator's one model of a Python value (see pyyaml.go for the
+// table): parsed JSON gives *object with string keys, []any, string,
+// json.Number (an int or a float as json.loads reads it), bool and nil;
+// yaml.safe_load also gives keys of other types, *big.Int, float64 and
+// dates. pyEqual is the one equality of these values.
 type object struct {
 	members []member
 }
 
 type member struct {
-	key   string
+	key   any
 	value any
 }
 
@@ -30,19 +33,36 @@ type member struct {
 func newObject(pairs ...any) *object {
 	o := &object{}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		o.set(pairs[i].(string), pairs[i+1])
+		o.set(pairs[i], pairs[i+1])
 	}
 	return o
 }
 
-func (o *object) get(key string) (any, bool) {
+// index is the position of the member whose key equals key as Python's
+// dict finds it (1, 1.0 and True are one key), or -1.
+func (o *object) index(key any) int {
 	if o == nil {
-		return nil, false
+		return -1
 	}
-	for _, m := range o.members {
-		if m.key == key {
-			return m.value, true
+	if s, isString := key.(string); isString {
+		for i, m := range o.members {
+			if k, isString := m.key.(string); isString && k == s {
+				return i
+			}
 		}
+		return -1
+	}
+	for i, m := range o.members {
+		if pyEqual(m.key, key) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *object) get(key any) (any, bool) {
+	if i := o.index(key); i >= 0 {
+		return o.members[i].value, true
 	}
 	return nil, false
 }
@@ -68,30 +88,26 @@ func (o *object) list(key string) []any {
 	return items
 }
 
-// set replaces the value of key, or appends the member.
-func (o *object) set(key string, value any) {
-	for i := range o.members {
-		if o.members[i].key == key {
-			o.members[i].value = value
-			return
-		}
+// set is o[key] = value: a new key goes last, an existing one keeps its place.
+func (o *object) set(key, value any) {
+	if i := o.index(key); i >= 0 {
+		o.members[i].value = value
+		return
 	}
 	o.members = append(o.members, member{key, value})
 }
 
-func (o *object) del(key string) {
-	for i := range o.members {
-		if o.members[i].key == key {
-			o.members = append(o.members[:i], o.members[i+1:]...)
-			return
-		}
+func (o *object) del(key any) {
+	if i := o.index(key); i >= 0 {
+		o.members = append(o.members[:i], o.members[i+1:]...)
 	}
 }
 
+// keys are the keys of an object read from JSON, which are all strings.
 func (o *object) keys() []string {
 	keys := make([]string, len(o.members))
 	for i, m := range o.members {
-		keys[i] = m.key
+		keys[i], _ = m.key.(string)
 	}
 	return keys
 }

@@ -57,7 +57,7 @@ func (style pythonStyle) write(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			style.quote(b, m.key)
+			style.write(b, m.key)
 			b.WriteString(": ")
 			style.write(b, m.value)
 		}
@@ -196,7 +196,10 @@ func pyYAMLNode(v any) *yaml.Node {
 	case *object:
 		node := &yaml.Node{Kind: yaml.MappingNode}
 		members := slices.Clone(value.members)
-		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		slices.SortFunc(members, func(a, b member) int {
+			order, _ := pythonCompare(a.key, b.key)
+			return order
+		})
 		for _, m := range members {
 			node.Content = append(node.Content, pyYAMLNode(m.key), pyYAMLNode(m.value))
 		}

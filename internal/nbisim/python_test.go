@@ -138,3 +138,27 @@ func TestPythonYAMLQuotesAsPyYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestOneEquality: a value read from JSON (a request, a record) and one read by yaml.safe_load
+// (a descriptor) are one model, compared by Python's ==, and a query compares exactly as
+// Python does, where float64 would round (2**53 + 1 > 2**53).
+func TestOneEquality(t *testing.T) {
+	fromJSON := mustParse(t, `{"a": [1, 2.0, true, "x"], "b": {"c": null}}`)
+	fromYAML, err := pyYAMLLoad([]byte("b: {c: ~}\na: [1.0, 2, 1, x]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pyEqual(fromJSON, fromYAML) || !pyEqual(fromYAML, fromJSON) {
+		t.Errorf("%s != %s", pythonRepr(fromJSON), pythonRepr(fromYAML))
+	}
+	if pyEqual(fromJSON, mustParse(t, `{"a": [1, 2.5, true, "x"], "b": {"c": null}}`)) {
+		t.Error("2.0 == 2.5")
+	}
+	big := json.Number("9007199254740993")
+	if !compareField(big, "gt", int64(9007199254740992)) || compareField(big, "lte", int64(9007199254740992)) {
+		t.Error("9007199254740993 is not greater than 9007199254740992")
+	}
+	if !compareField(json.Number("1e400"), "gt", 1e308) || !compareField(json.Number("2"), "gte", true) {
+		t.Error("float('inf') > 1e308 and 2 >= True")
+	}
+}

@@ -1,6 +1,7 @@
 package nbisim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,46 +28,10 @@ import (
 //	str          string
 //	datetime.date, datetime.datetime   pyDate, pyDatetime
 //	list         []any
-//	dict         *pyDict
-
-// pyDict is a Python dict: its keys in insertion order.
-type pyDict struct {
-	keys   []any
-	values []any
-}
-
-func (d *pyDict) index(key any) int {
-	for i, k := range d.keys {
-		if pyEqual(k, key) {
-			return i
-		}
-	}
-	return -1
-}
-
-func (d *pyDict) get(key any) (any, bool) {
-	if i := d.index(key); i >= 0 {
-		return d.values[i], true
-	}
-	return nil, false
-}
-
-// set is d[key] = value: a new key goes last, an existing one keeps its place.
-func (d *pyDict) set(key, value any) {
-	if i := d.index(key); i >= 0 {
-		d.values[i] = value
-		return
-	}
-	d.keys = append(d.keys, key)
-	d.values = append(d.values, value)
-}
-
-func (d *pyDict) del(key any) {
-	if i := d.index(key); i >= 0 {
-		d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
-		d.values = append(d.values[:i:i], d.values[i+1:]...)
-	}
-}
+//	dict         *object
+//
+// Values read from JSON hold numbers as json.Number, which pyScalar turns
+// into the int or float json.loads makes.
 
 type pyDate struct{ year, month, day int }
 
@@ -95,16 +60,38 @@ func pyTypeName(v any) string {
 		return "datetime.datetime"
 	case []any:
 		return "list"
-	case *pyDict:
+	case *object:
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
 }
 
+// pyScalar is the Python value of a number read from JSON (json.loads
+// makes an int of an integer literal, else a float; a float too large is
+// inf) or of a query (an int64); other values are returned as they are.
+func pyScalar(v any) any {
+	switch n := v.(type) {
+	case json.Number:
+		if i, isInt := new(big.Int).SetString(string(n), 10); isInt {
+			return i
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return v
+		}
+		return f
+	case int64:
+		return big.NewInt(n)
+	case int:
+		return big.NewInt(int64(n))
+	}
+	return v
+}
+
 // pyNumber is a Python number as an exact rational: bool, int or a finite
 // float, which Python compares by value (1 == 1.0 == True).
 func pyNumber(v any) (*big.Rat, bool) {
-	switch n := v.(type) {
+	switch n := pyScalar(v).(type) {
 	case bool:
 		if n {
 			return big.NewRat(1, 1), true
@@ -121,8 +108,24 @@ func pyNumber(v any) (*big.Rat, bool) {
 	return nil, false
 }
 
+// pyFloat is float(v) of a Python number.
+func pyFloat(v any) float64 {
+	switch n := pyScalar(v).(type) {
+	case bool:
+		if n {
+			return 1
+		}
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(n).Float64()
+		return f
+	case float64:
+		return n
+	}
+	return 0
+}
+
 func isPyNumber(v any) bool {
-	switch v.(type) {
+	switch pyScalar(v).(type) {
 	case bool, *big.Int, float64:
 		return true
 	}
@@ -131,6 +134,7 @@ func isPyNumber(v any) bool {
 
 // pyEqual is Python's ==.
 func pyEqual(a, b any) bool {
+	a, b = pyScalar(a), pyScalar(b)
 	if isPyNumber(a) && isPyNumber(b) {
 		x, finiteX := pyNumber(a)
 		y, finiteY := pyNumber(b)
@@ -164,14 +168,14 @@ func pyEqual(a, b any) bool {
 			}
 		}
 		return true
-	case *pyDict:
-		y, ok := b.(*pyDict)
-		if !ok || len(x.keys) != len(y.keys) {
+	case *object:
+		y, ok := b.(*object)
+		if !ok || len(x.members) != len(y.members) {
 			return false
 		}
-		for i, key := range x.keys {
-			other, found := y.get(key)
-			if !found || !pyEqual(x.values[i], other) {
+		for _, m := range x.members {
+			other, found := y.get(m.key)
+			if !found || !pyEqual(m.value, other) {
 				return false
 			}
 		}
@@ -195,8 +199,8 @@ func pyTruthy(v any) bool {
 		return x != ""
 	case []any:
 		return len(x) > 0
-	case *pyDict:
-		return len(x.keys) > 0
+	case *object:
+		return len(x.members) > 0
 	}
 	return true
 }
@@ -287,14 +291,14 @@ func constructPyMapping(node *yaml.Node) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dict := &pyDict{}
+	dict := &object{}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		key, err := constructPy(pairs[i])
 		if err != nil {
 			return nil, err
 		}
 		switch key.(type) {
-		case []any, *pyDict:
+		case []any, *object:
 			return nil, errPyYAML // found unhashable key
 		}
 		value, err := constructPy(pairs[i+1])
