@@ -1,7 +1,6 @@
 package nbisim
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // database is the NBI's state: the collections of its MongoDB, with the
@@ -66,8 +67,8 @@ func (s *Server) notFound(id string) *nbiError {
 }
 
 func (s *Server) notFoundText(id string) string {
-	filter := newObject("_id", id, "_admin.projects_read.cont", []any{s.projectID, "ANY"})
-	return fmt.Sprintf("database exception Not found entry with filter='%s'", pythonRepr(filter))
+	filter := python.NewDict("_id", id, "_admin.projects_read.cont", []any{s.projectID, "ANY"})
+	return fmt.Sprintf("database exception Not found entry with filter='%s'", python.Repr(filter))
 }
 
 // listFilter is the filters of a list request (?name=X&...): each query
@@ -179,7 +180,7 @@ func (f listFilter) matches(d doc) bool {
 	if len(f) == 0 {
 		return true
 	}
-	parsed, err := parseJSON(d)
+	parsed, err := python.ParseJSON(d)
 	if err != nil {
 		return false
 	}
@@ -215,8 +216,8 @@ func recursiveFind(path []string, next int, content any, operator string, target
 		return compareField(content, operator, target)
 	}
 	switch c := content.(type) {
-	case *object:
-		child, _ := c.get(path[next])
+	case *python.Dict:
+		child, _ := c.Get(path[next])
 		return recursiveFind(path, next+1, child, operator, target)
 	case []any:
 		// Stop at the first element that matches, or, for a negated
@@ -263,7 +264,7 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return pythonIn(target, items)
 		}
-		return pyEqual(content, target)
+		return python.Equal(content, target)
 	case "neq", "ne", "ncont":
 		switch {
 		case targetIsList && contentIsList:
@@ -273,9 +274,9 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return !pythonIn(target, items)
 		}
-		return !pyEqual(content, target)
+		return !python.Equal(content, target)
 	}
-	comparison, ok := pythonCompare(content, target)
+	comparison, ok := python.Compare(content, target)
 	if !ok {
 		return false
 	}
@@ -291,29 +292,7 @@ func compareField(content any, operator string, target any) bool {
 }
 
 func pythonIn(value any, list []any) bool {
-	return slices.ContainsFunc(list, func(item any) bool { return pyEqual(value, item) })
-}
-
-// pythonCompare orders two values as Python does, numbers with numbers and
-// strings with strings; ok is false where Python raises a TypeError.
-func pythonCompare(a, b any) (int, bool) {
-	if isPyNumber(a) {
-		if !isPyNumber(b) {
-			return 0, false
-		}
-		x, finiteX := pyNumber(a)
-		y, finiteY := pyNumber(b)
-		if finiteX && finiteY {
-			return x.Cmp(y), true
-		}
-		return cmp.Compare(pyFloat(a), pyFloat(b)), true
-	}
-	x, ok := a.(string)
-	y, okToo := b.(string)
-	if !ok || !okToo {
-		return 0, false
-	}
-	return strings.Compare(x, y), true
+	return slices.ContainsFunc(list, func(item any) bool { return python.Equal(value, item) })
 }
 
 // filterDocs keeps the docs that pass the filter.

@@ -1,6 +1,7 @@
-package nbisim
+package python
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ import (
 //	str          string
 //	datetime.date, datetime.datetime   pyDate, pyDatetime
 //	list         []any
-//	dict         *object
+//	dict         *Dict
 //
 // Values read from JSON hold numbers as json.Number, which pyScalar turns
 // into the int or float json.loads makes.
@@ -41,9 +42,9 @@ type pyDatetime struct {
 	aware bool
 }
 
-// pyTypeName is type(v).__name__ as Python's messages print it.
-func pyTypeName(v any) string {
-	switch v.(type) {
+// TypeName is type(v).__name__ as Python's messages print it.
+func TypeName(v any) string {
+	switch pyScalar(v).(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -60,7 +61,7 @@ func pyTypeName(v any) string {
 		return "datetime.datetime"
 	case []any:
 		return "list"
-	case *object:
+	case *Dict:
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
@@ -132,8 +133,8 @@ func isPyNumber(v any) bool {
 	return false
 }
 
-// pyEqual is Python's ==.
-func pyEqual(a, b any) bool {
+// Equal is Python's ==.
+func Equal(a, b any) bool {
 	a, b = pyScalar(a), pyScalar(b)
 	if isPyNumber(a) && isPyNumber(b) {
 		x, finiteX := pyNumber(a)
@@ -163,19 +164,19 @@ func pyEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !pyEqual(x[i], y[i]) {
+			if !Equal(x[i], y[i]) {
 				return false
 			}
 		}
 		return true
-	case *object:
-		y, ok := b.(*object)
-		if !ok || len(x.members) != len(y.members) {
+	case *Dict:
+		y, ok := b.(*Dict)
+		if !ok || len(x.Members) != len(y.Members) {
 			return false
 		}
-		for _, m := range x.members {
-			other, found := y.get(m.key)
-			if !found || !pyEqual(m.value, other) {
+		for _, m := range x.Members {
+			other, found := y.Get(m.Key)
+			if !found || !Equal(m.Value, other) {
 				return false
 			}
 		}
@@ -184,8 +185,8 @@ func pyEqual(a, b any) bool {
 	return false
 }
 
-// pyTruthy is Python's bool(v).
-func pyTruthy(v any) bool {
+// Truthy is Python's bool(v).
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false
@@ -199,8 +200,8 @@ func pyTruthy(v any) bool {
 		return x != ""
 	case []any:
 		return len(x) > 0
-	case *object:
-		return len(x.members) > 0
+	case *Dict:
+		return len(x.Members) > 0
 	}
 	return true
 }
@@ -226,7 +227,7 @@ func pyRepr(v any) string {
 		case math.IsNaN(x):
 			return "nan"
 		}
-		return pythonFloat(x)
+		return FloatRepr(x)
 	case string:
 		return pythonStringRepr(x)
 	case pyDate:
@@ -244,10 +245,10 @@ func pythonStringRepr(s string) string {
 // errPyYAML is a document PyYAML would not load.
 var errPyYAML = errors.New("not loadable by yaml.safe_load")
 
-// pyYAMLLoad reads a YAML document as PyYAML's yaml.safe_load does: YAML
+// SafeLoad reads a YAML document as PyYAML's yaml.safe_load does: YAML
 // 1.1's implicit types (resolver.py), merge keys and duplicate keys
 // (SafeConstructor), into the values above. An empty document is None.
-func pyYAMLLoad(data []byte) (any, error) {
+func SafeLoad(data []byte) (any, error) {
 	var node yaml.Node
 	if err := yaml.Unmarshal(data, &node); err != nil {
 		return nil, err
@@ -291,21 +292,21 @@ func constructPyMapping(node *yaml.Node) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dict := &object{}
+	dict := &Dict{}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		key, err := constructPy(pairs[i])
 		if err != nil {
 			return nil, err
 		}
 		switch key.(type) {
-		case []any, *object:
+		case []any, *Dict:
 			return nil, errPyYAML // found unhashable key
 		}
 		value, err := constructPy(pairs[i+1])
 		if err != nil {
 			return nil, err
 		}
-		dict.set(key, value)
+		dict.Set(key, value)
 	}
 	return dict, nil
 }
@@ -429,4 +430,26 @@ func pyYAMLTimestamp(text string) (any, bool) {
 		t = t.Add(-offset)
 	}
 	return pyDatetime{t: t, aware: aware}, true
+}
+
+// Compare orders two values as Python does, numbers with numbers and
+// strings with strings; ok is false where Python raises a TypeError.
+func Compare(a, b any) (int, bool) {
+	if isPyNumber(a) {
+		if !isPyNumber(b) {
+			return 0, false
+		}
+		x, finiteX := pyNumber(a)
+		y, finiteY := pyNumber(b)
+		if finiteX && finiteY {
+			return x.Cmp(y), true
+		}
+		return cmp.Compare(pyFloat(a), pyFloat(b)), true
+	}
+	x, ok := a.(string)
+	y, okToo := b.(string)
+	if !ok || !okToo {
+		return 0, false
+	}
+	return strings.Compare(x, y), true
 }

@@ -1,4 +1,4 @@
-package nbisim
+package python
 
 import (
 	"bytes"
@@ -10,129 +10,138 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// object is a Python dict: its members in the order they were read or set.
+// Dict is a Python dict: its members in the order they were read or set.
 // The NBI is Python: its dicts keep the order of the request and of the
 // descriptor, and that order shows in every answer (operationParams,
 // descriptors, the JSON string of a KDU's params). Go maps would sort it.
 //
-// It is the simulator's one model of a Python value (see pyyaml.go for the
-// table): parsed JSON gives *object with string keys, []any, string,
+// It is the simulator's one model of a Python value (see values.go for the
+// table): parsed JSON gives *Dict with string keys, []any, string,
 // json.Number (an int or a float as json.loads reads it), bool and nil;
 // yaml.safe_load also gives keys of other types, *big.Int, float64 and
-// dates. pyEqual is the one equality of these values.
-type object struct {
-	members []member
+// dates. Equal is the one equality of these values.
+type Dict struct {
+	Members []Member
 }
 
-type member struct {
-	key   any
-	value any
+// Member is a key of a Dict with its value.
+type Member struct {
+	Key   any
+	Value any
 }
 
-// newObject builds an object from key, value pairs.
-func newObject(pairs ...any) *object {
-	o := &object{}
+// NewDict builds an object from key, value pairs.
+func NewDict(pairs ...any) *Dict {
+	o := &Dict{}
 	for i := 0; i+1 < len(pairs); i += 2 {
-		o.set(pairs[i], pairs[i+1])
+		o.Set(pairs[i], pairs[i+1])
 	}
 	return o
 }
 
-// index is the position of the member whose key equals key as Python's
+// index is the position of the Member whose key equals key as Python's
 // dict finds it (1, 1.0 and True are one key), or -1.
-func (o *object) index(key any) int {
+func (o *Dict) index(key any) int {
 	if o == nil {
 		return -1
 	}
 	if s, isString := key.(string); isString {
-		for i, m := range o.members {
-			if k, isString := m.key.(string); isString && k == s {
+		for i, m := range o.Members {
+			if k, isString := m.Key.(string); isString && k == s {
 				return i
 			}
 		}
 		return -1
 	}
-	for i, m := range o.members {
-		if pyEqual(m.key, key) {
+	for i, m := range o.Members {
+		if Equal(m.Key, key) {
 			return i
 		}
 	}
 	return -1
 }
 
-func (o *object) get(key any) (any, bool) {
+func (o *Dict) Get(key any) (any, bool) {
 	if i := o.index(key); i >= 0 {
-		return o.members[i].value, true
+		return o.Members[i].Value, true
 	}
 	return nil, false
 }
 
-// str returns the member's value when it is a string, else "".
-func (o *object) str(key string) string {
-	value, _ := o.get(key)
+// str returns the Member's value when it is a string, else "".
+func (o *Dict) Str(key string) string {
+	value, _ := o.Get(key)
 	s, _ := value.(string)
 	return s
 }
 
-// obj returns the member's value when it is an object, else nil.
-func (o *object) obj(key string) *object {
-	value, _ := o.get(key)
-	child, _ := value.(*object)
+// obj returns the Member's value when it is an object, else nil.
+func (o *Dict) Obj(key string) *Dict {
+	value, _ := o.Get(key)
+	child, _ := value.(*Dict)
 	return child
 }
 
-// list returns the member's value when it is an array, else nil.
-func (o *object) list(key string) []any {
-	value, _ := o.get(key)
+// list returns the Member's value when it is an array, else nil.
+func (o *Dict) List(key string) []any {
+	value, _ := o.Get(key)
 	items, _ := value.([]any)
 	return items
 }
 
 // set is o[key] = value: a new key goes last, an existing one keeps its place.
-func (o *object) set(key, value any) {
+func (o *Dict) Set(key, value any) {
 	if i := o.index(key); i >= 0 {
-		o.members[i].value = value
+		o.Members[i].Value = value
 		return
 	}
-	o.members = append(o.members, member{key, value})
+	o.Members = append(o.Members, Member{key, value})
 }
 
-func (o *object) del(key any) {
+func (o *Dict) Del(key any) {
 	if i := o.index(key); i >= 0 {
-		o.members = append(o.members[:i], o.members[i+1:]...)
+		o.Members = append(o.Members[:i], o.Members[i+1:]...)
 	}
 }
 
 // keys are the keys of an object read from JSON, which are all strings.
-func (o *object) keys() []string {
-	keys := make([]string, len(o.members))
-	for i, m := range o.members {
-		keys[i], _ = m.key.(string)
+func (o *Dict) Keys() []string {
+	keys := make([]string, len(o.Members))
+	for i, m := range o.Members {
+		keys[i], _ = m.Key.(string)
 	}
 	return keys
 }
 
-// clone copies o deeply enough that changing the copy's members, or the
-// members of its nested objects and arrays, leaves o unchanged.
-func (o *object) clone() *object {
+// MembersOrNone is the members of o, none when o is nil.
+func (o *Dict) MembersOrNone() []Member {
 	if o == nil {
 		return nil
 	}
-	return cloneValue(o).(*object)
+	return o.Members
 }
 
-func cloneValue(value any) any {
+// clone copies o deeply enough that changing the copy's members, or the
+// members of its nested objects and arrays, leaves o unchanged.
+func (o *Dict) Clone() *Dict {
+	if o == nil {
+		return nil
+	}
+	return CloneValue(o).(*Dict)
+}
+
+func CloneValue(value any) any {
 	switch v := value.(type) {
-	case *object:
-		c := &object{members: make([]member, len(v.members))}
-		for i, m := range v.members {
-			c.members[i] = member{m.key, cloneValue(m.value)}
+	case *Dict:
+		c := &Dict{Members: make([]Member, len(v.Members))}
+		for i, m := range v.Members {
+			c.Members[i] = Member{m.Key, CloneValue(m.Value)}
 		}
 		return c
 	case []any:
 		c := make([]any, len(v))
 		for i, item := range v {
-			c[i] = cloneValue(item)
+			c[i] = CloneValue(item)
 		}
 		return c
 	}
@@ -141,7 +150,7 @@ func cloneValue(value any) any {
 
 // MarshalJSON writes the members in order, without escaping <, > and &
 // (Python's json.dumps does not).
-func (o *object) MarshalJSON() ([]byte, error) {
+func (o *Dict) MarshalJSON() ([]byte, error) {
 	if o == nil {
 		return []byte("null"), nil
 	}
@@ -157,15 +166,15 @@ func (o *object) MarshalJSON() ([]byte, error) {
 		return nil
 	}
 	b.WriteByte('{')
-	for i, m := range o.members {
+	for i, m := range o.Members {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := write(m.key); err != nil {
+		if err := write(m.Key); err != nil {
 			return nil, err
 		}
 		b.WriteByte(':')
-		if err := write(m.value); err != nil {
+		if err := write(m.Value); err != nil {
 			return nil, err
 		}
 	}
@@ -174,15 +183,15 @@ func (o *object) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a JSON object keeping the order of its members; nested
-// objects become *object, arrays []any and numbers json.Number.
-func (o *object) UnmarshalJSON(data []byte) error {
+// objects become *Dict, arrays []any and numbers json.Number.
+func (o *Dict) UnmarshalJSON(data []byte) error {
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.UseNumber()
 	value, err := decodeJSONValue(decoder)
 	if err != nil {
 		return err
 	}
-	parsed, ok := value.(*object)
+	parsed, ok := value.(*Dict)
 	if !ok {
 		return errors.New("not a JSON object")
 	}
@@ -190,9 +199,9 @@ func (o *object) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// parseJSON reads one JSON value, keeping the order of object members, and
+// ParseJSON reads one JSON value, keeping the order of object members, and
 // refuses trailing data.
-func parseJSON(data []byte) (any, error) {
+func ParseJSON(data []byte) (any, error) {
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.UseNumber()
 	value, err := decodeJSONValue(decoder)
@@ -217,7 +226,7 @@ func decodeJSONValue(decoder *json.Decoder) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			o := &object{}
+			o := &Dict{}
 			for decoder.More() {
 				keyToken, err := decoder.Token()
 				if err != nil {
@@ -227,7 +236,7 @@ func decodeJSONValue(decoder *json.Decoder) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				o.set(keyToken.(string), value)
+				o.Set(keyToken.(string), value)
 			}
 			_, err := decoder.Token() // the closing brace
 			return o, err
@@ -248,31 +257,31 @@ func decodeJSONValue(decoder *json.Decoder) (any, error) {
 	return token, nil
 }
 
-// yamlToValue converts a parsed YAML node into the values object holds,
+// FromYAML converts a parsed YAML node into the values a Dict holds,
 // keeping the order of mappings.
-func yamlToValue(node *yaml.Node) (any, error) {
+func FromYAML(node *yaml.Node) (any, error) {
 	switch node.Kind {
 	case yaml.DocumentNode:
 		if len(node.Content) == 0 {
 			return nil, nil
 		}
-		return yamlToValue(node.Content[0])
+		return FromYAML(node.Content[0])
 	case yaml.AliasNode:
-		return yamlToValue(node.Alias)
+		return FromYAML(node.Alias)
 	case yaml.MappingNode:
-		o := &object{}
+		o := &Dict{}
 		for i := 0; i+1 < len(node.Content); i += 2 {
-			value, err := yamlToValue(node.Content[i+1])
+			value, err := FromYAML(node.Content[i+1])
 			if err != nil {
 				return nil, err
 			}
-			o.set(node.Content[i].Value, value)
+			o.Set(node.Content[i].Value, value)
 		}
 		return o, nil
 	case yaml.SequenceNode:
 		items := make([]any, 0, len(node.Content))
 		for _, child := range node.Content {
-			value, err := yamlToValue(child)
+			value, err := FromYAML(child)
 			if err != nil {
 				return nil, err
 			}
