@@ -144,5 +144,5 @@ func epoch(t time.Time) epochTime {
 
 // MarshalJSON writes the float as Python's json.dumps does.
 func (e epochTime) MarshalJSON() ([]byte, error) {
-	return []byte(python.FloatRepr(float64(e))), nil
+	return []byte(python.FloatDumps(float64(e))), nil
 }

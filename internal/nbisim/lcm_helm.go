@@ -624,7 +624,7 @@ func jsonCompatible(v any) any {
 	case uint64:
 		return json.Number(fmt.Sprint(value))
 	case float64:
-		return json.Number(python.FloatRepr(value))
+		return json.Number(python.FloatDumps(value))
 	}
 	return v
 }

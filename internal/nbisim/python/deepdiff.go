@@ -114,7 +114,7 @@ func (d *differ) diffDict(t1, t2 *Dict, path string, out *[]diffReport) {
 func deepDiffKey(key any) string {
 	s, isString := key.(string)
 	if !isString {
-		return pyRepr(key)
+		return Repr(key)
 	}
 	if strings.Contains(s, "'") {
 		return `"` + s + `"`

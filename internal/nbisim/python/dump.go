@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,12 +27,13 @@ import (
 // pythonStyle is how Python prints values: json.dumps or repr().
 type pythonStyle struct {
 	quote            func(*strings.Builder, string)
+	float            func(float64) string
 	yes, no, nothing string
 }
 
 var (
-	jsonStyle = pythonStyle{quote: writePythonString, yes: "true", no: "false", nothing: "null"}
-	reprStyle = pythonStyle{quote: writePythonStringRepr, yes: "True", no: "False", nothing: "None"}
+	jsonStyle = pythonStyle{quote: writePythonString, float: FloatDumps, yes: "true", no: "false", nothing: "null"}
+	reprStyle = pythonStyle{quote: writePythonStringRepr, float: floatRepr, yes: "True", no: "False", nothing: "None"}
 )
 
 // JSONDumps renders v as Python's json.dumps(v) does with its defaults:
@@ -42,7 +44,7 @@ func JSONDumps(v any) string {
 	return b.String()
 }
 
-// Repr renders v as Python's repr() of the value json.loads would give.
+// Repr renders v as Python's repr() of the value json.loads or yaml.safe_load would give.
 func Repr(v any) string {
 	var b strings.Builder
 	reprStyle.write(&b, v)
@@ -82,7 +84,11 @@ func (style pythonStyle) write(b *strings.Builder, v any) {
 	case json.Number:
 		b.WriteString(pythonNumber(value))
 	case float64:
-		b.WriteString(FloatRepr(value))
+		b.WriteString(style.float(value))
+	case *big.Int:
+		b.WriteString(value.String())
+	case pyDate:
+		fmt.Fprintf(b, "datetime.date(%d, %d, %d)", value.year, value.month, value.day)
 	case bool:
 		b.WriteString(map[bool]string{true: style.yes, false: style.no}[value])
 	case nil:
@@ -105,15 +111,16 @@ func pythonNumber(n json.Number) string {
 		return strconv.FormatInt(i, 10)
 	}
 	if f, err := n.Float64(); err == nil {
-		return FloatRepr(f)
+		return FloatDumps(f)
 	}
 	return string(n)
 }
 
-// FloatRepr is Python's repr(float): the shortest round-trip digits, in
-// positional notation from 1e-4 up to 1e16 (with ".0" when integral), else in
-// exponent notation such as 1e+16 or 1.5e-05.
-func FloatRepr(f float64) string {
+// FloatDumps is json.dumps(float), which is repr(float) for a finite float:
+// the shortest round-trip digits, in positional notation from 1e-4 up to 1e16
+// (with ".0" when integral), else in exponent notation such as 1e+16 or
+// 1.5e-05; Infinity and NaN where repr writes inf and nan.
+func FloatDumps(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "Infinity"
@@ -137,6 +144,19 @@ func FloatRepr(f float64) string {
 		sign, exponent = "-", -exponent
 	}
 	return fmt.Sprintf("%se%s%02d", mantissa, sign, exponent)
+}
+
+// floatRepr is repr(float): json.dumps writes Infinity and NaN, repr inf and nan.
+func floatRepr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return FloatDumps(f)
 }
 
 // writePythonStringRepr quotes s as Python's repr(str) does: single quotes

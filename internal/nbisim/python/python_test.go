@@ -2,6 +2,8 @@ package python
 
 import (
 	"encoding/json"
+	"math"
+	"math/big"
 	"testing"
 )
 
@@ -43,6 +45,8 @@ func TestPythonRepr(t *testing.T) {
 		{json.Number("0.00001"), "1e-05"},
 		{1e16, "1e+16"},
 		{123.0, "123.0"},
+		{math.Inf(-1), "-inf"},
+		{big.NewInt(7), "7"},
 		{[]string{"a", "b"}, "['a', 'b']"},
 		{NewDict("networks", json.Number("1"), "version", []any{"1.29"}), "{'networks': 1, 'version': ['1.29']}"},
 	}

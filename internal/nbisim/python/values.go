@@ -206,42 +206,6 @@ func Truthy(v any) bool {
 	return true
 }
 
-// pyRepr is Python's repr() of a dict key, as DeepDiff writes it in a path.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case *big.Int:
-		return x.String()
-	case float64:
-		switch {
-		case math.IsInf(x, 1):
-			return "inf"
-		case math.IsInf(x, -1):
-			return "-inf"
-		case math.IsNaN(x):
-			return "nan"
-		}
-		return FloatRepr(x)
-	case string:
-		return pythonStringRepr(x)
-	case pyDate:
-		return fmt.Sprintf("datetime.date(%d, %d, %d)", x.year, x.month, x.day)
-	}
-	return fmt.Sprint(v)
-}
-
-func pythonStringRepr(s string) string {
-	var b strings.Builder
-	writePythonStringRepr(&b, s)
-	return b.String()
-}
-
 // errPyYAML is a document PyYAML would not load.
 var errPyYAML = errors.New("not loadable by yaml.safe_load")
 
