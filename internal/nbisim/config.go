@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"time"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // Defaults for the zero fields of Config.
@@ -142,5 +144,5 @@ func epoch(t time.Time) epochTime {
 
 // MarshalJSON writes the float as Python's json.dumps does.
 func (e epochTime) MarshalJSON() ([]byte, error) {
-	return []byte(pythonFloat(float64(e))), nil
+	return []byte(python.FloatDumps(float64(e))), nil
 }

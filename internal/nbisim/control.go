@@ -308,7 +308,7 @@ func (s *Server) State() State {
 		for _, cluster := range vim.clusters {
 			clusters = append(clusters, cluster.id)
 		}
-		state.VIMAccounts = append(state.VIMAccounts, VIMAccountState{ID: vim.id, Name: vim.name, Type: vim.content.str("vim_type"), K8sClusters: clusters})
+		state.VIMAccounts = append(state.VIMAccounts, VIMAccountState{ID: vim.id, Name: vim.name, Type: vim.content.Str("vim_type"), K8sClusters: clusters})
 	}
 	for _, store := range []*packageStore{s.db.vnfPackages, s.db.nsPackages} {
 		for _, p := range store.records.all() {
@@ -342,7 +342,7 @@ func nsState(ns *nsRecord) NSInstanceState {
 			if kdur.release != nil {
 				current := kdur.release.current()
 				kdu.Model, kdu.ChartVersion, kdu.Revision = current.chart, current.version, len(kdur.release.revisions)
-				if len(current.values.members) > 0 {
+				if len(current.values.Members) > 0 {
 					kdu.Params, _ = json.Marshal(current.values)
 				}
 			}

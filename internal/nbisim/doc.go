@@ -31,4 +31,12 @@
 // operations move forward lazily, at the start of each request and of each
 // Go accessor, by comparing their due time with the configured clock, so a
 // test with a fake clock is fully deterministic.
+//
+// The files are grouped by room: server.go and config.go build the Server;
+// store_*.go is the NBI's database (collections, records, list filters);
+// nbi_*.go are the NBI's routes and handlers by topic (auth, users, admin,
+// packages and descriptor changes, ns, quotas, schemas, responses); lcm*.go
+// plays LCM (operations, Helm releases); control*.go is the control API and
+// what it drives (faults, operation failures, request statistics). The
+// emulation of Python, PyYAML and DeepDiff is package python below.
 package nbisim

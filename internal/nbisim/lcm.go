@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // LCM operation types (lcmOperationType) the simulator runs.
@@ -114,7 +116,7 @@ type actionTarget struct {
 	primitive string
 	vnf       *vnfRecord
 	kdu       *kdurDoc
-	params    *object
+	params    *python.Dict
 }
 
 type plannedFailure struct {
@@ -191,7 +193,7 @@ func (s *Server) stepOperation(op *operationRecord, at time.Time) {
 // writes it (nulls where LCM writes later) and hands it to LCM, which takes
 // it up after the pickup delay. The NS record does not change until LCM
 // starts the operation.
-func (s *Server) acceptOperation(ns *nsRecord, kind string, params *object, action *actionTarget, now time.Time) *operationRecord {
+func (s *Server) acceptOperation(ns *nsRecord, kind string, params *python.Dict, action *actionTarget, now time.Time) *operationRecord {
 	s.operationSeq++
 	id := uuid.NewString()
 	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: now.Add(s.pickupDelay), seq: s.operationSeq}
@@ -335,7 +337,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 		}
 		detailedStatus = outcome.detailedStatus
 	}
-	if op.failure == nil && op.kind == opUpdate && op.fields.OperationParams.str("updateType") == "CHANGE_VNFPKG" {
+	if op.failure == nil && op.kind == opUpdate && op.fields.OperationParams.Str("updateType") == "CHANGE_VNFPKG" {
 		failure, written := s.changeVNFPackage(op)
 		if failure != "" {
 			op.failure = &plannedFailure{state: stateFailed, message: failure}
@@ -421,7 +423,7 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 				kdur.release = nil
 			}
 		}
-		if autoremove, _ := op.fields.OperationParams.get("autoremove"); autoremove == true {
+		if autoremove, _ := op.fields.OperationParams.Get("autoremove"); autoremove == true {
 			if s.autoremoveDelay == 0 {
 				s.removeNS(ns, now)
 				return true
@@ -461,12 +463,12 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 	if err != nil {
 		return response{}, err
 	}
-	if old := params.str("vnf_member_index"); old != "" && kind == opAction {
-		params.del("vnf_member_index") // the NBI's backward compatibility
-		params.set("member_vnf_index", old)
+	if old := params.Str("vnf_member_index"); old != "" && kind == opAction {
+		params.Del("vnf_member_index") // the NBI's backward compatibility
+		params.Set("member_vnf_index", old)
 	}
-	params.set("lcmOperationType", kind)
-	params.set("nsInstanceId", c.param(0))
+	params.Set("lcmOperationType", kind)
+	params.Set("nsInstanceId", c.param(0))
 	if problem := operationSchemas[kind].validate(params); problem != nil {
 		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
@@ -475,10 +477,10 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 		return response{}, err
 	}
 	if !ns.instantiated() {
-		if autoremove, _ := params.get("autoremove"); kind == opTerminate && autoremove == true {
+		if autoremove, _ := params.Get("autoremove"); kind == opTerminate && autoremove == true {
 			// The NBI makes no operation and answers with nulls, the
 			// Location naming the missing operation as Python prints None.
-			answer := jsonResponse(http.StatusAccepted, newObject("id", nil, "nsName", nil))
+			answer := jsonResponse(http.StatusAccepted, python.NewDict("id", nil, "nsName", nil))
 			return answer.withHeader("Location", "/osm/nslcm/v1/ns_lcm_op_occs/None"), nil
 		}
 		if kind != opInstantiate {
@@ -504,32 +506,32 @@ func (s *Server) postOperation(c *call, kind string) (response, *nbiError) {
 			return response{}, err
 		}
 	case opInstantiate:
-		placement, err := s.placeVNFs(ns, params.str("vimAccountId"))
+		placement, err := s.placeVNFs(ns, params.Str("vimAccountId"))
 		if err != nil {
 			return response{}, err
 		}
-		s.applyPlacement(placement, params.str("vimAccountId"), c.now)
+		s.applyPlacement(placement, params.Str("vimAccountId"), c.now)
 	}
 	serializeOperationParams(params)
 	op := s.acceptOperation(ns, kind, params, target, c.now)
-	answer := jsonResponse(http.StatusAccepted, newObject("id", op.id, "nsName", ns.fields.Name))
+	answer := jsonResponse(http.StatusAccepted, python.NewDict("id", op.id, "nsName", ns.fields.Name))
 	return answer.withHeader("Location", "/osm/nslcm/v1/ns_lcm_op_occs/"+op.id), nil
 }
 
 // serializeOperationParams stores the nested params of an operation as the
 // NBI does: primitive_params, else additionalParamsForVnf, as a JSON string.
-func serializeOperationParams(params *object) {
-	if primitiveParams := params.obj("primitive_params"); primitiveParams != nil && len(primitiveParams.members) > 0 {
-		params.set("primitive_params", pythonJSON(primitiveParams))
-	} else if vnfParams := params.list("additionalParamsForVnf"); len(vnfParams) > 0 {
-		params.set("additionalParamsForVnf", pythonJSON(vnfParams))
+func serializeOperationParams(params *python.Dict) {
+	if primitiveParams := params.Obj("primitive_params"); primitiveParams != nil && len(primitiveParams.Members) > 0 {
+		params.Set("primitive_params", python.JSONDumps(primitiveParams))
+	} else if vnfParams := params.List("additionalParamsForVnf"); len(vnfParams) > 0 {
+		params.Set("additionalParamsForVnf", python.JSONDumps(vnfParams))
 	}
 }
 
 // checkAction is the NBI's _check_action_ns_operation.
-func (s *Server) checkAction(ns *nsRecord, params *object) (*actionTarget, *nbiError) {
-	target := &actionTarget{primitive: params.str("primitive"), params: params.obj("primitive_params")}
-	index := params.str("member_vnf_index")
+func (s *Server) checkAction(ns *nsRecord, params *python.Dict) (*actionTarget, *nbiError) {
+	target := &actionTarget{primitive: params.Str("primitive"), params: params.Obj("primitive_params")}
+	index := params.Str("member_vnf_index")
 	var configs []any
 	var configID string
 	if index != "" {
@@ -540,12 +542,12 @@ func (s *Server) checkAction(ns *nsRecord, params *object) (*actionTarget, *nbiE
 		target.vnf = vnf
 		configs = dayOneTwoConfigs(vnf.vnfd.descriptor)
 		configID = vnf.vnfd.descriptorID
-		if vdu := params.str("vdu_id"); vdu != "" {
-			if findByKey(vnf.vnfd.descriptor.list("vdu"), "id", vdu) == nil {
+		if vdu := params.Str("vdu_id"); vdu != "" {
+			if findByKey(vnf.vnfd.descriptor.List("vdu"), "id", vdu) == nil {
 				return nil, errorf(http.StatusBadRequest, "Invalid parameter vdu_id='%s' not present at vnfd:vdu:id", vdu)
 			}
 			configID = vdu
-		} else if name := params.str("kdu_name"); name != "" {
+		} else if name := params.Str("kdu_name"); name != "" {
 			if findKDU(vnf.vnfd.descriptor, name) == nil {
 				return nil, errorf(http.StatusBadRequest, "Invalid parameter kdu_name='%s' not present at vnfd:kdu:name", name)
 			}
@@ -553,7 +555,7 @@ func (s *Server) checkAction(ns *nsRecord, params *object) (*actionTarget, *nbiE
 			configID = name
 		}
 	}
-	if params.str("kdu_name") != "" && containsString(kduPrimitives, target.primitive) {
+	if params.Str("kdu_name") != "" && containsString(kduPrimitives, target.primitive) {
 		if index == "" {
 			return nil, errorf(http.StatusBadRequest, "Missing action parameter 'member_vnf_index' for default KDU primitive '%s'", target.primitive)
 		}
@@ -566,45 +568,45 @@ func (s *Server) checkAction(ns *nsRecord, params *object) (*actionTarget, *nbiE
 	}
 	var primitives []any
 	if index != "" {
-		primitives = findByKey(configs, "id", configID).list("config-primitive")
+		primitives = findByKey(configs, "id", configID).List("config-primitive")
 	} else {
-		primitives = ns.nsd.descriptor.obj("ns-configuration").list("config-primitive")
+		primitives = ns.nsd.descriptor.Obj("ns-configuration").List("config-primitive")
 	}
 	return target, checkPrimitive(primitives, target.primitive, target.params)
 }
 
 // checkPrimitive checks that a descriptor declares the primitive and that
 // the params fit its parameters.
-func checkPrimitive(primitives []any, name string, params *object) *nbiError {
+func checkPrimitive(primitives []any, name string, params *python.Dict) *nbiError {
 	primitive := findByKey(primitives, "name", name)
 	if primitive == nil {
 		return errorf(http.StatusBadRequest, "Invalid primitive '%s' is not present at vnfd/nsd", name)
 	}
-	remaining := params.clone()
+	remaining := params.Clone()
 	if remaining == nil {
-		remaining = &object{}
+		remaining = &python.Dict{}
 	}
-	for _, item := range primitive.list("parameter") {
-		parameter, _ := item.(*object)
-		if _, given := remaining.get(parameter.str("name")); given {
-			remaining.del(parameter.str("name"))
-		} else if _, hasDefault := parameter.get("default-value"); !hasDefault {
-			return errorf(http.StatusBadRequest, "Needed parameter %s not provided for primitive '%s'", parameter.str("name"), name)
+	for _, item := range primitive.List("parameter") {
+		parameter, _ := item.(*python.Dict)
+		if _, given := remaining.Get(parameter.Str("name")); given {
+			remaining.Del(parameter.Str("name"))
+		} else if _, hasDefault := parameter.Get("default-value"); !hasDefault {
+			return errorf(http.StatusBadRequest, "Needed parameter %s not provided for primitive '%s'", parameter.Str("name"), name)
 		}
 	}
-	if len(remaining.members) > 0 {
-		return errorf(http.StatusBadRequest, "parameter/s '%s' not present at vnfd /nsd for primitive '%s'", pythonRepr(remaining.keys()), name)
+	if len(remaining.Members) > 0 {
+		return errorf(http.StatusBadRequest, "parameter/s '%s' not present at vnfd /nsd for primitive '%s'", python.Repr(remaining.Keys()), name)
 	}
 	return nil
 }
 
-func dayOneTwoConfigs(vnfd *object) []any {
-	dfs := vnfd.list("df")
+func dayOneTwoConfigs(vnfd *python.Dict) []any {
+	dfs := vnfd.List("df")
 	if len(dfs) == 0 {
 		return nil
 	}
-	df, _ := dfs[0].(*object)
-	return df.obj("lcm-operations-configuration").obj("operate-vnf-op-config").list("day1-2")
+	df, _ := dfs[0].(*python.Dict)
+	return df.Obj("lcm-operations-configuration").Obj("operate-vnf-op-config").List("day1-2")
 }
 
 func memberVNF(ns *nsRecord, index string) (*vnfRecord, *nbiError) {
@@ -626,27 +628,27 @@ func findKDUR(vnf *vnfRecord, name string) *kdurDoc {
 }
 
 // checkScale is the NBI's _check_scale_ns_operation.
-func (s *Server) checkScale(ns *nsRecord, params *object) *nbiError {
-	step := params.obj("scaleVnfData").obj("scaleByStepData")
-	vnf, err := memberVNF(ns, step.str("member-vnf-index"))
+func (s *Server) checkScale(ns *nsRecord, params *python.Dict) *nbiError {
+	step := params.Obj("scaleVnfData").Obj("scaleByStepData")
+	vnf, err := memberVNF(ns, step.Str("member-vnf-index"))
 	if err != nil {
 		return err
 	}
-	dfs := vnf.vnfd.descriptor.list("df")
-	var df *object
+	dfs := vnf.vnfd.descriptor.List("df")
+	var df *python.Dict
 	if len(dfs) > 0 {
-		df, _ = dfs[0].(*object)
+		df, _ = dfs[0].(*python.Dict)
 	}
-	aspects, found := df.get("scaling-aspect")
+	aspects, found := df.Get("scaling-aspect")
 	if !found {
 		// The NBI reads df[0]["scaling-aspect"]: a KeyError, which it
 		// answers as a 400 with the key as the whole detail.
 		return errorf(http.StatusBadRequest, "'scaling-aspect'")
 	}
 	list, _ := aspects.([]any)
-	if findByKey(list, "id", step.str("scaling-group-descriptor")) == nil {
+	if findByKey(list, "id", step.Str("scaling-group-descriptor")) == nil {
 		return errorf(http.StatusBadRequest, "Invalid scaleVnfData:scaleByStepData:scaling-group-descriptor '%s' is not present at vnfd:scaling-aspect",
-			step.str("scaling-group-descriptor"))
+			step.Str("scaling-group-descriptor"))
 	}
 	return nil
 }
@@ -656,11 +658,11 @@ func (s *Server) checkScale(ns *nsRecord, params *object) *nbiError {
 // VNF record is behind its VNFD's revision and the software-version of that
 // revision differs, the VNF's new VDU records (operationParams.newVdur; none
 // for a KNF, whose VNFD has no vdu).
-func (s *Server) checkUpdate(ns *nsRecord, params *object) *nbiError {
-	switch params.str("updateType") {
+func (s *Server) checkUpdate(ns *nsRecord, params *python.Dict) *nbiError {
+	switch params.Str("updateType") {
 	case "CHANGE_VNFPKG":
-		data := params.obj("changeVnfPackageData")
-		vnfID, vnfdID := data.str("vnfInstanceId"), data.str("vnfdId")
+		data := params.Obj("changeVnfPackageData")
+		vnfID, vnfdID := data.Str("vnfInstanceId"), data.Str("vnfdId")
 		if !containsString(ns.fields.ConstituentVnfrRef, vnfID) {
 			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnf %s does not belong to NS %s", vnfID, ns.id)
 		}
@@ -669,20 +671,20 @@ func (s *Server) checkUpdate(ns *nsRecord, params *object) *nbiError {
 			return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: vnfd-id %s does not match with the vnfd-id: %s of VNF instance: %s",
 				vnfdID, vnf.fields.VnfdID, vnfID)
 		}
-		if timeout, given := params.get("timeout_ns_update"); given {
+		if timeout, given := params.Get("timeout_ns_update"); given {
 			if seconds, err := strconv.ParseInt(fmt.Sprint(timeout), 10, 64); err == nil && seconds < 300 {
 				return errorf(http.StatusUnprocessableEntity, "Error in validating ns-update request: %d second is not enough to upgrade the VNF instance: %s", seconds, vnfID)
 			}
 		}
 		vnfd, found := s.db.vnfPackages.records.get(vnfdID)
 		if !found {
-			return errorf(http.StatusNotFound, "database exception Not found any vnfd with filter='%s'", pythonRepr(newObject("_id", vnfdID)))
+			return errorf(http.StatusNotFound, "database exception Not found any vnfd with filter='%s'", python.Repr(python.NewDict("_id", vnfdID)))
 		}
 		if vnf != nil && vnf.fields.Revision != vnfd.revision && vnfd.softwareVersions[vnf.fields.Revision] != vnfd.softwareVersions[vnfd.revision] {
-			params.set("newVdur", []any{})
+			params.Set("newVdur", []any{})
 		}
 	case "REMOVE_VNF":
-		if vnf := params.str("removeVnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
+		if vnf := params.Str("removeVnfInstanceId"); !containsString(ns.fields.ConstituentVnfrRef, vnf) {
 			return errorf(http.StatusBadRequest, "Invalid VNF Instance Id. '%s' is not present in the NS '%s'", vnf, ns.id)
 		}
 	}
@@ -710,21 +712,21 @@ func findVNF(ns *nsRecord, id string) *vnfRecord {
 // returns LCM's failure text, "" when the update completes, and the
 // detailed-status LCM writes ("" when it writes none).
 func (s *Server) changeVNFPackage(op *operationRecord) (failure, detailedStatus string) {
-	data := op.fields.OperationParams.obj("changeVnfPackageData")
-	vnf := findVNF(op.ns, data.str("vnfInstanceId"))
-	vnfd, found := s.db.vnfPackages.records.get(data.str("vnfdId"))
+	data := op.fields.OperationParams.Obj("changeVnfPackageData")
+	vnf := findVNF(op.ns, data.Str("vnfInstanceId"))
+	vnfd, found := s.db.vnfPackages.records.get(data.Str("vnfdId"))
 	if vnf == nil || !found || vnf.fields.Revision == vnfd.revision {
 		return "", ""
 	}
 	if vnfd.softwareVersions[vnf.fields.Revision] != vnfd.softwareVersions[vnfd.revision] {
-		if len(op.ns.nsd.descriptor.list("vnffgd")) > 0 {
+		if len(op.ns.nsd.descriptor.List("vnffgd")) > 0 {
 			return "FAILED Checking whether the descriptor has SFC: Ns update is not allowed for NS with SFC", ""
 		}
 		vnf.fields.ConnectionPoint = connectionPoints(vnfd.descriptor)
 		vnf.fields.Vdur = []any{}
 		vnf.fields.IPAddress = ""
 		vnf.fields.Revision = vnfd.revision
-		if _, hasVDUs := vnfd.descriptor.get("vdu"); !hasVDUs {
+		if _, hasVDUs := vnfd.descriptor.Get("vdu"); !hasVDUs {
 			// _ns_redeploy_vnf has moved the record, then reads the VNFD's vdu: a KNF has none,
 			// and the KeyError fails the update; update() marks the NS failed with its words.
 			const failure = "Error updating VNF 'vdu'"
@@ -757,7 +759,7 @@ func (s *Server) placeVNFs(ns *nsRecord, vimID string) (placement, *nbiError) {
 		cluster, requirements := pickCluster(vim.clusters, vnf.fields.K8sCluster)
 		if cluster == nil {
 			return nil, errorf(http.StatusBadRequest, "No k8scluster with requirements='%s' at vim_account=%s found for member_vnf_index=%s",
-				pythonRepr(requirements), vimID, vnf.fields.MemberVnfIndexRef)
+				python.Repr(requirements), vimID, vnf.fields.MemberVnfIndexRef)
 		}
 		chosen[vnf] = cluster
 	}
@@ -767,21 +769,21 @@ func (s *Server) placeVNFs(ns *nsRecord, vimID string) (placement, *nbiError) {
 // pickCluster returns the first cluster meeting the VNF's K8s requirements
 // (versions, number of networks) and the requirements it checked, which the
 // NBI puts in its error message.
-func pickCluster(clusters []*clusterRecord, wanted *object) (*clusterRecord, *object) {
-	requirements := &object{}
+func pickCluster(clusters []*clusterRecord, wanted *python.Dict) (*clusterRecord, *python.Dict) {
+	requirements := &python.Dict{}
 	for _, cluster := range clusters {
 		if wanted == nil {
 			return cluster, requirements
 		}
-		if versions := wanted.list("version"); len(versions) > 0 {
-			requirements.set("version", versions)
+		if versions := wanted.List("version"); len(versions) > 0 {
+			requirements.Set("version", versions)
 			if !containsValue(versions, cluster.version) {
 				continue
 			}
 		}
-		if nets := wanted.list("nets"); len(nets) > 0 {
-			requirements.set("networks", json.Number(fmt.Sprint(len(nets))))
-			if len(cluster.nets.members) < len(nets) {
+		if nets := wanted.List("nets"); len(nets) > 0 {
+			requirements.Set("networks", json.Number(fmt.Sprint(len(nets))))
+			if len(cluster.nets.Members) < len(nets) {
 				continue
 			}
 		}
@@ -806,15 +808,15 @@ func (s *Server) applyPlacement(chosen placement, vimID string, now time.Time) {
 		for _, kdur := range vnf.fields.Kdur {
 			kdur.K8sCluster.ID = cluster.id
 		}
-		free := cluster.nets.keys()
-		for _, item := range vnf.fields.K8sCluster.list("nets") {
-			net, _ := item.(*object)
-			name := net.str("id")
+		free := cluster.nets.Keys()
+		for _, item := range vnf.fields.K8sCluster.List("nets") {
+			net, _ := item.(*python.Dict)
+			name := net.Str("id")
 			if !containsString(free, name) && len(free) > 0 {
 				name = free[0]
 			}
-			vimNet, _ := cluster.nets.get(name)
-			net.set("vim_net", vimNet)
+			vimNet, _ := cluster.nets.Get(name)
+			net.Set("vim_net", vimNet)
 			free = removeString(free, name)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // maxBodyBytes bounds a request body; CherryPy's own default limit is 100 MB.
@@ -92,9 +94,9 @@ func (c *call) param(i int) string { return c.params[i] }
 // is an empty object, a malformed one a 400.
 func (c *call) jsonBody() (any, *nbiError) {
 	if len(bytes.TrimSpace(c.body)) == 0 {
-		return &object{}, nil
+		return &python.Dict{}, nil
 	}
-	value, err := parseJSON(c.body)
+	value, err := python.ParseJSON(c.body)
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "Invalid json format %v", err)
 	}
@@ -103,7 +105,7 @@ func (c *call) jsonBody() (any, *nbiError) {
 
 // jsonObject is jsonBody for the bodies that must be objects; another
 // value fails the schema's type check.
-func (c *call) jsonObject() (*object, *nbiError) {
+func (c *call) jsonObject() (*python.Dict, *nbiError) {
 	value, err := c.jsonBody()
 	if err != nil {
 		return nil, err
@@ -111,7 +113,7 @@ func (c *call) jsonObject() (*object, *nbiError) {
 	if problem := objectSchema.validate(value); problem != nil {
 		return nil, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
-	return value.(*object), nil
+	return value.(*python.Dict), nil
 }
 
 // ServeHTTP serves the NBI under /osm and the control API under /sim/v1.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // The NBI's users collection (admin_topics.py UserTopicAuth, authconn_internal.py) as nbi.cfg's
@@ -159,10 +161,10 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 	if problem := userNewSchema.validate(input); problem != nil {
 		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
-	username, password := input.str("username"), input.str("password")
+	username, password := input.Str("username"), input.Str("password")
 	if !strongPassword(password) {
 		// jsonschema quotes the value: the NBI shows the refused password in its answer.
-		problem := validationError{path: []string{"password"}, message: fmt.Sprintf("%s does not match %s", pythonRepr(password), pythonRepr(userPasswordPattern))}
+		problem := validationError{path: []string{"password"}, message: fmt.Sprintf("%s does not match %s", python.Repr(password), python.Repr(userPasswordPattern))}
 		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
 	if _, err := uuid.Parse(username); err == nil {
@@ -180,22 +182,22 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 		}
 		mappings = append(mappings, m)
 	}
-	for _, p := range input.list("projects") {
+	for _, p := range input.List("projects") {
 		project := scalarText(p)
 		if project != s.cfg.Project && project != s.projectID {
-			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(idField(project), project)))
+			return response{}, errorf(http.StatusNotFound, "project with %s not found", python.Repr(python.NewDict(idField(project), project)))
 		}
 		add(projectRole{s.projectID, s.roleIDs["project_admin"]})
 	}
-	for _, m := range input.list("project_role_mappings") {
-		mapping, _ := m.(*object)
-		project, role := mapping.str("project"), mapping.str("role")
+	for _, m := range input.List("project_role_mappings") {
+		mapping, _ := m.(*python.Dict)
+		project, role := mapping.Str("project"), mapping.Str("role")
 		if project != s.cfg.Project && project != s.projectID {
-			return response{}, errorf(http.StatusNotFound, "project with %s not found", pythonRepr(newObject(idField(project), project)))
+			return response{}, errorf(http.StatusNotFound, "project with %s not found", python.Repr(python.NewDict(idField(project), project)))
 		}
 		roleID := s.roleID(role)
 		if roleID == "" {
-			return response{}, errorf(http.StatusNotFound, "Role with %s not found", pythonRepr(newObject(idField(role), role)))
+			return response{}, errorf(http.StatusNotFound, "Role with %s not found", python.Repr(python.NewDict(idField(role), role)))
 		}
 		add(projectRole{s.projectID, roleID})
 	}

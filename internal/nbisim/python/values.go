@@ -1,6 +1,8 @@
-package nbisim
+package python
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,46 +29,10 @@ import (
 //	str          string
 //	datetime.date, datetime.datetime   pyDate, pyDatetime
 //	list         []any
-//	dict         *pyDict
-
-// pyDict is a Python dict: its keys in insertion order.
-type pyDict struct {
-	keys   []any
-	values []any
-}
-
-func (d *pyDict) index(key any) int {
-	for i, k := range d.keys {
-		if pyEqual(k, key) {
-			return i
-		}
-	}
-	return -1
-}
-
-func (d *pyDict) get(key any) (any, bool) {
-	if i := d.index(key); i >= 0 {
-		return d.values[i], true
-	}
-	return nil, false
-}
-
-// set is d[key] = value: a new key goes last, an existing one keeps its place.
-func (d *pyDict) set(key, value any) {
-	if i := d.index(key); i >= 0 {
-		d.values[i] = value
-		return
-	}
-	d.keys = append(d.keys, key)
-	d.values = append(d.values, value)
-}
-
-func (d *pyDict) del(key any) {
-	if i := d.index(key); i >= 0 {
-		d.keys = append(d.keys[:i:i], d.keys[i+1:]...)
-		d.values = append(d.values[:i:i], d.values[i+1:]...)
-	}
-}
+//	dict         *Dict
+//
+// Values read from JSON hold numbers as json.Number, which pyScalar turns
+// into the int or float json.loads makes.
 
 type pyDate struct{ year, month, day int }
 
@@ -76,9 +42,9 @@ type pyDatetime struct {
 	aware bool
 }
 
-// pyTypeName is type(v).__name__ as Python's messages print it.
-func pyTypeName(v any) string {
-	switch v.(type) {
+// TypeName is type(v).__name__ as Python's messages print it.
+func TypeName(v any) string {
+	switch pyScalar(v).(type) {
 	case nil:
 		return "NoneType"
 	case bool:
@@ -95,16 +61,38 @@ func pyTypeName(v any) string {
 		return "datetime.datetime"
 	case []any:
 		return "list"
-	case *pyDict:
+	case *Dict:
 		return "dict"
 	}
 	return fmt.Sprintf("%T", v)
 }
 
+// pyScalar is the Python value of a number read from JSON (json.loads
+// makes an int of an integer literal, else a float; a float too large is
+// inf) or of a query (an int64); other values are returned as they are.
+func pyScalar(v any) any {
+	switch n := v.(type) {
+	case json.Number:
+		if i, isInt := new(big.Int).SetString(string(n), 10); isInt {
+			return i
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return v
+		}
+		return f
+	case int64:
+		return big.NewInt(n)
+	case int:
+		return big.NewInt(int64(n))
+	}
+	return v
+}
+
 // pyNumber is a Python number as an exact rational: bool, int or a finite
 // float, which Python compares by value (1 == 1.0 == True).
 func pyNumber(v any) (*big.Rat, bool) {
-	switch n := v.(type) {
+	switch n := pyScalar(v).(type) {
 	case bool:
 		if n {
 			return big.NewRat(1, 1), true
@@ -121,16 +109,33 @@ func pyNumber(v any) (*big.Rat, bool) {
 	return nil, false
 }
 
+// pyFloat is float(v) of a Python number.
+func pyFloat(v any) float64 {
+	switch n := pyScalar(v).(type) {
+	case bool:
+		if n {
+			return 1
+		}
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(n).Float64()
+		return f
+	case float64:
+		return n
+	}
+	return 0
+}
+
 func isPyNumber(v any) bool {
-	switch v.(type) {
+	switch pyScalar(v).(type) {
 	case bool, *big.Int, float64:
 		return true
 	}
 	return false
 }
 
-// pyEqual is Python's ==.
-func pyEqual(a, b any) bool {
+// Equal is Python's ==.
+func Equal(a, b any) bool {
+	a, b = pyScalar(a), pyScalar(b)
 	if isPyNumber(a) && isPyNumber(b) {
 		x, finiteX := pyNumber(a)
 		y, finiteY := pyNumber(b)
@@ -159,19 +164,19 @@ func pyEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !pyEqual(x[i], y[i]) {
+			if !Equal(x[i], y[i]) {
 				return false
 			}
 		}
 		return true
-	case *pyDict:
-		y, ok := b.(*pyDict)
-		if !ok || len(x.keys) != len(y.keys) {
+	case *Dict:
+		y, ok := b.(*Dict)
+		if !ok || len(x.Members) != len(y.Members) {
 			return false
 		}
-		for i, key := range x.keys {
-			other, found := y.get(key)
-			if !found || !pyEqual(x.values[i], other) {
+		for _, m := range x.Members {
+			other, found := y.Get(m.Key)
+			if !found || !Equal(m.Value, other) {
 				return false
 			}
 		}
@@ -180,8 +185,8 @@ func pyEqual(a, b any) bool {
 	return false
 }
 
-// pyTruthy is Python's bool(v).
-func pyTruthy(v any) bool {
+// Truthy is Python's bool(v).
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false
@@ -195,55 +200,19 @@ func pyTruthy(v any) bool {
 		return x != ""
 	case []any:
 		return len(x) > 0
-	case *pyDict:
-		return len(x.keys) > 0
+	case *Dict:
+		return len(x.Members) > 0
 	}
 	return true
-}
-
-// pyRepr is Python's repr() of a dict key, as DeepDiff writes it in a path.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case *big.Int:
-		return x.String()
-	case float64:
-		switch {
-		case math.IsInf(x, 1):
-			return "inf"
-		case math.IsInf(x, -1):
-			return "-inf"
-		case math.IsNaN(x):
-			return "nan"
-		}
-		return pythonFloat(x)
-	case string:
-		return pythonStringRepr(x)
-	case pyDate:
-		return fmt.Sprintf("datetime.date(%d, %d, %d)", x.year, x.month, x.day)
-	}
-	return fmt.Sprint(v)
-}
-
-func pythonStringRepr(s string) string {
-	var b strings.Builder
-	writePythonStringRepr(&b, s)
-	return b.String()
 }
 
 // errPyYAML is a document PyYAML would not load.
 var errPyYAML = errors.New("not loadable by yaml.safe_load")
 
-// pyYAMLLoad reads a YAML document as PyYAML's yaml.safe_load does: YAML
+// SafeLoad reads a YAML document as PyYAML's yaml.safe_load does: YAML
 // 1.1's implicit types (resolver.py), merge keys and duplicate keys
 // (SafeConstructor), into the values above. An empty document is None.
-func pyYAMLLoad(data []byte) (any, error) {
+func SafeLoad(data []byte) (any, error) {
 	var node yaml.Node
 	if err := yaml.Unmarshal(data, &node); err != nil {
 		return nil, err
@@ -287,21 +256,21 @@ func constructPyMapping(node *yaml.Node) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dict := &pyDict{}
+	dict := &Dict{}
 	for i := 0; i+1 < len(pairs); i += 2 {
 		key, err := constructPy(pairs[i])
 		if err != nil {
 			return nil, err
 		}
 		switch key.(type) {
-		case []any, *pyDict:
+		case []any, *Dict:
 			return nil, errPyYAML // found unhashable key
 		}
 		value, err := constructPy(pairs[i+1])
 		if err != nil {
 			return nil, err
 		}
-		dict.set(key, value)
+		dict.Set(key, value)
 	}
 	return dict, nil
 }
@@ -425,4 +394,26 @@ func pyYAMLTimestamp(text string) (any, bool) {
 		t = t.Add(-offset)
 	}
 	return pyDatetime{t: t, aware: aware}, true
+}
+
+// Compare orders two values as Python does, numbers with numbers and
+// strings with strings; ok is false where Python raises a TypeError.
+func Compare(a, b any) (int, bool) {
+	if isPyNumber(a) {
+		if !isPyNumber(b) {
+			return 0, false
+		}
+		x, finiteX := pyNumber(a)
+		y, finiteY := pyNumber(b)
+		if finiteX && finiteY {
+			return x.Cmp(y), true
+		}
+		return cmp.Compare(pyFloat(a), pyFloat(b)), true
+	}
+	x, ok := a.(string)
+	y, okToo := b.(string)
+	if !ok || !okToo {
+		return 0, false
+	}
+	return strings.Compare(x, y), true
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // LCM runs a KDU primitive (LCM/osm_lcm/ns.py, action()) with n2vc's Helm
@@ -36,7 +38,7 @@ type helmRelease struct {
 type helmRevision struct {
 	chart   string
 	version string
-	values  *object
+	values  *python.Dict
 }
 
 // ChartCatalog is what the Helm repositories OSM knows hold, as their
@@ -150,7 +152,7 @@ func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
 	for _, vnf := range ns.vnfs {
 		for _, kdur := range vnf.fields.Kdur {
 			if kdur.JujuBundle != "" {
-				kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.JujuBundle, values: valuesFileContent(kdur.params.clone())}}}
+				kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.JujuBundle, values: valuesFileContent(kdur.params.Clone())}}}
 				continue
 			}
 			ref := splitKDUModel(kdur.HelmChart)
@@ -161,7 +163,7 @@ func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
 				k8s := deployedKDU(ns, vnf, kdur)
 				k8s.Status = ""
 				paramsFile := ""
-				if len(kdur.params.membersOrNone()) > 0 {
+				if len(kdur.params.MembersOrNone()) > 0 {
 					paramsFile = "-f " + lcmRandomDigits(ns.id, vnf.fields.MemberVnfIndexRef, kdur.KduName, "install") + ".yaml"
 				}
 				versionOption := ""
@@ -175,7 +177,7 @@ func (s *Server) installKDUs(ns *nsRecord) *plannedFailure {
 				return &plannedFailure{state: stateFailed, message: detail,
 					errorMessage: lcmSteps[opInstantiate].stage + " Detail: " + detail}
 			}
-			kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.HelmChart, version: version, values: valuesFileContent(kdur.params.clone())}}}
+			kdur.release = &helmRelease{revisions: []helmRevision{{chart: kdur.HelmChart, version: version, values: valuesFileContent(kdur.params.Clone())}}}
 			pending = append(pending, [2]any{vnf, kdur})
 		}
 	}
@@ -196,17 +198,17 @@ func writeHelmStatus(deployed *k8sDeploymentDoc, release *helmRelease, operation
 	name := deployed.KduInstance
 	ref := splitKDUModel(current.chart)
 	chart := cmp.Or(ref.chart, strings.TrimSuffix(path.Base(ref.model), ".tgz"))
-	labels := newObject("app.kubernetes.io/instance", name, "app.kubernetes.io/name", chart)
+	labels := python.NewDict("app.kubernetes.io/instance", name, "app.kubernetes.io/name", chart)
 	if current.version != "" {
-		labels.set("helm.sh/chart", chart+"-"+current.version)
+		labels.Set("helm.sh/chart", chart+"-"+current.version)
 	}
-	manifest := []any{newObject("apiVersion", "apps/v1", "kind", "Deployment", "metadata", newObject("name", name, "labels", labels))}
-	status := newObject(
-		"config", current.values.clone(),
-		"info", newObject("deleted", "", "description", description, "status", "deployed"),
+	manifest := []any{python.NewDict("apiVersion", "apps/v1", "kind", "Deployment", "metadata", python.NewDict("name", name, "labels", labels))}
+	status := python.NewDict(
+		"config", current.values.Clone(),
+		"info", python.NewDict("deleted", "", "description", description, "status", "deployed"),
 		"manifest", manifest, "name", name, "namespace", deployed.Namespace,
 		"version", json.Number(fmt.Sprint(len(release.revisions))))
-	deployed.Status, deployed.Operation, deployed.DetailedStatus = description, operation, pythonRepr(status)
+	deployed.Status, deployed.Operation, deployed.DetailedStatus = description, operation, python.Repr(status)
 }
 
 // kduInstanceName is the name LCM gives a KDU's release (ns.py
@@ -335,17 +337,17 @@ func deployedKDU(ns *nsRecord, vnf *vnfRecord, kdur *kdurDoc) *k8sDeploymentDoc 
 // Helm takes the newest of the repository (measured on OSM 19's LCM: 1.2.7
 // became 1.2.8 on a values change); a chart or version the repository
 // lacks fails the upgrade and leaves the release as it was.
-func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *object, charts ChartCatalog) kduActionOutcome {
-	params := primitiveParams.clone()
-	if params == nil || len(params.members) == 0 {
+func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *python.Dict, charts ChartCatalog) kduActionOutcome {
+	params := primitiveParams.Clone()
+	if params == nil || len(params.Members) == 0 {
 		// With no params the upgrade misses its branch and falls to the one
 		// of the other primitives, which maps the params of a descriptor
 		// primitive there is none of.
 		return kduActionOutcome{failure: lcmFailure("Executing kdu upgrade", emptyUpgradeFrames, "AttributeError: 'NoneType' object has no attribute 'get'")}
 	}
 	model := deployed.KduModel
-	if value, _ := params.get(paramKDUModel); pythonTruthy(value) {
-		params.del(paramKDUModel)
+	if value, _ := params.Get(paramKDUModel); pythonTruthy(value) {
+		params.Del(paramKDUModel)
 		model = fmt.Sprint(value)
 		if s, isString := value.(string); isString {
 			model = s
@@ -356,17 +358,17 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 		}
 	}
 	atomic := true
-	if value, _ := params.get(paramKDUAtomicUpgrade); pythonTruthy(value) {
+	if value, _ := params.Get(paramKDUAtomicUpgrade); pythonTruthy(value) {
 		var err string
 		if atomic, err = lcmYes(value, atomicUpgradeFrame); err != "" {
 			return kduActionOutcome{failure: err}
 		}
-		params.del(paramKDUAtomicUpgrade)
+		params.Del(paramKDUAtomicUpgrade)
 	}
 	var reset, reuse, resetThenReuse bool
-	_, hasReset := params.get(paramKDUResetValues)
-	_, hasReuse := params.get(paramKDUReuseValues)
-	_, hasResetThenReuse := params.get(paramKDUResetThenReuseValues)
+	_, hasReset := params.Get(paramKDUResetValues)
+	_, hasReuse := params.Get(paramKDUReuseValues)
+	_, hasResetThenReuse := params.Get(paramKDUResetThenReuseValues)
 	if !hasReset && !hasReuse && !hasResetThenReuse {
 		reuse = true
 	} else {
@@ -382,12 +384,12 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 			{paramKDUReuseValues, &reuse, true, reuseValuesFrame},
 			{paramKDUResetThenReuseValues, &resetThenReuse, false, resetThenReuseValuesFrame},
 		} {
-			value, _ := params.get(option.key)
+			value, _ := params.Get(option.key)
 			if !pythonTruthy(value) {
 				continue
 			}
 			if option.pop {
-				params.del(option.key)
+				params.Del(option.key)
 			}
 			yes, err := lcmYes(value, option.frame)
 			if err != "" {
@@ -404,19 +406,19 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 	// kdur.additionalParams) updated with them, a shallow update.
 	sent := params
 	if !reset {
-		sent = kdur.params.clone()
+		sent = kdur.params.Clone()
 		if sent == nil {
-			sent = &object{}
+			sent = &python.Dict{}
 		}
-		for _, m := range params.members {
-			sent.set(m.key, m.value)
+		for _, m := range params.Members {
+			sent.Set(m.Key, m.Value)
 		}
 	}
 	ref := splitKDUModel(model)
 	version, err := charts.lookUp(ref)
 	if err != nil {
 		return kduActionOutcome{failure: "FAILED Executing kdu upgrade: " +
-			helmUpgradeFailure(deployed, ref, len(sent.members) > 0, atomic, reset, reuse, resetThenReuse, err)}
+			helmUpgradeFailure(deployed, ref, len(sent.Members) > 0, atomic, reset, reuse, resetThenReuse, err)}
 	}
 	values := valuesFileContent(sent)
 	release := kdur.release
@@ -424,7 +426,7 @@ func upgradeKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc, primitiveParams *obje
 		// --reuse-values (also LCM's choice when no option is true) and
 		// --reset-then-reuse-values both merge the new values over the
 		// release's: Helm's chartutil.CoalesceTables.
-		values = coalesceTables(values, release.current().values.clone())
+		values = coalesceTables(values, release.current().values.Clone())
 	}
 	release.revisions = append(release.revisions, helmRevision{chart: model, version: version, values: values})
 	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
@@ -472,7 +474,7 @@ func rollbackKDU(deployed *k8sDeploymentDoc, kdur *kdurDoc) kduActionOutcome {
 			command, previous)}
 	}
 	back := release.revisions[previous-1]
-	release.revisions = append(release.revisions, helmRevision{chart: back.chart, version: back.version, values: back.values.clone()})
+	release.revisions = append(release.revisions, helmRevision{chart: back.chart, version: back.version, values: back.values.Clone()})
 	return kduActionOutcome{detailedStatus: json.Number(fmt.Sprint(len(release.revisions)))}
 }
 
@@ -521,8 +523,8 @@ func pythonTruthy(v any) bool {
 		return err != nil || f != 0
 	case []any:
 		return len(value) > 0
-	case *object:
-		return len(value.members) > 0
+	case *python.Dict:
+		return len(value.Members) > 0
 	}
 	return true
 }
@@ -533,34 +535,13 @@ func lcmYes(value any, frame lcmFrame) (bool, string) {
 	s, isString := value.(string)
 	if !isString {
 		return false, lcmFailure("Executing kdu upgrade", []lcmFrame{frame},
-			fmt.Sprintf("AttributeError: '%s' object has no attribute 'lower'", pythonTypeName(value)))
+			fmt.Sprintf("AttributeError: '%s' object has no attribute 'lower'", python.TypeName(value)))
 	}
 	switch strings.ToLower(s) {
 	case "yes", "true", "1":
 		return true, ""
 	}
 	return false, ""
-}
-
-func pythonTypeName(v any) string {
-	switch value := v.(type) {
-	case nil:
-		return "NoneType"
-	case bool:
-		return "bool"
-	case string:
-		return "str"
-	case json.Number:
-		if strings.ContainsAny(string(value), ".eE") {
-			return "float"
-		}
-		return "int"
-	case []any:
-		return "list"
-	case *object:
-		return "dict"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // lcmFrame is a frame of a Python traceback in LCM's ns.py: its line and
@@ -581,7 +562,7 @@ const lcmSourceFile = "/app/.venv/lib/python3.10/site-packages/osm_lcm/ns.py"
 var (
 	emptyUpgradeFrames = []lcmFrame{
 		{5410, "action", "params = self._map_primitive_params("},
-		{4927, "_map_primitive_params", `for parameter in primitive_desc.get("parameter", ()):`},
+		{4927, "_map_primitive_params", `for parameter in primitive_desc.Get("parameter", ()):`},
 	}
 	atomicUpgradeFrame        = lcmFrame{5328, "action", `).lower() in ("yes", "true", "1")`}
 	resetValuesFrame          = lcmFrame{5348, "action", `).lower() in ("yes", "true", "1")`}
@@ -604,38 +585,31 @@ func lcmFailure(step string, frames []lcmFrame, exception string) string {
 // valuesFileContent is what Helm reads from the values file LCM writes
 // (K8sHelmBaseConnector._params_to_file_option): the params, with a string
 // that holds "!!yaml" read as the YAML after its first seven characters.
-func valuesFileContent(params *object) *object {
-	values := &object{}
-	for _, m := range params.membersOrNone() {
-		value := m.value
+func valuesFileContent(params *python.Dict) *python.Dict {
+	values := &python.Dict{}
+	for _, m := range params.MembersOrNone() {
+		value := m.Value
 		if s, isString := value.(string); isString && strings.Contains(s, "!!yaml") {
 			runes := []rune(s)
 			var node yaml.Node
 			if len(runes) >= 7 && yaml.Unmarshal([]byte(string(runes[7:])), &node) == nil {
-				if decoded, err := yamlToValue(&node); err == nil {
+				if decoded, err := python.FromYAML(&node); err == nil {
 					value = jsonCompatible(decoded)
 				}
 			}
 		}
-		values.set(m.key, value)
+		values.Set(m.Key, value)
 	}
 	return values
 }
 
-func (o *object) membersOrNone() []member {
-	if o == nil {
-		return nil
-	}
-	return o.members
-}
-
-// jsonCompatible turns the numbers yamlToValue makes into json.Number, as
+// jsonCompatible turns the numbers python.FromYAML makes into json.Number, as
 // the values of a request hold them.
 func jsonCompatible(v any) any {
 	switch value := v.(type) {
-	case *object:
-		for i := range value.members {
-			value.members[i].value = jsonCompatible(value.members[i].value)
+	case *python.Dict:
+		for i := range value.Members {
+			value.Members[i].Value = jsonCompatible(value.Members[i].Value)
 		}
 		return value
 	case []any:
@@ -650,7 +624,7 @@ func jsonCompatible(v any) any {
 	case uint64:
 		return json.Number(fmt.Sprint(value))
 	case float64:
-		return json.Number(pythonFloat(value))
+		return json.Number(python.FloatDumps(value))
 	}
 	return v
 }
@@ -660,22 +634,22 @@ func jsonCompatible(v any) any {
 // release's: a key of src missing from dst is added, tables present in
 // both merge key by key, dst's other values win, and a null in dst removes
 // the key src has.
-func coalesceTables(dst, src *object) *object {
+func coalesceTables(dst, src *python.Dict) *python.Dict {
 	if src == nil {
 		return dst
 	}
 	if dst == nil {
 		return src
 	}
-	for _, m := range src.members {
-		dv, found := dst.get(m.key)
-		srcTable, srcIsTable := m.value.(*object)
-		dstTable, dstIsTable := dv.(*object)
+	for _, m := range src.Members {
+		dv, found := dst.Get(m.Key)
+		srcTable, srcIsTable := m.Value.(*python.Dict)
+		dstTable, dstIsTable := dv.(*python.Dict)
 		switch {
 		case found && dv == nil:
-			dst.del(m.key)
+			dst.Del(m.Key)
 		case !found:
-			dst.set(m.key, m.value)
+			dst.Set(m.Key, m.Value)
 		case srcIsTable && dstIsTable:
 			coalesceTables(dstTable, srcTable)
 		}

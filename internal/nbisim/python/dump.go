@@ -1,9 +1,10 @@
-package nbisim
+package python
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,24 +27,25 @@ import (
 // pythonStyle is how Python prints values: json.dumps or repr().
 type pythonStyle struct {
 	quote            func(*strings.Builder, string)
+	float            func(float64) string
 	yes, no, nothing string
 }
 
 var (
-	jsonStyle = pythonStyle{quote: writePythonString, yes: "true", no: "false", nothing: "null"}
-	reprStyle = pythonStyle{quote: writePythonStringRepr, yes: "True", no: "False", nothing: "None"}
+	jsonStyle = pythonStyle{quote: writePythonString, float: FloatDumps, yes: "true", no: "false", nothing: "null"}
+	reprStyle = pythonStyle{quote: writePythonStringRepr, float: floatRepr, yes: "True", no: "False", nothing: "None"}
 )
 
-// pythonJSON renders v as Python's json.dumps(v) does with its defaults:
+// JSONDumps renders v as Python's json.dumps(v) does with its defaults:
 // ", " and ": " separators and non-ASCII characters escaped.
-func pythonJSON(v any) string {
+func JSONDumps(v any) string {
 	var b strings.Builder
 	jsonStyle.write(&b, v)
 	return b.String()
 }
 
-// pythonRepr renders v as Python's repr() of the value json.loads would give.
-func pythonRepr(v any) string {
+// Repr renders v as Python's repr() of the value json.loads or yaml.safe_load would give.
+func Repr(v any) string {
 	var b strings.Builder
 	reprStyle.write(&b, v)
 	return b.String()
@@ -51,15 +53,15 @@ func pythonRepr(v any) string {
 
 func (style pythonStyle) write(b *strings.Builder, v any) {
 	switch value := v.(type) {
-	case *object:
+	case *Dict:
 		b.WriteByte('{')
-		for i, m := range value.members {
+		for i, m := range value.Members {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			style.quote(b, m.key)
+			style.write(b, m.Key)
 			b.WriteString(": ")
-			style.write(b, m.value)
+			style.write(b, m.Value)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -82,7 +84,11 @@ func (style pythonStyle) write(b *strings.Builder, v any) {
 	case json.Number:
 		b.WriteString(pythonNumber(value))
 	case float64:
-		b.WriteString(pythonFloat(value))
+		b.WriteString(style.float(value))
+	case *big.Int:
+		b.WriteString(value.String())
+	case pyDate:
+		fmt.Fprintf(b, "datetime.date(%d, %d, %d)", value.year, value.month, value.day)
 	case bool:
 		b.WriteString(map[bool]string{true: style.yes, false: style.no}[value])
 	case nil:
@@ -105,15 +111,16 @@ func pythonNumber(n json.Number) string {
 		return strconv.FormatInt(i, 10)
 	}
 	if f, err := n.Float64(); err == nil {
-		return pythonFloat(f)
+		return FloatDumps(f)
 	}
 	return string(n)
 }
 
-// pythonFloat is Python's repr(float): the shortest round-trip digits, in
-// positional notation from 1e-4 up to 1e16 (with ".0" when integral), else in
-// exponent notation such as 1e+16 or 1.5e-05.
-func pythonFloat(f float64) string {
+// FloatDumps is json.dumps(float), which is repr(float) for a finite float:
+// the shortest round-trip digits, in positional notation from 1e-4 up to 1e16
+// (with ".0" when integral), else in exponent notation such as 1e+16 or
+// 1.5e-05; Infinity and NaN where repr writes inf and nan.
+func FloatDumps(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
 		return "Infinity"
@@ -137,6 +144,19 @@ func pythonFloat(f float64) string {
 		sign, exponent = "-", -exponent
 	}
 	return fmt.Sprintf("%se%s%02d", mantissa, sign, exponent)
+}
+
+// floatRepr is repr(float): json.dumps writes Infinity and NaN, repr inf and nan.
+func floatRepr(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	return FloatDumps(f)
 }
 
 // writePythonStringRepr quotes s as Python's repr(str) does: single quotes
@@ -167,22 +187,22 @@ func writePythonStringRepr(b *strings.Builder, s string) {
 	b.WriteRune(quote)
 }
 
-// pythonYAML renders v as yaml.safe_dump(v) does: block style, keys sorted,
+// SafeDump renders v as yaml.safe_dump(v) does: block style, keys sorted,
 // list items at their key's indentation, and a string quoted only when
 // PyYAML's YAML 1.1 resolver would read its plain text as another type. So
 // "yes" and "1_000" are quoted, but "5e3" and "0o17" are not (PyYAML reads
 // them as strings; a YAML 1.2 reader would not), as in OSM's records.
-func pythonYAML(v any) string {
+func SafeDump(v any) string {
 	var b strings.Builder
 	encoder := yaml.NewEncoder(&b)
 	encoder.SetIndent(2)
 	encoder.CompactSeqIndent()
 	if err := encoder.Encode(pyYAMLNode(v)); err != nil {
 		// Values from parsed JSON always encode; keep the JSON if not.
-		return pythonJSON(v)
+		return JSONDumps(v)
 	}
 	if err := encoder.Close(); err != nil {
-		return pythonJSON(v)
+		return JSONDumps(v)
 	}
 	return b.String()
 }
@@ -193,12 +213,15 @@ func pyYAMLNode(v any) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}
 	}
 	switch value := v.(type) {
-	case *object:
+	case *Dict:
 		node := &yaml.Node{Kind: yaml.MappingNode}
-		members := slices.Clone(value.members)
-		slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		members := slices.Clone(value.Members)
+		slices.SortFunc(members, func(a, b Member) int {
+			order, _ := Compare(a.Key, b.Key)
+			return order
+		})
 		for _, m := range members {
-			node.Content = append(node.Content, pyYAMLNode(m.key), pyYAMLNode(m.value))
+			node.Content = append(node.Content, pyYAMLNode(m.Key), pyYAMLNode(m.Value))
 		}
 		return node
 	case []any:

@@ -2,6 +2,8 @@ package nbisim
 
 import (
 	"encoding/json"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // The record shapes below follow samples/ns_instance_knf.json,
@@ -37,8 +39,8 @@ type nsrDoc struct {
 	NsdRef                string          `json:"nsd-ref"`
 	NsdID                 string          `json:"nsd-id"`
 	VnfdID                []string        `json:"vnfd-id"`
-	InstantiateParams     *object         `json:"instantiate_params"`
-	AdditionalParamsForNs *object         `json:"additionalParamsForNs"`
+	InstantiateParams     *python.Dict    `json:"instantiate_params"`
+	AdditionalParamsForNs *python.Dict    `json:"additionalParamsForNs"`
 	NsInstanceConfigRef   string          `json:"ns-instance-config-ref"`
 	ID                    string          `json:"id"`
 	UID                   string          `json:"_id"`
@@ -95,23 +97,23 @@ type k8sDeploymentDoc struct {
 }
 
 type vnfrDoc struct {
-	ID                     string      `json:"id"`
-	UID                    string      `json:"_id"`
-	NsrIDRef               string      `json:"nsr-id-ref"`
-	MemberVnfIndexRef      string      `json:"member-vnf-index-ref"`
-	AdditionalParamsForVnf *object     `json:"additionalParamsForVnf"`
-	CreatedTime            epochTime   `json:"created-time"`
-	VnfdRef                string      `json:"vnfd-ref"`
-	VnfdID                 string      `json:"vnfd-id"`
-	VimAccountID           *string     `json:"vim-account-id"`
-	VcaID                  any         `json:"vca-id"`
-	Vdur                   []any       `json:"vdur"`
-	ConnectionPoint        []any       `json:"connection-point"`
-	IPAddress              any         `json:"ip-address"`
-	Revision               int         `json:"revision"`
-	K8sCluster             *object     `json:"k8s-cluster,omitempty"`
-	Kdur                   []*kdurDoc  `json:"kdur,omitempty"`
-	Admin                  nsrAdminDoc `json:"_admin"`
+	ID                     string       `json:"id"`
+	UID                    string       `json:"_id"`
+	NsrIDRef               string       `json:"nsr-id-ref"`
+	MemberVnfIndexRef      string       `json:"member-vnf-index-ref"`
+	AdditionalParamsForVnf *python.Dict `json:"additionalParamsForVnf"`
+	CreatedTime            epochTime    `json:"created-time"`
+	VnfdRef                string       `json:"vnfd-ref"`
+	VnfdID                 string       `json:"vnfd-id"`
+	VimAccountID           *string      `json:"vim-account-id"`
+	VcaID                  any          `json:"vca-id"`
+	Vdur                   []any        `json:"vdur"`
+	ConnectionPoint        []any        `json:"connection-point"`
+	IPAddress              any          `json:"ip-address"`
+	Revision               int          `json:"revision"`
+	K8sCluster             *python.Dict `json:"k8s-cluster,omitempty"`
+	Kdur                   []*kdurDoc   `json:"kdur,omitempty"`
+	Admin                  nsrAdminDoc  `json:"_admin"`
 }
 
 type kdurDoc struct {
@@ -127,7 +129,7 @@ type kdurDoc struct {
 	JujuBundle        string       `json:"juju-bundle,omitempty"`
 	KduInstance       string       `json:"kdu-instance,omitempty"`
 	Status            string       `json:"status,omitempty"`
-	params            *object      // the params as an object, as LCM reads them (parse_yaml_strings)
+	params            *python.Dict // the params as an object, as LCM reads them (parse_yaml_strings)
 	release           *helmRelease // the KDU's Helm release while it is deployed, else nil
 }
 
@@ -136,22 +138,22 @@ type kdurCluster struct {
 }
 
 type operationDoc struct {
-	ID                    string    `json:"id"`
-	UID                   string    `json:"_id"`
-	OperationState        string    `json:"operationState"`
-	QueuePosition         *int      `json:"queuePosition"`
-	Stage                 *string   `json:"stage"`
-	ErrorMessage          *string   `json:"errorMessage"`
-	DetailedStatus        any       `json:"detailedStatus"`
-	StatusEnteredTime     epochTime `json:"statusEnteredTime"`
-	NsInstanceID          string    `json:"nsInstanceId"`
-	LcmOperationType      string    `json:"lcmOperationType"`
-	StartTime             epochTime `json:"startTime"`
-	IsAutomaticInvocation bool      `json:"isAutomaticInvocation"`
-	OperationParams       *object   `json:"operationParams"`
-	IsCancelPending       bool      `json:"isCancelPending"`
-	Links                 opLinks   `json:"links"`
-	Admin                 adminDoc  `json:"_admin"`
+	ID                    string       `json:"id"`
+	UID                   string       `json:"_id"`
+	OperationState        string       `json:"operationState"`
+	QueuePosition         *int         `json:"queuePosition"`
+	Stage                 *string      `json:"stage"`
+	ErrorMessage          *string      `json:"errorMessage"`
+	DetailedStatus        any          `json:"detailedStatus"`
+	StatusEnteredTime     epochTime    `json:"statusEnteredTime"`
+	NsInstanceID          string       `json:"nsInstanceId"`
+	LcmOperationType      string       `json:"lcmOperationType"`
+	StartTime             epochTime    `json:"startTime"`
+	IsAutomaticInvocation bool         `json:"isAutomaticInvocation"`
+	OperationParams       *python.Dict `json:"operationParams"`
+	IsCancelPending       bool         `json:"isCancelPending"`
+	Links                 opLinks      `json:"links"`
+	Admin                 adminDoc     `json:"_admin"`
 	// LCMDetailedStatus is the "detailed-status" LCM adds while it works:
 	// a string, or the revision of the release a KDU upgrade or rollback
 	// made (the number K8sHelmBaseConnector.upgrade and rollback return).

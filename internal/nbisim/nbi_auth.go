@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // The NBI's authentication messages (osm_nbi/auth.py and
@@ -68,11 +70,11 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 	if err != nil {
 		return response{}, err
 	}
-	input, isObject := body.(*object)
+	input, isObject := body.(*python.Dict)
 	if !isObject {
 		return response{}, errorf(http.StatusBadRequest, msgNotJSONObject)
 	}
-	username, password := input.str("username"), input.str("password")
+	username, password := input.Str("username"), input.Str("password")
 	if username == "" {
 		return response{}, unauthorized(msgNoCredentials)
 	}
@@ -87,7 +89,7 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 	// since the last one as login_count, then they are forgotten.
 	loginCount := user.retryCount
 	user.retryCount = 0
-	project := input.str("project_id")
+	project := input.Str("project_id")
 	if project == "" && len(user.mappings) > 0 {
 		project = user.mappings[0].project
 	}

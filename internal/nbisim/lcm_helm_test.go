@@ -108,7 +108,7 @@ func TestKDUActionsOnTheHelmRelease(t *testing.T) {
 			actions: []kduAction{upgrade(map[string]any{})},
 			state:   "FAILED",
 			errorMessage: traceback(file+"line 5410, in action\n    params = self._map_primitive_params(\n"+
-				file+"line 4927, in _map_primitive_params\n    for parameter in primitive_desc.get(\"parameter\", ()):\n",
+				file+"line 4927, in _map_primitive_params\n    for parameter in primitive_desc.Get(\"parameter\", ()):\n",
 				"AttributeError: 'NoneType' object has no attribute 'get'"),
 			values: recordValues, revision: 1,
 		},

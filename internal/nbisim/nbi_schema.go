@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // The NBI validates request bodies with JSON schemas (osm_nbi/validation.py)
@@ -276,57 +278,57 @@ func (s *schema) collect(value any, path []string, errors *[]validationError) {
 		for i, t := range s.types {
 			quoted[i] = "'" + t + "'"
 		}
-		fail("%s is not of type %s", pythonRepr(value), strings.Join(quoted, ", "))
+		fail("%s is not of type %s", python.Repr(value), strings.Join(quoted, ", "))
 		return
 	}
 	if len(s.enum) > 0 && !s.inEnum(value) {
-		fail("%s is not one of %s", pythonRepr(value), pythonRepr(s.enum))
+		fail("%s is not one of %s", python.Repr(value), python.Repr(s.enum))
 	}
 	switch v := value.(type) {
 	case string:
 		if len([]rune(v)) < s.minLength {
-			fail("%s is too short", pythonRepr(v))
+			fail("%s is too short", python.Repr(v))
 		}
 		if s.pattern != nil && !s.pattern.MatchString(v) {
-			fail("%s does not match %s", pythonRepr(v), pythonRepr(s.pattern.String()))
+			fail("%s does not match %s", python.Repr(v), python.Repr(s.pattern.String()))
 		}
 	case json.Number:
 		if i, err := v.Int64(); err == nil && s.minimum != nil && i < int64(*s.minimum) {
-			fail("%s is less than the minimum of %d", pythonRepr(v), *s.minimum)
+			fail("%s is less than the minimum of %d", python.Repr(v), *s.minimum)
 		}
 	case []any:
 		if len(v) < s.minItems {
-			fail("%s is too short", pythonRepr(v))
+			fail("%s is too short", python.Repr(v))
 		}
 		if s.items != nil {
 			for i, item := range v {
 				s.items.collect(item, appendPath(path, fmt.Sprint(i)), errors)
 			}
 		}
-	case *object:
+	case *python.Dict:
 		s.collectObject(v, path, errors, fail)
 	}
 }
 
-func (s *schema) collectObject(o *object, path []string, errors *[]validationError, fail func(string, ...any)) {
+func (s *schema) collectObject(o *python.Dict, path []string, errors *[]validationError, fail func(string, ...any)) {
 	for _, p := range s.properties {
-		if value, found := o.get(p.name); found {
+		if value, found := o.Get(p.name); found {
 			p.schema.collect(value, appendPath(path, p.name), errors)
 		}
 	}
 	for _, name := range s.required {
-		if _, found := o.get(name); !found {
-			fail("%s is a required property", pythonRepr(name))
+		if _, found := o.Get(name); !found {
+			fail("%s is a required property", python.Repr(name))
 		}
 	}
-	if len(o.members) < s.minProps {
-		fail("%s does not have enough properties", pythonRepr(o))
+	if len(o.Members) < s.minProps {
+		fail("%s does not have enough properties", python.Repr(o))
 	}
 	if s.closed {
 		var extras []string
-		for _, key := range o.keys() {
+		for _, key := range o.Keys() {
 			if !s.hasProperty(key) {
-				extras = append(extras, pythonRepr(key))
+				extras = append(extras, python.Repr(key))
 			}
 		}
 		switch len(extras) {
@@ -354,7 +356,7 @@ func (s *schema) acceptsType(value any) bool {
 
 func jsonType(value any, t string) bool {
 	switch v := value.(type) {
-	case *object:
+	case *python.Dict:
 		return t == "object"
 	case []any:
 		return t == "array"

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // Version and VersionDate are what GET /osm/version answers.
@@ -18,12 +20,12 @@ const (
 
 // getVersion serves GET /osm/version, which needs no token in the NBI either.
 func (s *Server) getVersion(*call) (response, *nbiError) {
-	return jsonResponse(http.StatusOK, newObject("version", Version, "date", VersionDate)), nil
+	return jsonResponse(http.StatusOK, python.NewDict("version", Version, "date", VersionDate)), nil
 }
 
 type vimRecord struct {
 	id, name string
-	content  *object
+	content  *python.Dict
 	clusters []*clusterRecord
 	doc      doc
 }
@@ -32,8 +34,8 @@ type clusterRecord struct {
 	id, name, vimID string
 	version         string
 	// nets maps the cluster's network names to VIM networks.
-	nets    *object
-	content *object
+	nets    *python.Dict
+	content *python.Dict
 	doc     doc
 }
 
@@ -81,14 +83,14 @@ func opaqueSecret() string {
 }
 
 // addVIM stores a VIM account from the fields of its creation request.
-func (s *Server) addVIM(content *object, now time.Time) *vimRecord {
+func (s *Server) addVIM(content *python.Dict, now time.Time) *vimRecord {
 	id := uuid.NewString()
-	content = content.clone()
-	content.set("vim_password", opaqueSecret())
-	content.set("_admin", s.enabledAdmin(now))
-	content.set("_id", id)
-	content.set("schema_version", "1.11")
-	vim := &vimRecord{id: id, name: content.str("name"), content: content, doc: renderDoc(content)}
+	content = content.Clone()
+	content.Set("vim_password", opaqueSecret())
+	content.Set("_admin", s.enabledAdmin(now))
+	content.Set("_id", id)
+	content.Set("schema_version", "1.11")
+	vim := &vimRecord{id: id, name: content.Str("name"), content: content, doc: renderDoc(content)}
 	s.db.vims.add(id, vim)
 	s.db.vimsByName[vim.name] = vim
 	return vim
@@ -96,22 +98,22 @@ func (s *Server) addVIM(content *object, now time.Time) *vimRecord {
 
 // addCluster stores a K8s cluster from the fields of its creation request;
 // its credentials (a kubeconfig) are not kept.
-func (s *Server) addCluster(vim *vimRecord, content *object, now time.Time) *clusterRecord {
+func (s *Server) addCluster(vim *vimRecord, content *python.Dict, now time.Time) *clusterRecord {
 	id := uuid.NewString()
-	content = content.clone()
-	content.del("credentials")
+	content = content.Clone()
+	content.Del("credentials")
 	admin := s.enabledAdmin(now)
 	admin.HelmChartV3 = &helmAdminDoc{ID: uuid.NewString(), Created: true}
-	content.set("_admin", admin)
-	content.set("_id", id)
-	content.set("schema_version", "1.11")
-	nets := content.obj("nets")
+	content.Set("_admin", admin)
+	content.Set("_id", id)
+	content.Set("schema_version", "1.11")
+	nets := content.Obj("nets")
 	if nets == nil {
-		nets = &object{}
+		nets = &python.Dict{}
 	}
-	version, _ := content.get("k8s_version")
+	version, _ := content.Get("k8s_version")
 	cluster := &clusterRecord{
-		id: id, name: content.str("name"), vimID: vim.id, version: scalarText(version),
+		id: id, name: content.Str("name"), vimID: vim.id, version: scalarText(version),
 		nets: nets, content: content, doc: renderDoc(content),
 	}
 	s.db.clusters.add(id, cluster)
@@ -123,16 +125,16 @@ func (s *Server) addCluster(vim *vimRecord, content *object, now time.Time) *clu
 // K8s cluster.
 func (s *Server) seedVIM(account VIMAccount, now time.Time) {
 	vimType := firstNonEmpty(account.Type, DefaultVIMType)
-	vim := s.addVIM(newObject(
+	vim := s.addVIM(python.NewDict(
 		"name", account.Name, "vim_type", vimType, "vim_url", "http://"+account.Name+".vim.invalid:5000/v3",
 		"vim_user", "osm", "vim_password", "", "vim_tenant_name", "osm", "description", "VIM account seeded by the NBI simulator",
 	), now)
 	if account.NoK8sCluster {
 		return
 	}
-	s.addCluster(vim, newObject(
+	s.addCluster(vim, python.NewDict(
 		"name", account.Name+"-k8s", "vim_account", vim.id, "k8s_version", "1.29",
-		"nets", newObject("net1", nil), "namespace", "kube-system", "cni", []any{},
+		"nets", python.NewDict("net1", nil), "namespace", "kube-system", "cni", []any{},
 		"description", "K8s cluster seeded by the NBI simulator",
 	), now)
 }
@@ -164,8 +166,8 @@ func (s *Server) newVIMAccount(c *call) (response, *nbiError) {
 	if problem := vimAccountNewSchema.validate(input); problem != nil {
 		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
-	if s.db.vimsByName[input.str("name")] != nil {
-		return response{}, errorf(http.StatusConflict, "name '%s' already exists for vim_accounts", input.str("name"))
+	if s.db.vimsByName[input.Str("name")] != nil {
+		return response{}, errorf(http.StatusConflict, "name '%s' already exists for vim_accounts", input.Str("name"))
 	}
 	vim := s.addVIM(input, c.now)
 	return createdAccepted(vim.id, "/osm/admin/v1/vim_accounts/"), nil
@@ -174,7 +176,7 @@ func (s *Server) newVIMAccount(c *call) (response, *nbiError) {
 // createdAccepted is the NBI's answer to creating an item that its RO or
 // LCM then sets up: 202 with the id and the id of that operation.
 func createdAccepted(id, location string) response {
-	answer := jsonResponse(http.StatusAccepted, newObject("_id", id, "id", id, "op_id", id+":0"))
+	answer := jsonResponse(http.StatusAccepted, python.NewDict("_id", id, "id", id, "op_id", id+":0"))
 	return answer.withHeader("Location", location+id)
 }
 
@@ -201,13 +203,13 @@ func (s *Server) newK8sCluster(c *call) (response, *nbiError) {
 		return response{}, errorf(http.StatusUnprocessableEntity, "%s", problem.formatError())
 	}
 	for _, cluster := range s.db.clusters.all() {
-		if cluster.name == input.str("name") {
+		if cluster.name == input.Str("name") {
 			return response{}, errorf(http.StatusConflict, "name '%s' already exists for k8sclusters", cluster.name)
 		}
 	}
-	vim, found := s.db.vims.get(input.str("vim_account"))
+	vim, found := s.db.vims.get(input.Str("vim_account"))
 	if !found {
-		return response{}, s.notFound(input.str("vim_account"))
+		return response{}, s.notFound(input.Str("vim_account"))
 	}
 	cluster := s.addCluster(vim, input, c.now)
 	return createdAccepted(cluster.id, "/osm/admin/v1/k8sclusters/"), nil

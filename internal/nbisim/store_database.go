@@ -1,8 +1,6 @@
 package nbisim
 
 import (
-	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // database is the NBI's state: the collections of its MongoDB, with the
@@ -67,8 +67,8 @@ func (s *Server) notFound(id string) *nbiError {
 }
 
 func (s *Server) notFoundText(id string) string {
-	filter := newObject("_id", id, "_admin.projects_read.cont", []any{s.projectID, "ANY"})
-	return fmt.Sprintf("database exception Not found entry with filter='%s'", pythonRepr(filter))
+	filter := python.NewDict("_id", id, "_admin.projects_read.cont", []any{s.projectID, "ANY"})
+	return fmt.Sprintf("database exception Not found entry with filter='%s'", python.Repr(filter))
 }
 
 // listFilter is the filters of a list request (?name=X&...): each query
@@ -180,7 +180,7 @@ func (f listFilter) matches(d doc) bool {
 	if len(f) == 0 {
 		return true
 	}
-	parsed, err := parseJSON(d)
+	parsed, err := python.ParseJSON(d)
 	if err != nil {
 		return false
 	}
@@ -216,8 +216,8 @@ func recursiveFind(path []string, next int, content any, operator string, target
 		return compareField(content, operator, target)
 	}
 	switch c := content.(type) {
-	case *object:
-		child, _ := c.get(path[next])
+	case *python.Dict:
+		child, _ := c.Get(path[next])
 		return recursiveFind(path, next+1, child, operator, target)
 	case []any:
 		// Stop at the first element that matches, or, for a negated
@@ -264,7 +264,7 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return pythonIn(target, items)
 		}
-		return pythonEqual(content, target)
+		return python.Equal(content, target)
 	case "neq", "ne", "ncont":
 		switch {
 		case targetIsList && contentIsList:
@@ -274,9 +274,9 @@ func compareField(content any, operator string, target any) bool {
 		case contentIsList:
 			return !pythonIn(target, items)
 		}
-		return !pythonEqual(content, target)
+		return !python.Equal(content, target)
 	}
-	comparison, ok := pythonCompare(content, target)
+	comparison, ok := python.Compare(content, target)
 	if !ok {
 		return false
 	}
@@ -292,83 +292,7 @@ func compareField(content any, operator string, target any) bool {
 }
 
 func pythonIn(value any, list []any) bool {
-	return slices.ContainsFunc(list, func(item any) bool { return pythonEqual(value, item) })
-}
-
-// numericValue is a JSON or query value as a Python number: bools are
-// numbers in Python (True == 1).
-func numericValue(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil || errors.Is(err, strconv.ErrRange)
-	case float64:
-		return n, true
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case bool:
-		if n {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
-}
-
-// pythonEqual is Python's == between a record's JSON value and a query value.
-func pythonEqual(a, b any) bool {
-	if x, ok := numericValue(a); ok {
-		y, ok := numericValue(b)
-		return ok && x == y
-	}
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !pythonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case *object:
-		y, ok := b.(*object)
-		if !ok || len(x.members) != len(y.members) {
-			return false
-		}
-		for _, m := range x.members {
-			other, found := y.get(m.key)
-			if !found || !pythonEqual(m.value, other) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// pythonCompare orders two values as Python does, numbers with numbers and
-// strings with strings; ok is false where Python raises a TypeError.
-func pythonCompare(a, b any) (int, bool) {
-	if x, ok := numericValue(a); ok {
-		y, ok := numericValue(b)
-		return cmp.Compare(x, y), ok
-	}
-	x, ok := a.(string)
-	y, okToo := b.(string)
-	if !ok || !okToo {
-		return 0, false
-	}
-	return strings.Compare(x, y), true
+	return slices.ContainsFunc(list, func(item any) bool { return python.Equal(value, item) })
 }
 
 // filterDocs keeps the docs that pass the filter.

@@ -1,4 +1,4 @@
-package nbisim
+package python
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// deepDiff reproduces what the NBI reads of DeepDiff(t1, t2) (deepdiff
+// DeepDiff reproduces what the NBI reads of DeepDiff(t1, t2) (deepdiff
 // 8.6.1, the NBI's requirements.txt) with its defaults, for the values of
 // yaml.safe_load: whether there is any difference, and the paths of the
 // values_changed report, in DeepDiff's order and form (root['kdu'][0]).
 // Lists are compared in order: by index, or, when both hold only scalars,
 // with difflib's SequenceMatcher when that reports fewer changes.
-func deepDiff(t1, t2 any) (changed bool, valuesChanged []string) {
+func DeepDiff(t1, t2 any) (changed bool, valuesChanged []string) {
 	var d differ
 	d.diff(t1, t2, "root", &d.reports)
 	reports := mutualAddRemovesToValueChanges(d.reports)
@@ -53,13 +53,13 @@ func (d *differ) diff(t1, t2 any, path string, out *[]diffReport) {
 	if isYAMLNaN(t1) && isYAMLNaN(t2) {
 		return // PyYAML's .nan is one object, and DeepDiff starts with "if level.t1 is level.t2"
 	}
-	if pyTypeName(t1) != pyTypeName(t2) {
+	if TypeName(t1) != TypeName(t2) {
 		report(out, reportTypeChanges, path)
 		return
 	}
 	switch x := t1.(type) {
-	case *pyDict:
-		d.diffDict(x, t2.(*pyDict), path, out)
+	case *Dict:
+		d.diffDict(x, t2.(*Dict), path, out)
 	case []any:
 		d.diffList(x, t2.([]any), path, out)
 	case nil:
@@ -69,7 +69,7 @@ func (d *differ) diff(t1, t2 any, path string, out *[]diffReport) {
 			report(out, reportValuesChanged, path)
 		}
 	default:
-		if !pyEqual(t1, t2) {
+		if !Equal(t1, t2) {
 			report(out, reportValuesChanged, path)
 		}
 	}
@@ -77,33 +77,33 @@ func (d *differ) diff(t1, t2 any, path string, out *[]diffReport) {
 
 // diffDict is DeepDiff._diff_dict: the keys added (in t2's order), then
 // the keys removed (in t1's), then the common keys, in t2's order.
-func (d *differ) diffDict(t1, t2 *pyDict, path string, out *[]diffReport) {
+func (d *differ) diffDict(t1, t2 *Dict, path string, out *[]diffReport) {
 	var common []any
-	for _, key := range t2.keys {
-		if t1.index(key) >= 0 {
-			common = append(common, key)
+	for _, m := range t2.Members {
+		if t1.index(m.Key) >= 0 {
+			common = append(common, m.Key)
 		}
 	}
 	// threshold_to_diff_deeper (0.33 by default): dicts sharing too few
 	// keys are one changed value.
-	if union := len(t1.keys) + len(t2.keys) - len(common); union > 1 && float64(len(common))/float64(union) < 0.33 {
+	if union := len(t1.Members) + len(t2.Members) - len(common); union > 1 && float64(len(common))/float64(union) < 0.33 {
 		report(out, reportValuesChanged, path)
 		return
 	}
-	isCommon := func(key any) bool { return slices.ContainsFunc(common, func(c any) bool { return pyEqual(c, key) }) }
-	for _, key := range t2.keys {
-		if !isCommon(key) {
-			report(out, reportDictAdded, path+"["+deepDiffKey(key)+"]")
+	isCommon := func(key any) bool { return slices.ContainsFunc(common, func(c any) bool { return Equal(c, key) }) }
+	for _, m := range t2.Members {
+		if !isCommon(m.Key) {
+			report(out, reportDictAdded, path+"["+deepDiffKey(m.Key)+"]")
 		}
 	}
-	for _, key := range t1.keys {
-		if !isCommon(key) {
-			report(out, reportDictRemoved, path+"["+deepDiffKey(key)+"]")
+	for _, m := range t1.Members {
+		if !isCommon(m.Key) {
+			report(out, reportDictRemoved, path+"["+deepDiffKey(m.Key)+"]")
 		}
 	}
 	for _, key := range common {
-		v1, _ := t1.get(key)
-		v2, _ := t2.get(key)
+		v1, _ := t1.Get(key)
+		v2, _ := t2.Get(key)
 		d.diff(v1, v2, path+"["+deepDiffKey(key)+"]", out)
 	}
 }
@@ -114,7 +114,7 @@ func (d *differ) diffDict(t1, t2 *pyDict, path string, out *[]diffReport) {
 func deepDiffKey(key any) string {
 	s, isString := key.(string)
 	if !isString {
-		return pyRepr(key)
+		return Repr(key)
 	}
 	if strings.Contains(s, "'") {
 		return `"` + s + `"`
@@ -146,7 +146,7 @@ func (d *differ) diffList(t1, t2 []any, path string, out *[]diffReport) {
 func allBasic(items []any) bool {
 	for _, item := range items {
 		switch item.(type) {
-		case []any, *pyDict:
+		case []any, *Dict:
 			return false
 		}
 	}
@@ -165,7 +165,7 @@ func (d *differ) diffByPairs(t1, t2 []any, path string, from1, to1, from2, to2 i
 			report(out, reportItemRemoved, fmt.Sprintf("%s[%d]", path, i+from1))
 		case i >= len(a):
 			report(out, reportItemAdded, fmt.Sprintf("%s[%d]", path, i+from2))
-		case i+from1 != i+from2 && pyEqual(a[i], b[i]):
+		case i+from1 != i+from2 && Equal(a[i], b[i]):
 			report(out, reportItemMoved, fmt.Sprintf("%s[%d]", path, i+from1))
 		default:
 			d.diff(a[i], b[i], fmt.Sprintf("%s[%d]", path, i+from1), out)
@@ -271,10 +271,10 @@ func sequenceOpcodes(a, b []any) []opcode {
 			}
 			j2len = newj2len
 		}
-		for besti > alo && bestj > blo && pyEqual(a[besti-1], b[bestj-1]) {
+		for besti > alo && bestj > blo && Equal(a[besti-1], b[bestj-1]) {
 			besti, bestj, bestsize = besti-1, bestj-1, bestsize+1
 		}
-		for besti+bestsize < ahi && bestj+bestsize < bhi && pyEqual(a[besti+bestsize], b[bestj+bestsize]) {
+		for besti+bestsize < ahi && bestj+bestsize < bhi && Equal(a[besti+bestsize], b[bestj+bestsize]) {
 			bestsize++
 		}
 		return besti, bestj, bestsize

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/osmops/osmops/internal/nbisim/python"
 	"github.com/osmops/osmops/internal/osmpkg"
 )
 
@@ -70,7 +71,7 @@ type packageRecord struct {
 	kind *packageKind
 	id   string
 	// descriptor holds the descriptor's fields, out of their envelope.
-	descriptor   *object
+	descriptor   *python.Dict
 	descriptorID string
 	revision     int
 	// softwareVersions are the software-version (its Python repr, "'1.0'"
@@ -90,7 +91,7 @@ type packageRecord struct {
 	users int
 	// userData is _admin.userDefinedData: {} for a package uploaded in one
 	// step, then what edits merged into it; uploads keep it.
-	userData *object
+	userData *python.Dict
 	doc      doc
 	// nested is the record without its SOL005 fields, as an NS record
 	// embeds its NSD, indented for that place (see spliceNSD).
@@ -98,7 +99,7 @@ type packageRecord struct {
 }
 
 type packageAdminDoc struct {
-	UserDefinedData  *object        `json:"userDefinedData"`
+	UserDefinedData  *python.Dict   `json:"userDefinedData"`
 	Revision         int            `json:"revision"`
 	Created          epochTime      `json:"created"`
 	Modified         epochTime      `json:"modified"`
@@ -133,9 +134,9 @@ func (p *packageRecord) usageState() string {
 
 // render refreshes the record's docs after a change.
 func (s *Server) renderPackage(p *packageRecord) {
-	base := p.descriptor.clone()
-	base.set("_id", p.id)
-	base.set("_admin", packageAdminDoc{
+	base := p.descriptor.Clone()
+	base.Set("_id", p.id)
+	base.Set("_admin", packageAdminDoc{
 		UserDefinedData: p.userData, Revision: p.revision, Created: epoch(p.created), Modified: epoch(p.modified),
 		ProjectsRead: []string{s.projectID}, ProjectsWrite: []string{s.projectID},
 		OnboardingState: "ONBOARDED", OperationalState: "ENABLED", UsageState: p.usageState(),
@@ -150,17 +151,17 @@ func (s *Server) renderPackage(p *packageRecord) {
 	// The SOL005 projection the NBI adds to listed and shown records.
 	listed := base
 	prefix := p.kind.statePrefix
-	listed.set(prefix+stateName(prefix, "onboardingState"), "ONBOARDED")
-	listed.set(prefix+stateName(prefix, "operationalState"), "ENABLED")
-	listed.set(prefix+stateName(prefix, "usageState"), p.usageState())
-	links := newObject("self", link{p.kind.selfPath + p.id})
+	listed.Set(prefix+stateName(prefix, "onboardingState"), "ONBOARDED")
+	listed.Set(prefix+stateName(prefix, "operationalState"), "ENABLED")
+	listed.Set(prefix+stateName(prefix, "usageState"), p.usageState())
+	links := python.NewDict("self", link{p.kind.selfPath + p.id})
 	if p.kind.kind == osmpkg.KindVNF {
-		links.set("vnfd", link{p.kind.selfPath + p.id + "/vnfd"})
-		links.set("packageContent", link{p.kind.selfPath + p.id + "/" + p.kind.contentItem})
+		links.Set("vnfd", link{p.kind.selfPath + p.id + "/vnfd"})
+		links.Set("packageContent", link{p.kind.selfPath + p.id + "/" + p.kind.contentItem})
 	} else {
-		links.set(p.kind.contentItem, link{p.kind.selfPath + p.id + "/" + p.kind.contentItem})
+		links.Set(p.kind.contentItem, link{p.kind.selfPath + p.id + "/" + p.kind.contentItem})
 	}
-	listed.set("_links", links)
+	listed.Set("_links", links)
 	p.doc = renderDoc(listed)
 }
 
@@ -179,8 +180,8 @@ func vnfdType(p *packageRecord) string {
 		return ""
 	}
 	var pdus, vdus bool
-	for _, item := range p.descriptor.list("vdu") {
-		if vdu, ok := item.(*object); ok && vdu.str("pdu-type") != "" {
+	for _, item := range p.descriptor.List("vdu") {
+		if vdu, ok := item.(*python.Dict); ok && vdu.Str("pdu-type") != "" {
 			pdus = true
 		} else {
 			vdus = true
@@ -227,7 +228,7 @@ func (s *Server) getPackage(c *call, kind *packageKind) (response, *nbiError) {
 // upload is a checked package tarball, ready to store.
 type upload struct {
 	contents       *osmpkg.Contents
-	descriptor     *object
+	descriptor     *python.Dict
 	tarball        []byte
 	filename       string
 	topEntries     int
@@ -244,7 +245,7 @@ func (s *Server) uploadPackage(c *call, kind *packageKind) (response, *nbiError)
 	if err != nil {
 		return response{}, err
 	}
-	p := &packageRecord{kind: kind, id: uuid.NewString(), created: c.now, userData: &object{}}
+	p := &packageRecord{kind: kind, id: uuid.NewString(), created: c.now, userData: &python.Dict{}}
 	s.storeUpload(p, checked, c.now)
 	return jsonResponse(http.StatusCreated, map[string]string{"id": p.id}).withHeader("Location", kind.contentPath+p.id), nil
 }
@@ -280,15 +281,15 @@ func (s *Server) editPackage(c *call, kind *packageKind) (response, *nbiError) {
 	if err != nil {
 		return response{}, err
 	}
-	for _, key := range edit.keys() {
+	for _, key := range edit.Keys() {
 		if key != "userDefinedData" && key != "_id" {
 			return response{}, errorf(http.StatusUnprocessableEntity, "the simulator edits only userDefinedData, not %q", key)
 		}
 	}
-	if value, given := edit.get("userDefinedData"); given {
-		data, isObject := value.(*object)
+	if value, given := edit.Get("userDefinedData"); given {
+		data, isObject := value.(*python.Dict)
 		if !isObject {
-			return response{}, errorf(http.StatusBadRequest, "userDefinedData should be an object, but is '<class '%s'>' instead", pythonTypeName(value))
+			return response{}, errorf(http.StatusBadRequest, "userDefinedData should be an object, but is '<class '%s'>' instead", python.TypeName(value))
 		}
 		p.userData = mergePatch(p.userData, data)
 	}
@@ -300,22 +301,22 @@ func (s *Server) editPackage(c *call, kind *packageKind) (response, *nbiError) {
 // mergePatch is osm_common's deep_update_rfc7396: the members of patch
 // replace those of target, objects are merged member by member, and a null
 // removes the member.
-func mergePatch(target, patch *object) *object {
-	merged := target.clone()
-	for _, m := range patch.members {
-		child, isObject := m.value.(*object)
+func mergePatch(target, patch *python.Dict) *python.Dict {
+	merged := target.Clone()
+	for _, m := range patch.Members {
+		child, isObject := m.Value.(*python.Dict)
 		switch {
-		case m.value == nil:
-			merged.del(m.key)
+		case m.Value == nil:
+			merged.Del(m.Key)
 		case isObject:
-			current, _ := merged.get(m.key)
-			currentObject, _ := current.(*object)
+			current, _ := merged.Get(m.Key)
+			currentObject, _ := current.(*python.Dict)
 			if currentObject == nil {
-				currentObject = &object{}
+				currentObject = &python.Dict{}
 			}
-			merged.set(m.key, mergePatch(currentObject, child))
+			merged.Set(m.Key, mergePatch(currentObject, child))
 		default:
-			merged.set(m.key, cloneValue(m.value))
+			merged.Set(m.Key, python.CloneValue(m.Value))
 		}
 	}
 	return merged
@@ -387,9 +388,9 @@ func (s *Server) checkUpload(c *call, kind *packageKind, current *packageRecord)
 // checkNSDReferences checks, like the NBI's _check_descriptor_dependencies,
 // that every vnfd-id names an onboarded VNFD and that the vnf-profiles
 // connect to external connection points those VNFDs have.
-func (s *Server) checkNSDReferences(nsd *object) *nbiError {
+func (s *Server) checkNSDReferences(nsd *python.Dict) *nbiError {
 	vnfds := map[string]*packageRecord{}
-	for _, item := range nsd.list("vnfd-id") {
+	for _, item := range nsd.List("vnfd-id") {
 		id, _ := item.(string)
 		vnfd := s.db.vnfPackages.byDescriptorID[id]
 		if vnfd == nil {
@@ -397,25 +398,25 @@ func (s *Server) checkNSDReferences(nsd *object) *nbiError {
 		}
 		vnfds[id] = vnfd
 	}
-	for _, dfItem := range nsd.list("df") {
-		df, _ := dfItem.(*object)
-		for _, profileItem := range df.list("vnf-profile") {
-			profile, _ := profileItem.(*object)
-			vnfd := vnfds[profile.str("vnfd-id")]
+	for _, dfItem := range nsd.List("df") {
+		df, _ := dfItem.(*python.Dict)
+		for _, profileItem := range df.List("vnf-profile") {
+			profile, _ := profileItem.(*python.Dict)
+			vnfd := vnfds[profile.Str("vnfd-id")]
 			if vnfd == nil {
 				continue
 			}
-			for _, connectivityItem := range profile.list("virtual-link-connectivity") {
-				connectivity, _ := connectivityItem.(*object)
-				for _, cpdItem := range connectivity.list("constituent-cpd-id") {
-					cpd, _ := cpdItem.(*object)
-					if !hasExternalCPD(vnfd.descriptor, cpd.str("constituent-cpd-id")) {
+			for _, connectivityItem := range profile.List("virtual-link-connectivity") {
+				connectivity, _ := connectivityItem.(*python.Dict)
+				for _, cpdItem := range connectivity.List("constituent-cpd-id") {
+					cpd, _ := cpdItem.(*python.Dict)
+					if !hasExternalCPD(vnfd.descriptor, cpd.Str("constituent-cpd-id")) {
 						return errorf(http.StatusUnprocessableEntity,
 							"Error at df[id='%s']:vnf-profile[id='%s']:virtual-link-connectivity"+
 								"[virtual-link-profile-id='%s']:constituent-cpd-id='%s' references a non "+
 								"existing ext-cpd:id inside vnfd '%s'",
-							df.str("id"), profile.str("id"), connectivity.str("virtual-link-profile-id"),
-							cpd.str("constituent-cpd-id"), vnfd.descriptorID)
+							df.Str("id"), profile.Str("id"), connectivity.Str("virtual-link-profile-id"),
+							cpd.Str("constituent-cpd-id"), vnfd.descriptorID)
 					}
 				}
 			}
@@ -424,9 +425,9 @@ func (s *Server) checkNSDReferences(nsd *object) *nbiError {
 	return nil
 }
 
-func hasExternalCPD(vnfd *object, id string) bool {
-	for _, item := range vnfd.list("ext-cpd") {
-		if cpd, ok := item.(*object); ok && cpd.str("id") == id {
+func hasExternalCPD(vnfd *python.Dict, id string) bool {
+	for _, item := range vnfd.List("ext-cpd") {
+		if cpd, ok := item.(*python.Dict); ok && cpd.Str("id") == id {
 			return true
 		}
 	}
@@ -448,11 +449,11 @@ func (s *Server) storeUpload(p *packageRecord, u *upload, now time.Time) {
 	if p.softwareVersions == nil {
 		p.softwareVersions = map[int]string{}
 	}
-	version, given := u.descriptor.get("software-version")
+	version, given := u.descriptor.Get("software-version")
 	if !given {
 		version = "1.0"
 	}
-	p.softwareVersions[p.revision] = pythonRepr(version)
+	p.softwareVersions[p.revision] = python.Repr(version)
 	p.modified = now
 	p.tarball = u.tarball
 	p.filename = u.filename
@@ -492,7 +493,7 @@ func (s *Server) checkPackageUnused(p *packageRecord) *nbiError {
 		return errorf(http.StatusConflict, "There is at least one VNF instance using this descriptor")
 	}
 	for _, nsd := range s.db.nsPackages.records.all() {
-		for _, id := range nsd.descriptor.list("vnfd-id") {
+		for _, id := range nsd.descriptor.List("vnfd-id") {
 			if id == p.descriptorID {
 				return errorf(http.StatusConflict, "There is at least one NS package referencing this descriptor")
 			}
@@ -557,7 +558,7 @@ func topLevelEntries(files []string) int {
 // readDescriptor reads the descriptor file of a checked tarball into an
 // ordered object, out of its envelope (the NBI's _remove_envelop): the
 // content of vnfd, or the only element of nsd.nsd.
-func readDescriptor(tarball []byte, contents *osmpkg.Contents) (*object, error) {
+func readDescriptor(tarball []byte, contents *osmpkg.Contents) (*python.Dict, error) {
 	data, err := tarballFile(tarball, contents.Name+"/"+contents.DescriptorPath)
 	if err != nil {
 		return nil, err
@@ -566,19 +567,19 @@ func readDescriptor(tarball []byte, contents *osmpkg.Contents) (*object, error) 
 	if err := yaml.Unmarshal(data, &node); err != nil {
 		return nil, err
 	}
-	value, err := yamlToValue(&node)
+	value, err := python.FromYAML(&node)
 	if err != nil {
 		return nil, err
 	}
-	root, _ := value.(*object)
+	root, _ := value.(*python.Dict)
 	for _, key := range []string{"etsi-nfv-vnfd:vnfd", "vnfd", "etsi-nfv-nsd:nsd", "nsd"} {
-		if body := root.obj(key); body != nil {
+		if body := root.Obj(key); body != nil {
 			root = body
 			break
 		}
 	}
-	if list := root.list("nsd"); len(list) == 1 {
-		if nsd, ok := list[0].(*object); ok {
+	if list := root.List("nsd"); len(list) == 1 {
+		if nsd, ok := list[0].(*python.Dict); ok {
 			return nsd, nil
 		}
 	}

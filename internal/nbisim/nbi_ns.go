@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/osmops/osmops/internal/nbisim/python"
 )
 
 // nsRecord is an NS instance with its VNF records and operations.
@@ -47,7 +49,7 @@ func (v *vnfRecord) render(now time.Time) {
 
 // nsCreation is a checked NS create request, ready to become records.
 type nsCreation struct {
-	input *object
+	input *python.Dict
 	ns    *nsRecord
 	// deferredFailure is why the instantiate will fail: the NBI accepts a
 	// wrong member-vnf-index or kdu_name and LCM fails on it later.
@@ -56,44 +58,44 @@ type nsCreation struct {
 
 // buildNS checks an NS create body and builds the NS and VNF records the
 // NBI's NsrTopic.new would store, without storing them yet.
-func (s *Server) buildNS(input *object, now time.Time) (*nsCreation, *nbiError) {
+func (s *Server) buildNS(input *python.Dict, now time.Time) (*nsCreation, *nbiError) {
 	if problem := nsInstantiateSchema.validate(input); problem != nil {
 		return nil, errorf(http.StatusUnprocessableEntity, "%s while 'validating input parameters'", problem.formatError())
 	}
-	nsdID := input.str("nsdId")
+	nsdID := input.Str("nsdId")
 	step := fmt.Sprintf("getting nsd id='%s' from database", nsdID)
 	nsd, found := s.db.nsPackages.records.get(nsdID)
 	if !found {
 		return nil, errorf(http.StatusNotFound, "%s while '%s'", s.notFoundText(nsdID), step)
 	}
-	nsParams, err := formatParams(input.obj("additionalParamsForNs"), "additionalParamsForNs", false)
+	nsParams, err := formatParams(input.Obj("additionalParamsForNs"), "additionalParamsForNs", false)
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "%v while '%s'", err, step)
 	}
 	namespace := s.projectID
-	if ns := input.str("k8s-namespace"); ns != "" {
+	if ns := input.Str("k8s-namespace"); ns != "" {
 		namespace = ns
 	}
-	if ns := nsParams.str("k8s-namespace"); ns != "" {
+	if ns := nsParams.Str("k8s-namespace"); ns != "" {
 		namespace = ns
 	}
 
 	id := uuid.NewString()
-	instantiateParams := input.clone()
-	instantiateParams.del("additionalParamsForNs")
-	instantiateParams.del("additionalParamsForVnf")
+	instantiateParams := input.Clone()
+	instantiateParams.Del("additionalParamsForNs")
+	instantiateParams.Del("additionalParamsForVnf")
 	var description any = ""
-	if value, given := input.get("nsDescription"); given {
+	if value, given := input.Get("nsDescription"); given {
 		description = value
 	}
 	ns := &nsRecord{id: id, nsd: nsd, nsdDoc: nsd.nested}
 	ns.fields = nsrDoc{
-		Name: input.str("nsName"), NameRef: input.str("nsName"), ShortName: input.str("nsName"),
+		Name: input.Str("nsName"), NameRef: input.Str("nsName"), ShortName: input.Str("nsName"),
 		AdminStatus: "ENABLED", NsState: "NOT_INSTANTIATED", CurrentOperation: "IDLE",
-		Datacenter: input.str("vimAccountId"), ResourceOrchestrator: "osmopenmano",
+		Datacenter: input.Str("vimAccountId"), ResourceOrchestrator: "osmopenmano",
 		Description: description, ConstituentVnfrRef: []string{},
 		OperationalStatus: "init", ConfigStatus: "init", DetailedStatus: "scheduled",
-		CreateTime: epoch(now), NsdNameRef: nsd.descriptor.str("name"), OperationalEvents: []any{},
+		CreateTime: epoch(now), NsdNameRef: nsd.descriptor.Str("name"), OperationalEvents: []any{},
 		NsdRef: nsd.descriptorID, NsdID: nsd.id, VnfdID: []string{},
 		InstantiateParams: instantiateParams, AdditionalParamsForNs: nsParams,
 		NsInstanceConfigRef: id, ID: id, UID: id,
@@ -103,13 +105,13 @@ func (s *Server) buildNS(input *object, now time.Time) (*nsCreation, *nbiError) 
 	}
 	// The NBI adds nsr_id to the request, which the instantiate operation's
 	// params then show.
-	input.set("nsr_id", id)
+	input.Set("nsr_id", id)
 
 	creation := &nsCreation{input: input, ns: ns}
 	profiles := vnfProfiles(nsd.descriptor)
 	creation.deferredFailure = checkParamsTargets(input, profiles, s.db.vnfPackages)
 	for _, profile := range profiles {
-		vnfdID, index := profile.str("vnfd-id"), profile.str("id")
+		vnfdID, index := profile.Str("vnfd-id"), profile.Str("id")
 		vnfd := s.db.vnfPackages.byDescriptorID[vnfdID]
 		if vnfd == nil {
 			return nil, errorf(http.StatusNotFound, "%s while 'getting vnfd id='%s' constituent-vnfd='%s' from database'",
@@ -130,12 +132,12 @@ func (s *Server) buildNS(input *object, now time.Time) (*nsCreation, *nbiError) 
 
 // vnfProfiles lists the vnf-profiles of the NSD's first deployment flavour,
 // the only one the NBI instantiates.
-func vnfProfiles(nsd *object) []*object {
-	var profiles []*object
-	if dfs := nsd.list("df"); len(dfs) > 0 {
-		df, _ := dfs[0].(*object)
-		for _, item := range df.list("vnf-profile") {
-			if profile, ok := item.(*object); ok {
+func vnfProfiles(nsd *python.Dict) []*python.Dict {
+	var profiles []*python.Dict
+	if dfs := nsd.List("df"); len(dfs) > 0 {
+		df, _ := dfs[0].(*python.Dict)
+		for _, item := range df.List("vnf-profile") {
+			if profile, ok := item.(*python.Dict); ok {
 				profiles = append(profiles, profile)
 			}
 		}
@@ -145,36 +147,36 @@ func vnfProfiles(nsd *object) []*object {
 
 // nsVirtualLinks is the NS record's vld: the NSD's virtual-link-desc with
 // the connection points the vnf-profiles attach to each.
-func nsVirtualLinks(nsd *object) []any {
-	descriptors := nsd.list("virtual-link-desc")
+func nsVirtualLinks(nsd *python.Dict) []any {
+	descriptors := nsd.List("virtual-link-desc")
 	if len(descriptors) == 0 {
 		return nil
 	}
 	links := make([]any, 0, len(descriptors))
 	for _, item := range descriptors {
-		vld, ok := item.(*object)
+		vld, ok := item.(*python.Dict)
 		if !ok {
 			continue
 		}
-		vld = vld.clone()
+		vld = vld.Clone()
 		refs := []any{}
 		for _, profile := range vnfProfiles(nsd) {
-			for _, connectivityItem := range profile.list("virtual-link-connectivity") {
-				connectivity, _ := connectivityItem.(*object)
-				if connectivity.str("virtual-link-profile-id") != vld.str("id") {
+			for _, connectivityItem := range profile.List("virtual-link-connectivity") {
+				connectivity, _ := connectivityItem.(*python.Dict)
+				if connectivity.Str("virtual-link-profile-id") != vld.Str("id") {
 					continue
 				}
-				for _, cpdItem := range connectivity.list("constituent-cpd-id") {
-					cpd, _ := cpdItem.(*object)
-					refs = append(refs, newObject(
-						"member-vnf-index-ref", cpd.str("constituent-base-element-id"),
-						"vnfd-connection-point-ref", cpd.str("constituent-cpd-id"),
-						"vnfd-id-ref", profile.str("vnfd-id")))
+				for _, cpdItem := range connectivity.List("constituent-cpd-id") {
+					cpd, _ := cpdItem.(*python.Dict)
+					refs = append(refs, python.NewDict(
+						"member-vnf-index-ref", cpd.Str("constituent-base-element-id"),
+						"vnfd-connection-point-ref", cpd.Str("constituent-cpd-id"),
+						"vnfd-id-ref", profile.Str("vnfd-id")))
 				}
 			}
 		}
-		vld.set("vnfd-connection-point-ref", refs)
-		vld.set("name", vld.str("id"))
+		vld.Set("vnfd-connection-point-ref", refs)
+		vld.Set("name", vld.Str("id"))
 		links = append(links, vld)
 	}
 	return links
@@ -184,23 +186,23 @@ func nsVirtualLinks(nsd *object) []any {
 // additionalParamsForVnf that the NS does not have. The NBI accepts them;
 // the instantiate operation then fails, and the message words the check
 // with the NBI's own phrases for such mistakes.
-func checkParamsTargets(input *object, profiles []*object, vnfds *packageStore) string {
-	for _, item := range input.list("additionalParamsForVnf") {
-		vnfParams, _ := item.(*object)
-		index := vnfParams.str("member-vnf-index")
-		var profile *object
+func checkParamsTargets(input *python.Dict, profiles []*python.Dict, vnfds *packageStore) string {
+	for _, item := range input.List("additionalParamsForVnf") {
+		vnfParams, _ := item.(*python.Dict)
+		index := vnfParams.Str("member-vnf-index")
+		var profile *python.Dict
 		for _, candidate := range profiles {
-			if candidate.str("id") == index {
+			if candidate.Str("id") == index {
 				profile = candidate
 			}
 		}
 		if profile == nil {
 			return fmt.Sprintf("Invalid parameter additionalParamsForVnf: member-vnf-index='%s' is not one of the nsd:constituent-vnfd", index)
 		}
-		vnfd := vnfds.byDescriptorID[profile.str("vnfd-id")]
-		for _, kduItem := range vnfParams.list("additionalParamsForKdu") {
-			kduParams, _ := kduItem.(*object)
-			name := kduParams.str("kdu_name")
+		vnfd := vnfds.byDescriptorID[profile.Str("vnfd-id")]
+		for _, kduItem := range vnfParams.List("additionalParamsForKdu") {
+			kduParams, _ := kduItem.(*python.Dict)
+			name := kduParams.Str("kdu_name")
 			if vnfd != nil && findKDU(vnfd.descriptor, name) == nil {
 				return fmt.Sprintf("Invalid parameter additionalParamsForVnf[member-vnf-index=%s]: kdu_name='%s' not present at vnfd:kdu:name", index, name)
 			}
@@ -209,18 +211,18 @@ func checkParamsTargets(input *object, profiles []*object, vnfds *packageStore) 
 	return ""
 }
 
-func findKDU(vnfd *object, name string) *object {
-	for _, item := range vnfd.list("kdu") {
-		if kdu, ok := item.(*object); ok && kdu.str("name") == name {
+func findKDU(vnfd *python.Dict, name string) *python.Dict {
+	for _, item := range vnfd.List("kdu") {
+		if kdu, ok := item.(*python.Dict); ok && kdu.Str("name") == name {
 			return kdu
 		}
 	}
 	return nil
 }
 
-func findByKey(items []any, key, value string) *object {
+func findByKey(items []any, key, value string) *python.Dict {
 	for _, item := range items {
-		if o, ok := item.(*object); ok && o.str(key) == value {
+		if o, ok := item.(*python.Dict); ok && o.Str(key) == value {
 			return o
 		}
 	}
@@ -229,14 +231,14 @@ func findByKey(items []any, key, value string) *object {
 
 // buildVNF makes the VNF record of one vnf-profile, as the NBI's
 // _create_vnfr_descriptor_from_vnfd does (VDUs are not simulated).
-func (s *Server) buildVNF(ns *nsRecord, vnfd *packageRecord, index string, input *object, namespace string, now time.Time) (*vnfRecord, error) {
-	vnfParamsItem := findByKey(input.list("additionalParamsForVnf"), "member-vnf-index", index)
+func (s *Server) buildVNF(ns *nsRecord, vnfd *packageRecord, index string, input *python.Dict, namespace string, now time.Time) (*vnfRecord, error) {
+	vnfParamsItem := findByKey(input.List("additionalParamsForVnf"), "member-vnf-index", index)
 	where := fmt.Sprintf("additionalParamsForVnf[member-vnf-index=%s]", index)
-	vnfParams, err := formatParams(vnfParamsItem.obj("additionalParams"), where, false)
+	vnfParams, err := formatParams(vnfParamsItem.Obj("additionalParams"), where, false)
 	if err != nil {
 		return nil, err
 	}
-	if ns := vnfParamsItem.str("k8s-namespace"); ns != "" {
+	if ns := vnfParamsItem.Str("k8s-namespace"); ns != "" {
 		namespace = ns
 	}
 	id := uuid.NewString()
@@ -248,25 +250,25 @@ func (s *Server) buildVNF(ns *nsRecord, vnfd *packageRecord, index string, input
 		K8sCluster: k8sClusterRequirements(vnfd.descriptor),
 		Admin:      nsrAdminDoc{adminDoc: s.newAdmin(now), NsState: "NOT_INSTANTIATED"},
 	}
-	for _, item := range vnfd.descriptor.list("kdu") {
-		kdu, _ := item.(*object)
-		kduItem := findByKey(vnfParamsItem.list("additionalParamsForKdu"), "kdu_name", kdu.str("name"))
+	for _, item := range vnfd.descriptor.List("kdu") {
+		kdu, _ := item.(*python.Dict)
+		kduItem := findByKey(vnfParamsItem.List("additionalParamsForKdu"), "kdu_name", kdu.Str("name"))
 		kdur := &kdurDoc{
-			K8sNamespace: namespace, KduDeploymentName: kduItem.str("kdu-deployment-name"),
-			KduName: kdu.str("name"), HelmVersion: kdu.str("helm-version"),
+			K8sNamespace: namespace, KduDeploymentName: kduItem.Str("kdu-deployment-name"),
+			KduName: kdu.Str("name"), HelmVersion: kdu.Str("helm-version"),
 		}
-		if ns := kduItem.str("k8s-namespace"); ns != "" {
+		if ns := kduItem.Str("k8s-namespace"); ns != "" {
 			kdur.K8sNamespace = ns
 		}
-		model := kduItem.str("kdu_model")
-		if chart := kdu.str("helm-chart"); chart != "" {
+		model := kduItem.Str("kdu_model")
+		if chart := kdu.Str("helm-chart"); chart != "" {
 			kdur.HelmChart = firstNonEmpty(model, chart)
 		}
-		if bundle := kdu.str("juju-bundle"); bundle != "" {
+		if bundle := kdu.Str("juju-bundle"); bundle != "" {
 			kdur.JujuBundle = firstNonEmpty(model, bundle)
 		}
 		kduWhere := where + fmt.Sprintf(".additionalParamsForKdu[kdu_name=%s]", kdur.KduName)
-		if err := kdur.setParams(kduItem.obj("additionalParams"), kduWhere); err != nil {
+		if err := kdur.setParams(kduItem.Obj("additionalParams"), kduWhere); err != nil {
 			return nil, err
 		}
 		vnf.fields.Kdur = append(vnf.fields.Kdur, kdur)
@@ -276,7 +278,7 @@ func (s *Server) buildVNF(ns *nsRecord, vnfd *packageRecord, index string, input
 
 // setParams stores a KDU's params the NBI's way: a JSON string, or null
 // when there are none.
-func (k *kdurDoc) setParams(params *object, where string) error {
+func (k *kdurDoc) setParams(params *python.Dict, where string) error {
 	formatted, err := formatParams(params, where, true)
 	if err != nil {
 		return err
@@ -286,37 +288,37 @@ func (k *kdurDoc) setParams(params *object, where string) error {
 		k.AdditionalParams = nil
 		return nil
 	}
-	k.AdditionalParams = stringPointer(pythonJSON(formatted))
+	k.AdditionalParams = stringPointer(python.JSONDumps(formatted))
 	return nil
 }
 
-func connectionPoints(vnfd *object) []any {
+func connectionPoints(vnfd *python.Dict) []any {
 	points := []any{}
-	for _, item := range vnfd.list("ext-cpd") {
-		cpd, _ := item.(*object)
-		internal := cpd.obj("int-cpd")
-		points = append(points, newObject(
-			"name", cpd.str("id"),
-			"connection-point-id", nullable(internal.str("cpd")),
-			"connection-point-vdu-id", nullable(internal.str("vdu-id")),
-			"id", cpd.str("id")))
+	for _, item := range vnfd.List("ext-cpd") {
+		cpd, _ := item.(*python.Dict)
+		internal := cpd.Obj("int-cpd")
+		points = append(points, python.NewDict(
+			"name", cpd.Str("id"),
+			"connection-point-id", nullable(internal.Str("cpd")),
+			"connection-point-vdu-id", nullable(internal.Str("vdu-id")),
+			"id", cpd.Str("id")))
 	}
 	return points
 }
 
 // k8sClusterRequirements is the VNF record's k8s-cluster: the VNFD's, with
 // each net's external connection point.
-func k8sClusterRequirements(vnfd *object) *object {
-	cluster := vnfd.obj("k8s-cluster").clone()
+func k8sClusterRequirements(vnfd *python.Dict) *python.Dict {
+	cluster := vnfd.Obj("k8s-cluster").Clone()
 	if cluster == nil {
 		return nil
 	}
-	for _, item := range cluster.list("nets") {
-		net, _ := item.(*object)
-		for _, cpdItem := range vnfd.list("ext-cpd") {
-			cpd, _ := cpdItem.(*object)
-			if cpd.str("k8s-cluster-net") == net.str("id") {
-				net.set("external-connection-point-ref", cpd.str("id"))
+	for _, item := range cluster.List("nets") {
+		net, _ := item.(*python.Dict)
+		for _, cpdItem := range vnfd.List("ext-cpd") {
+			cpd, _ := cpdItem.(*python.Dict)
+			if cpd.Str("k8s-cluster-net") == net.Str("id") {
+				net.Set("external-connection-point-ref", cpd.Str("id"))
 			}
 		}
 	}
@@ -353,25 +355,26 @@ var jinjaIdentifier = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 // formatParams is the NBI's _format_additional_params for one set of
 // params: it checks the keys and renders nested values as "!!yaml ...".
 // It returns nil for no or empty params.
-func formatParams(params *object, where string, forKDU bool) (*object, error) {
-	if params == nil || len(params.members) == 0 {
+func formatParams(params *python.Dict, where string, forKDU bool) (*python.Dict, error) {
+	if params == nil || len(params.Members) == 0 {
 		return nil, nil
 	}
-	formatted := &object{}
-	for _, m := range params.members {
-		if !forKDU && !jinjaIdentifier.MatchString(m.key) {
+	formatted := &python.Dict{}
+	for _, m := range params.Members {
+		key, _ := m.Key.(string) // params are JSON: their keys are strings
+		if !forKDU && !jinjaIdentifier.MatchString(key) {
 			return nil, fmt.Errorf("Invalid param name at %s:%s. Must contain only alphanumeric characters "+
-				"and underscores, and cannot start with a digit", where, m.key)
+				"and underscores, and cannot start with a digit", where, key)
 		}
-		if strings.Contains(m.key, "$") {
-			return nil, fmt.Errorf("Invalid param at %s:%s. Keys must not contain $ symbol", where, m.key)
+		if strings.Contains(key, "$") {
+			return nil, fmt.Errorf("Invalid param at %s:%s. Keys must not contain $ symbol", where, key)
 		}
-		value := m.value
+		value := m.Value
 		switch value.(type) {
-		case *object, []any:
-			value = "!!yaml " + pythonYAML(value)
+		case *python.Dict, []any:
+			value = "!!yaml " + python.SafeDump(value)
 		}
-		formatted.set(m.key, value)
+		formatted.Set(m.Key, value)
 	}
 	return formatted, nil
 }
@@ -447,7 +450,7 @@ func (s *Server) listNSInstances(c *call) (response, *nbiError) {
 	byOwner := func(owner string) []*nsRecord {
 		var found []*nsRecord
 		for _, ns := range s.db.nsInstances.all() {
-			if ns.fields.AdditionalParamsForNs.str(ownerParam) == owner {
+			if ns.fields.AdditionalParamsForNs.Str(ownerParam) == owner {
 				found = append(found, ns)
 			}
 		}
@@ -498,20 +501,20 @@ func (s *Server) createAndInstantiateNS(c *call) (response, *nbiError) {
 		return response{}, err
 	}
 	ns, input := creation.ns, creation.input
-	input.set("lcmOperationType", opInstantiate)
-	input.set("nsInstanceId", ns.id)
-	placement, err := s.placeVNFs(ns, input.str("vimAccountId"))
+	input.Set("lcmOperationType", opInstantiate)
+	input.Set("nsInstanceId", ns.id)
+	placement, err := s.placeVNFs(ns, input.Str("vimAccountId"))
 	if err != nil {
 		return response{}, err
 	}
 	s.addNS(ns, c.now)
-	s.applyPlacement(placement, input.str("vimAccountId"), c.now)
+	s.applyPlacement(placement, input.Str("vimAccountId"), c.now)
 	serializeOperationParams(input)
 	op := s.acceptOperation(ns, opInstantiate, input, nil, c.now)
 	if creation.deferredFailure != "" {
 		op.failure = &plannedFailure{state: stateFailed, message: creation.deferredFailure}
 	}
-	answer := jsonResponse(http.StatusCreated, newObject("id", ns.id, "nslcmop_id", op.id, "nsName", ns.fields.Name))
+	answer := jsonResponse(http.StatusCreated, python.NewDict("id", ns.id, "nslcmop_id", op.id, "nsName", ns.fields.Name))
 	return answer.withHeader("Location", "/osm/nslcm/v1/ns_instances_content/"+ns.id), nil
 }
 
@@ -534,10 +537,10 @@ func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 	if !ns.instantiated() {
 		return noContent(), nil
 	}
-	params := newObject("lcmOperationType", opTerminate, "nsInstanceId", ns.id, "autoremove", true)
+	params := python.NewDict("lcmOperationType", opTerminate, "nsInstanceId", ns.id, "autoremove", true)
 	op := s.acceptOperation(ns, opTerminate, params, nil, c.now)
 	// nbi.py, the DELETE branch: outdata = {"_id": op_id, "nsName": nsName}.
-	return jsonResponse(http.StatusAccepted, newObject("_id", op.id, "nsName", ns.fields.Name)), nil
+	return jsonResponse(http.StatusAccepted, python.NewDict("_id", op.id, "nsName", ns.fields.Name)), nil
 }
 
 // deleteNS serves DELETE .../ns_instances/{id}: no terminate, so an

@@ -3,9 +3,9 @@ package nbisim
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
+	"github.com/osmops/osmops/internal/nbisim/python"
 	"github.com/osmops/osmops/internal/osmpkg"
 )
 
@@ -44,15 +44,15 @@ type pyException struct {
 }
 
 func attributeError(v any, attribute string) *pyException {
-	return &pyException{"AttributeError", fmt.Sprintf("'%s' object has no attribute '%s'", pyTypeName(v), attribute)}
+	return &pyException{"AttributeError", fmt.Sprintf("'%s' object has no attribute '%s'", python.TypeName(v), attribute)}
 }
 
 // descriptorChanges compares an in-use descriptor file with its update and
 // returns the NBI's refusal, nil when the update may go on.
 func descriptorChanges(kind osmpkg.Kind, oldContent, newContent []byte) *nbiError {
-	old, errOld := pyYAMLLoad(oldContent)
-	updated, errNew := pyYAMLLoad(newContent)
-	if errOld != nil || errNew != nil || !pyTruthy(old) || !pyTruthy(updated) {
+	old, errOld := python.SafeLoad(oldContent)
+	updated, errNew := python.SafeLoad(newContent)
+	if errOld != nil || errNew != nil || !python.Truthy(old) || !python.Truthy(updated) {
 		// The NBI refuses a file PyYAML cannot read before it compares;
 		// the simulator's reading of the package let it through.
 		return nil
@@ -82,7 +82,7 @@ func descriptorChanges(kind osmpkg.Kind, oldContent, newContent []byte) *nbiErro
 		if e != nil {
 			return refusal(e)
 		}
-		if !pyEqual(oldVersion, newVersion) {
+		if !python.Equal(oldVersion, newVersion) {
 			return nil
 		}
 		if before, e = removeModifiableVNFDItems(old); e != nil {
@@ -100,13 +100,13 @@ func descriptorChanges(kind osmpkg.Kind, oldContent, newContent []byte) *nbiErro
 			return refusal(e)
 		}
 	}
-	changed, paths := deepDiff(before, after)
+	changed, paths := python.DeepDiff(before, after)
 	if !changed {
 		return nil
 	}
 	if len(paths) == 0 {
 		// DeepDiff found items added or removed, or types changed, but no
-		// values_changed: disallowed_change.get("values_changed").keys().
+		// values_changed: disallowed_change.Get("values_changed").Keys().
 		return refusal(attributeError(nil, "keys"))
 	}
 	nodes := make([]string, len(paths))
@@ -121,13 +121,13 @@ func descriptorChanges(kind osmpkg.Kind, oldContent, newContent []byte) *nbiErro
 		"there are disallowed changes in the ns descriptor. ", strings.Join(nodes, ", "))
 }
 
-// pyGet is v.get(key, fallback).
+// pyGet is v.Get(key, fallback).
 func pyGet(v any, key string, fallback any) (any, *pyException) {
-	d, isDict := v.(*pyDict)
+	d, isDict := v.(*python.Dict)
 	if !isDict {
 		return nil, attributeError(v, "get")
 	}
-	if value, found := d.get(key); found {
+	if value, found := d.Get(key); found {
 		return value, nil
 	}
 	return fallback, nil
@@ -136,8 +136,8 @@ func pyGet(v any, key string, fallback any) (any, *pyException) {
 // pyPop is v.pop(key, None).
 func pyPop(v any, key string) *pyException {
 	switch d := v.(type) {
-	case *pyDict:
-		d.del(key)
+	case *python.Dict:
+		d.Del(key)
 		return nil
 	case []any:
 		return &pyException{"TypeError", "pop expected at most 1 argument, got 2"}
@@ -150,8 +150,12 @@ func pyIterate(v any) ([]any, *pyException) {
 	switch x := v.(type) {
 	case []any:
 		return x, nil
-	case *pyDict:
-		return slices.Clone(x.keys), nil
+	case *python.Dict:
+		keys := make([]any, len(x.Members))
+		for i, m := range x.Members {
+			keys[i] = m.Key
+		}
+		return keys, nil
 	case string:
 		var chars []any
 		for _, r := range x {
@@ -159,7 +163,7 @@ func pyIterate(v any) ([]any, *pyException) {
 		}
 		return chars, nil
 	}
-	return nil, &pyException{"TypeError", fmt.Sprintf("'%s' object is not iterable", pyTypeName(v))}
+	return nil, &pyException{"TypeError", fmt.Sprintf("'%s' object is not iterable", python.TypeName(v))}
 }
 
 // findSoftwareVersion is VnfdTopic.find_software_version: the vnfd's
@@ -169,14 +173,14 @@ func findSoftwareVersion(vnfd any) (any, *pyException) {
 	if e != nil {
 		return nil, e
 	}
-	if pyTruthy(inner) {
+	if python.Truthy(inner) {
 		vnfd = inner
 	}
 	version, e := pyGet(vnfd, "software-version", nil)
 	if e != nil {
 		return nil, e
 	}
-	if pyTruthy(version) {
+	if python.Truthy(version) {
 		return version, nil
 	}
 	return "1.0", nil
@@ -190,14 +194,14 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 	if e != nil {
 		return nil, e
 	}
-	if pyTruthy(inner) {
+	if python.Truthy(inner) {
 		vnfd = inner
 	}
 	if e := pyPop(vnfd, "_admin"); e != nil {
 		return nil, e
 	}
 	// extract_day12_primitives
-	dfs, e := pyGet(vnfd, "df", &pyDict{})
+	dfs, e := pyGet(vnfd, "df", &python.Dict{})
 	if e != nil {
 		return nil, e
 	}
@@ -206,11 +210,11 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		return nil, e
 	}
 	for _, df := range items {
-		configuration, e := pyGet(df, "lcm-operations-configuration", &pyDict{})
+		configuration, e := pyGet(df, "lcm-operations-configuration", &python.Dict{})
 		if e != nil {
 			return nil, e
 		}
-		operate, e := pyGet(configuration, "operate-vnf-op-config", &pyDict{})
+		operate, e := pyGet(configuration, "operate-vnf-op-config", &python.Dict{})
 		if e != nil {
 			return nil, e
 		}
@@ -218,7 +222,7 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		if e != nil {
 			return nil, e
 		}
-		if !pyTruthy(day12) {
+		if !python.Truthy(day12) {
 			continue
 		}
 		configs, e := pyIterate(day12)
@@ -241,7 +245,7 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		{"df", []string{"scaling-aspect", "healing-aspect"}},
 		{"vdu", []string{"alarm", "monitoring-parameter"}},
 	} {
-		list, e := pyGet(vnfd, group.field, &pyDict{})
+		list, e := pyGet(vnfd, group.field, &python.Dict{})
 		if e != nil {
 			return nil, e
 		}
@@ -251,12 +255,12 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 		}
 		for _, item := range items {
 			for _, policy := range group.policies {
-				value, e := pyGet(item, policy, &pyDict{})
+				value, e := pyGet(item, policy, &python.Dict{})
 				if e != nil {
 					return nil, e
 				}
-				if pyTruthy(value) {
-					item.(*pyDict).del(policy)
+				if python.Truthy(value) {
+					item.(*python.Dict).Del(policy)
 				}
 			}
 		}
@@ -269,12 +273,12 @@ func removeModifiableVNFDItems(vnfd any) (any, *pyException) {
 // primitives.
 func removeModifiableNSDItems(nsd any) (any, *pyException) {
 	for {
-		d, isDict := nsd.(*pyDict)
+		d, isDict := nsd.(*python.Dict)
 		if !isDict {
 			break
 		}
-		inner, _ := d.get("nsd")
-		if !pyTruthy(inner) {
+		inner, _ := d.Get("nsd")
+		if !python.Truthy(inner) {
 			break
 		}
 		nsd = inner
@@ -292,7 +296,7 @@ func removeModifiableNSDItems(nsd any) (any, *pyException) {
 	if e != nil {
 		return nil, e
 	}
-	if pyTruthy(configuration) {
+	if python.Truthy(configuration) {
 		for _, key := range []string{"config-primitive", "initial-config-primitive", "terminate-config-primitive"} {
 			if e := pyPop(configuration, key); e != nil {
 				return nil, e
