@@ -2,6 +2,9 @@
 // OsmCluster (an OSM north-bound interface endpoint with its credentials) and OsmDeployment
 // (a Flux source, GitRepository, OCIRepository or Bucket, applied to an OsmCluster).
 //
+// It imports no other osmops package, so that every package may import it; the CRDs and the
+// DeepCopy methods are generated from it (make manifests generate).
+//
 // +kubebuilder:object:generate=true
 // +groupName=gitops.osmops.io
 package v1alpha1

@@ -19,6 +19,9 @@
 //
 // So this package keeps the same shape (download to a temporary file with a
 // size bound, verify, untar) with the standard library and go-digest.
+//
+// It imports no other osmops package and nothing of Kubernetes: it gets a URL and a digest, and
+// gives back a folder.
 package artifact
 
 import (

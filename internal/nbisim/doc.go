@@ -31,4 +31,9 @@
 // operations move forward lazily, at the start of each request and of each
 // Go accessor, by comparing their due time with the configured clock, so a
 // test with a fake clock is fully deterministic.
+//
+// It must not import the operator's packages (internal/osm, gitops, engine, controller) nor
+// Kubernetes: it is held to OSM's code, so that the client's tests against it test the client
+// rather than the client against itself. It shares only OSM's formats: internal/osmpkg, pyjson and
+// pyyaml.
 package nbisim

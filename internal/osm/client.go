@@ -7,6 +7,10 @@
 // 401; it retries nothing else, since the caller's work queue owns back-off
 // (see IsTransient). Errors are *APIError (the NBI answered with an error),
 // *AuthError (authentication failed) or *RequestError (no usable answer).
+//
+// It speaks OSM's records only: it must not import the GitOps model (internal/gitops), the engine,
+// the controller, the API types (api/v1alpha1) or a Kubernetes client; the packages above it
+// translate.
 package osm
 
 import (

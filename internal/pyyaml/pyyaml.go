@@ -3,6 +3,8 @@
 // of params as "!!yaml " + yaml.safe_dump(value), which writes the string "5e3" or "0o17"
 // plain because PyYAML reads them as strings, while a YAML 1.2 reader makes numbers of them.
 // The simulator (to store and compare alike) and the client (to read what OSM stores) need it.
+//
+// It imports no other osmops package, so that both sides (client and simulator) may use it.
 package pyyaml
 
 import (

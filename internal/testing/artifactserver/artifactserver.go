@@ -1,6 +1,8 @@
 // Package artifactserver stands for source-controller's artifact storage in the controller
 // tests and the bench: an HTTP server of tarballs that hands out the artifacts a GitRepository's
 // status would hold, and the tarballs of a revision's files.
+//
+// Test harness: no product package may import it.
 package artifactserver
 
 import (
