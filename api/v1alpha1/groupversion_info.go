@@ -19,7 +19,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "gitops.osmops.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the osmops types with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion} //nolint:staticcheck // as Kubebuilder scaffolds it; controller-runtime is already a dependency of this package
 
 	// AddToScheme adds the osmops types to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

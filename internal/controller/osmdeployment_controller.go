@@ -586,7 +586,7 @@ func (r *OsmDeploymentReconciler) applyFailure(obj *gitopsv1alpha1.OsmDeployment
 }
 
 // osmFailure reports a failed read of OSM.
-func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) (ctrl.Result, error) {
+func (r *OsmDeploymentReconciler) osmFailure(obj *gitopsv1alpha1.OsmDeployment, what string, err error) (ctrl.Result, error) { //nolint:unparam // the shape of every step's return
 	if retryable(err) {
 		r.waitFor(obj, gitopsv1alpha1.OSMUnavailableReason, gitopsv1alpha1.OsmClusterKind, obj.Spec.ClusterRef.Name, what+": "+err.Error())
 		return ctrl.Result{}, err
@@ -709,9 +709,7 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 			names = append(names, ns.Name)
 		}
 	}
-	for name, owner := range r.Clusters.Claim(identity, self, names) {
-		claims[name] = owner
-	}
+	maps.Copy(claims, r.Clusters.Claim(identity, self, names))
 	return claims, nil
 }
 

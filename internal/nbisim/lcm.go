@@ -240,8 +240,8 @@ func (s *Server) failWaiting(op *operationRecord, at time.Time) {
 	op.fields.OperationState = stateFailed
 	op.fields.StatusEnteredTime = epoch(at)
 	op.fields.QueuePosition = new(int)
-	op.fields.Stage = stringPointer("")
-	op.fields.ErrorMessage = stringPointer(message)
+	op.fields.Stage = new("")
+	op.fields.ErrorMessage = new(message)
 	op.fields.LCMDetailedStatus = message
 	if op.kind == opInstantiate || op.kind == opTerminate {
 		op.fields.LCMDetailedStatus = timeout
@@ -257,12 +257,12 @@ func (s *Server) runOperation(op *operationRecord, at time.Time) {
 	op.phase = phaseRunning
 	op.due = at.Add(s.operationDelay)
 	op.fields.QueuePosition = new(int)
-	op.fields.Stage = stringPointer(steps.stage)
+	op.fields.Stage = new(steps.stage)
 	op.fields.LCMDetailedStatus = steps.stage
 	heap.Push(&s.pending, op)
 
 	ns.current = op
-	s.writeCurrentOperation(ns, steps.current, stringPointer(op.id))
+	s.writeCurrentOperation(ns, steps.current, new(op.id))
 	ns.fields.DetailedStatus = steps.stage
 	switch op.kind {
 	case opInstantiate:
@@ -288,7 +288,7 @@ func (s *Server) writeCurrentOperation(ns *nsRecord, current string, id *string)
 	ns.fields.CurrentOperationID = id
 	lcm := &LCMAdmin{Nslcmop: id, CurrentOperation: id}
 	if current != "IDLE" {
-		lcm.OperationType = stringPointer(current)
+		lcm.OperationType = new(current)
 	}
 	ns.fields.Admin.LCMAdmin = lcm
 }
@@ -308,7 +308,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	ns.current = nil
 	s.writeCurrentOperation(ns, "IDLE", nil)
 	op.fields.StatusEnteredTime = epoch(now)
-	op.fields.Stage = stringPointer("")
+	op.fields.Stage = new("")
 
 	var detailedStatus any = "Done"
 	if op.failure == nil && op.action != nil && op.action.kdu != nil {
@@ -334,16 +334,16 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	}
 	if op.failure != nil {
 		op.fields.OperationState = op.failure.state
-		op.fields.ErrorMessage = stringPointer(cmp.Or(op.failure.errorMessage, op.failure.message))
+		op.fields.ErrorMessage = new(cmp.Or(op.failure.errorMessage, op.failure.message))
 		op.fields.LCMDetailedStatus = op.failure.message
-		s.failNS(op, now)
+		s.failNS(op)
 	} else {
 		op.fields.OperationState = stateCompleted
 		op.fields.LCMDetailedStatus = detailedStatus
 		if op.kind == opAction || op.kind == opUpdate {
 			// action() and update() write error_description_nslcmop, "" when
 			// they complete.
-			op.fields.ErrorMessage = stringPointer("")
+			op.fields.ErrorMessage = new("")
 		}
 		if s.succeed(op, now) {
 			return // the NS is gone, with its operations
@@ -359,7 +359,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 // failNS records a failed operation on its NS: instantiate and terminate
 // leave it BROKEN with the error; other operations leave the state alone
 // and, as LCM's _write_ns_status does, clear the error fields.
-func (s *Server) failNS(op *operationRecord, now time.Time) {
+func (s *Server) failNS(op *operationRecord) {
 	ns := op.ns
 	if op.kind != opInstantiate && op.kind != opTerminate {
 		ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
@@ -368,8 +368,8 @@ func (s *Server) failNS(op *operationRecord, now time.Time) {
 	description := fmt.Sprintf("Operation: %s.%s, %s", lcmSteps[op.kind].errorName, op.id, lcmSteps[op.kind].stage)
 	ns.fields.NsState = "BROKEN"
 	ns.fields.OperationalStatus = "failed"
-	ns.fields.ErrorDescription = stringPointer(description)
-	ns.fields.ErrorDetail = stringPointer(op.failure.message)
+	ns.fields.ErrorDescription = new(description)
+	ns.fields.ErrorDetail = new(op.failure.message)
 	ns.fields.DetailedStatus = description + " Detail: " + op.failure.message
 }
 
@@ -406,7 +406,7 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 			}
 		}
 		if autoremove, _ := op.fields.OperationParams.get("autoremove"); autoremove == true {
-			s.removeNS(ns, now)
+			s.removeNS(ns)
 			return true
 		}
 	}
@@ -799,7 +799,7 @@ func (s *Server) applyPlacement(chosen placement, vimID string, now time.Time) {
 		}
 	}
 	for vnf := range chosen {
-		vnf.fields.VimAccountID = stringPointer(vimID)
+		vnf.fields.VimAccountID = new(vimID)
 		vnf.render(now)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -286,7 +287,7 @@ func (k *kdurDoc) setParams(params *object, where string) error {
 		k.AdditionalParams = nil
 		return nil
 	}
-	k.AdditionalParams = stringPointer(pythonJSON(formatted))
+	k.AdditionalParams = new(pythonJSON(formatted))
 	return nil
 }
 
@@ -340,12 +341,7 @@ func firstNonEmpty(values ...string) string {
 }
 
 func containsString(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 var jinjaIdentifier = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -380,10 +376,10 @@ func formatParams(params *object, where string, forKDU bool) (*object, error) {
 func (s *Server) addNS(ns *nsRecord, now time.Time) {
 	s.db.nsInstances.add(ns.id, ns)
 	s.db.nsByName[ns.fields.Name] = append(s.db.nsByName[ns.fields.Name], ns)
-	s.usePackage(ns.nsd, 1, now)
+	s.usePackage(ns.nsd, 1)
 	for _, vnf := range ns.vnfs {
 		s.db.vnfInstances.add(vnf.id, vnf)
-		s.usePackage(vnf.vnfd, 1, now)
+		s.usePackage(vnf.vnfd, 1)
 		vnf.render(now)
 	}
 	ns.render(now)
@@ -391,7 +387,7 @@ func (s *Server) addNS(ns *nsRecord, now time.Time) {
 
 // removeNS deletes an NS instance with its VNF records and operations, as
 // the NBI's delete_extra does, and frees its descriptors.
-func (s *Server) removeNS(ns *nsRecord, now time.Time) {
+func (s *Server) removeNS(ns *nsRecord) {
 	s.db.nsInstances.remove(ns.id)
 	named := s.db.nsByName[ns.fields.Name]
 	for i, candidate := range named {
@@ -405,10 +401,10 @@ func (s *Server) removeNS(ns *nsRecord, now time.Time) {
 	} else {
 		s.db.nsByName[ns.fields.Name] = named
 	}
-	s.usePackage(ns.nsd, -1, now)
+	s.usePackage(ns.nsd, -1)
 	for _, vnf := range ns.vnfs {
 		s.db.vnfInstances.remove(vnf.id)
-		s.usePackage(vnf.vnfd, -1, now)
+		s.usePackage(vnf.vnfd, -1)
 	}
 	for _, op := range ns.operations {
 		op.removed = true
@@ -418,7 +414,7 @@ func (s *Server) removeNS(ns *nsRecord, now time.Time) {
 
 // usePackage counts a user more or less of a descriptor and refreshes its
 // usageState when it changes.
-func (s *Server) usePackage(p *packageRecord, delta int, now time.Time) {
+func (s *Server) usePackage(p *packageRecord, delta int) {
 	before := p.usageState()
 	p.users += delta
 	if p.usageState() != before {
@@ -528,7 +524,7 @@ func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 		return response{}, err
 	}
 	if forced(c.request) {
-		s.removeNS(ns, c.now)
+		s.removeNS(ns)
 		return noContent(), nil
 	}
 	if !ns.instantiated() {
@@ -551,7 +547,7 @@ func (s *Server) deleteNS(c *call) (response, *nbiError) {
 		return response{}, errorf(http.StatusConflict, "nsr '%s' cannot be deleted because it is in 'INSTANTIATED' state. "+
 			"Launch 'terminate' operation first; or force deletion", ns.id)
 	}
-	s.removeNS(ns, c.now)
+	s.removeNS(ns)
 	return noContent(), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,8 +70,8 @@ func Int(text string) (*big.Int, bool) {
 	case strings.Contains(value, ":"):
 		base := big.NewInt(1)
 		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, isInt := new(big.Int).SetString(parts[i], 10)
+		for _, part := range slices.Backward(parts) {
+			digit, isInt := new(big.Int).SetString(part, 10)
 			if !isInt {
 				return nil, false
 			}
@@ -104,8 +105,8 @@ func Float(text string) (float64, bool) {
 	case strings.Contains(value, ":"):
 		total, base := 0.0, 1.0
 		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, err := strconv.ParseFloat(parts[i], 64)
+		for _, part := range slices.Backward(parts) {
+			digit, err := strconv.ParseFloat(part, 64)
 			if err != nil {
 				return 0, false
 			}

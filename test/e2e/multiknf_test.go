@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -60,9 +61,7 @@ func TestMultiKNFInstance(t *testing.T) {
 	changed.MetricsInterval = "10s"
 	tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
 	want := map[string]string{}
-	for kdu, release := range stackReleasesOfTheDemo {
-		want[kdu] = release
-	}
+	maps.Copy(want, stackReleasesOfTheDemo)
 	want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter map[interval:10s]`
 	g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
 	stats := tenant.stats(ctx, g)
