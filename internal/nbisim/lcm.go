@@ -345,7 +345,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 			// they complete.
 			op.fields.ErrorMessage = new("")
 		}
-		if s.succeed(op, now) {
+		if s.succeed(op) {
 			return // the NS is gone, with its operations
 		}
 	}
@@ -375,7 +375,7 @@ func (s *Server) failNS(op *operationRecord) {
 
 // succeed applies a completed operation; it reports whether the NS was
 // removed (a terminate with autoremove).
-func (s *Server) succeed(op *operationRecord, now time.Time) bool {
+func (s *Server) succeed(op *operationRecord) bool {
 	ns := op.ns
 	ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
 	ns.fields.DetailedStatus = "Done"
