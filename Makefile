@@ -58,6 +58,11 @@ vet: ## Run go vet (also on the e2e tests).
 	go vet ./...
 	go vet -tags e2e ./test/...
 
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml: Kubebuilder's linters and the package graph's rules), the e2e tests included.
+	"$$(hack/golangci-lint.sh)" config verify
+	"$$(hack/golangci-lint.sh)" run
+
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run the unit tests, then the envtest suite (Ginkgo specs) against a real API server.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go test -parallel $(TEST_PARALLEL) $(GO_TEST_FLAGS) $$(go list ./... | grep -vxF '$(GINKGO_PKG)') -coverprofile cover.out
@@ -168,3 +173,7 @@ flux-controllers: ## Provide Flux's source-, notification- and kustomize-control
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+
+.PHONY: golangci-lint
+golangci-lint: ## Provide golangci-lint (built once per user from its Go module into ~/.cache/osmops).
+	@hack/golangci-lint.sh >/dev/null

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,13 +154,9 @@ func objectsOf(t *testing.T, docs []string) map[string]map[string]any {
 // the aggregation labels of ClusterRoles, which grant access, are kept.
 func comparable(obj map[string]any) map[string]any {
 	out := map[string]any{}
-	for k, v := range obj {
-		out[k] = v
-	}
+	maps.Copy(out, obj)
 	metadata := map[string]any{}
-	for k, v := range obj["metadata"].(map[string]any) {
-		metadata[k] = v
-	}
+	maps.Copy(metadata, obj["metadata"].(map[string]any))
 	labels, _ := metadata["labels"].(map[string]any)
 	kept := map[string]any{}
 	for k, v := range labels {
@@ -181,7 +178,7 @@ func keys(m map[string]map[string]any) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 

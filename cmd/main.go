@@ -1,4 +1,8 @@
 // Command manager runs the osmops operator: the OsmCluster and OsmDeployment reconcilers.
+//
+// It only turns flags into the options of the reconcilers (internal/controller) and of the NBI
+// client (internal/osm): no reconcile logic lives here, and it must not import the simulator or
+// the test harness (internal/nbisim, internal/testing).
 package main
 
 import (

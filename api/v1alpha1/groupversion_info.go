@@ -2,6 +2,9 @@
 // OsmCluster (an OSM north-bound interface endpoint with its credentials) and OsmDeployment
 // (a Flux source, GitRepository, OCIRepository or Bucket, applied to an OsmCluster).
 //
+// It imports no other osmops package, so that every package may import it; the CRDs and the
+// DeepCopy methods are generated from it (make manifests generate).
+//
 // +kubebuilder:object:generate=true
 // +groupName=gitops.osmops.io
 package v1alpha1
@@ -16,7 +19,7 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "gitops.osmops.io", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the osmops types with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion} //nolint:staticcheck // as Kubebuilder scaffolds it; controller-runtime is already a dependency of this package
 
 	// AddToScheme adds the osmops types to a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

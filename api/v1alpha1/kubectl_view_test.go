@@ -199,7 +199,7 @@ func TestExplainReadsWell(t *testing.T) {
 				case !strings.HasSuffix(description, "."):
 					t.Errorf("%s: the description ends mid-sentence: %q", path, description)
 				}
-				for _, line := range strings.Split(description, "\n") {
+				for line := range strings.SplitSeq(description, "\n") {
 					if len([]rune(line)) > explainWidth {
 						t.Errorf("%s: a line of %d characters, which kubectl explain breaks mid-sentence: %q", path, len([]rune(line)), line)
 					}

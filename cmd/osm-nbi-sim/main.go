@@ -4,6 +4,10 @@
 // The NBI is under /osm (as on a real OSM, port 9999 by default) and the
 // simulator's control API under /sim/v1 (faults, statistics, state; see
 // package internal/nbisim).
+//
+// It only turns flags into internal/nbisim's options, and must not import the operator's packages
+// (internal/osm, gitops, engine, controller): the simulator answers as OSM's code does, not as the
+// client expects.
 package main
 
 import (

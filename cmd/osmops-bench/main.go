@@ -7,6 +7,8 @@
 //
 // It needs the envtest binaries (KUBEBUILDER_ASSETS, or `make envtest`), the simulator binary
 // and `go` (for `go test -bench`), and runs from the repository root.
+//
+// The benchmark lives in internal/bench; no product package imports either.
 package main
 
 import (

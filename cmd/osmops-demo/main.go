@@ -7,6 +7,8 @@
 //
 // `up` starts a supervisor process, detached from the terminal, that runs the stack until
 // `down` sends it SIGTERM. Its pid is in .demo/demo.pid and its log in .demo/logs/.
+//
+// The stack lives in internal/testing/devstack; no product package imports either.
 package main
 
 import (

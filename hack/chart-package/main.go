@@ -2,6 +2,8 @@
 // --app-version` does, with Helm's own Go module so that a release needs no helm binary: the
 // chart's version is the release's without its "v", its appVersion (the default image tag) the
 // release itself. It prints the path of the .tgz.
+//
+// A release tool: it imports no osmops package, and none imports it.
 package main
 
 import (

@@ -19,6 +19,9 @@
 //
 // So this package keeps the same shape (download to a temporary file with a
 // size bound, verify, untar) with the standard library and go-digest.
+//
+// It imports no other osmops package and nothing of Kubernetes: it gets a URL and a digest, and
+// gives back a folder.
 package artifact
 
 import (
@@ -168,8 +171,7 @@ func downloadVerified(ctx context.Context, client *http.Client, u *url.URL, expe
 // with its user name and query, and keeps the cause (which errors.Is can
 // still match, e.g. context.Canceled).
 func unwrapURLError(err error) error {
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) {
+	if urlErr, ok := errors.AsType[*url.Error](err); ok {
 		return urlErr.Err
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"sync"
@@ -88,11 +89,11 @@ func (c *CLIPattern) CreatePackages(ctx context.Context, packages []gitops.Packa
 func (c *CLIPattern) CreateInstances(ctx context.Context, instances []gitops.NsInstance) error {
 	return c.each(ctx, instances, "creating", func(cmd *cliCommand, ns gitops.NsInstance) error {
 		var nsds []osm.NSDescriptor
-		if err := cmd.send(ctx, http.MethodGet, nsdListPath, nil, &nsds); err != nil {
+		if err := cmd.send(ctx, http.MethodGet, nsdListPath, &nsds); err != nil {
 			return err
 		}
 		var vims []osm.VIMAccount
-		if err := cmd.send(ctx, http.MethodGet, vimAccountsPath, nil, &vims); err != nil {
+		if err := cmd.send(ctx, http.MethodGet, vimAccountsPath, &vims); err != nil {
 			return err
 		}
 		nsdID, vimID := findID(nsds, ns.NsdName, func(d osm.NSDescriptor) (string, string) { return d.DescriptorID, d.ID }),
@@ -100,7 +101,7 @@ func (c *CLIPattern) CreateInstances(ctx context.Context, instances []gitops.NsI
 		if nsdID == "" || vimID == "" {
 			return fmt.Errorf("OSM has no NSD %s or no VIM account %s", ns.NsdName, ns.VimAccountName)
 		}
-		if err := cmd.send(ctx, http.MethodGet, vimAccountsPath+"/"+url.PathEscape(vimID), nil, nil); err != nil {
+		if err := cmd.send(ctx, http.MethodGet, vimAccountsPath+"/"+url.PathEscape(vimID), nil); err != nil {
 			return err
 		}
 		var created osm.NSInstanceCreated
@@ -152,7 +153,7 @@ func (c *CLIPattern) DeleteInstances(ctx context.Context, names []string) error 
 		var started struct {
 			ID string `json:"_id"` // the NBI's DELETE answer, unlike its other operation answers
 		}
-		if err := cmd.send(ctx, http.MethodDelete, nsInstancesPath+"/"+url.PathEscape(id), nil, &started); err != nil {
+		if err := cmd.send(ctx, http.MethodDelete, nsInstancesPath+"/"+url.PathEscape(id), &started); err != nil {
 			return err
 		}
 		return c.wait(ctx, cmd, started.ID, true)
@@ -162,7 +163,7 @@ func (c *CLIPattern) DeleteInstances(ctx context.Context, names []string) error 
 // lookUpInstance lists every NS instance lists times, as the CLI does to find one by name.
 func (c *CLIPattern) lookUpInstance(ctx context.Context, cmd *cliCommand, name string, lists int) (string, error) {
 	for range lists {
-		if err := cmd.send(ctx, http.MethodGet, nsInstancesPath, nil, nil); err != nil {
+		if err := cmd.send(ctx, http.MethodGet, nsInstancesPath, nil); err != nil {
 			return "", err
 		}
 	}
@@ -240,7 +241,7 @@ func (c *CLIPattern) wait(ctx context.Context, cmd *cliCommand, operationID stri
 func (cmd *cliCommand) poll(ctx context.Context, operationID string, deleting bool) error {
 	for {
 		var op osm.Operation
-		err := cmd.send(ctx, http.MethodGet, operationPath+url.PathEscape(operationID), nil, &op)
+		err := cmd.send(ctx, http.MethodGet, operationPath+url.PathEscape(operationID), &op)
 		switch {
 		case deleting && errors.Is(err, errGone):
 			return nil
@@ -280,8 +281,8 @@ func (cmd *cliCommand) sendJSON(ctx context.Context, method, path string, body, 
 }
 
 // send sends a request without a body.
-func (cmd *cliCommand) send(ctx context.Context, method, path string, body []byte, out any) error {
-	return cmd.do(ctx, method, path, body, nil, out)
+func (cmd *cliCommand) send(ctx context.Context, method, path string, out any) error {
+	return cmd.do(ctx, method, path, nil, nil, out)
 }
 
 // do sends one request and decodes the JSON answer into out; with a nil out the answer is read
@@ -291,9 +292,7 @@ func (cmd *cliCommand) do(ctx context.Context, method, path string, body []byte,
 	if err != nil {
 		return err
 	}
-	for name, values := range header {
-		req.Header[name] = values
-	}
+	maps.Copy(req.Header, header)
 	req.Header.Set("Accept", "application/json")
 	if cmd.token != "" {
 		req.Header.Set("Authorization", "Bearer "+cmd.token)

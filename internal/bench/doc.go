@@ -8,4 +8,7 @@
 // are the operator's (the envtest API server and etcd are child processes too). Nothing here
 // runs in `make test`: the unit tests only check the harness's pure parts and the CLI model's
 // request counts.
+//
+// A measurement harness, not product code: only cmd/osmops-bench imports it, and no product
+// package may.
 package bench

@@ -2,9 +2,13 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
+
+// notMeasured is the explanation of a target this run did not measure.
+const notMeasured = "Not measured."
 
 // The explanations of missed targets. Each states what this run's figures show (computed from
 // them) and what would close the gap, as read from the engine's code; a remedy is only offered
@@ -20,9 +24,9 @@ const (
 
 // largest returns the figures of the largest size measured through the operator.
 func (r *Report) largest(scenario Scenario) (SizeResult, Measurement, bool) {
-	for i := len(r.Sizes) - 1; i >= 0; i-- {
-		if m, ok := r.Sizes[i].Operator[scenario]; ok {
-			return r.Sizes[i], m, true
+	for _, v := range slices.Backward(r.Sizes) {
+		if m, ok := v.Operator[scenario]; ok {
+			return v, m, true
 		}
 	}
 	return SizeResult{}, Measurement{}, false
@@ -56,7 +60,7 @@ const lighterConfirmation = "Checking that with the NS instance list alone would
 func whyRequests(r *Report, scenario Scenario, budget string) string {
 	size, m, ok := r.largest(scenario)
 	if !ok {
-		return "Not measured."
+		return notMeasured
 	}
 	why := fmt.Sprintf("%s At N = %s the operator %s.", budget, formatCount(int64(size.N)), observations(m))
 	if observationCount(m) > 1 {
@@ -107,7 +111,7 @@ func whyBytesA(r *Report) string {
 			formatBytes(uint64(totalBytes(cli.Stats))), formatRatio(totalBytes(cli.Stats), least)))
 	}
 	if len(parts) == 0 {
-		return "Not measured."
+		return notMeasured
 	}
 	why := "The creates' bodies are what any client sends, the CLI pattern the same ones: " + strings.Join(parts, "; ") + "."
 	if noRoom {
@@ -169,7 +173,7 @@ func whyRequestsBAgainstCLI(r *Report) string {
 			"descriptor, VIM account and package lists (references that did not change) and the records of the "+
 			"unchanged instances to the drift check.", changed, cli.Stats.Requests-op.Stats.MutatingRequests)
 	}
-	return "Not measured."
+	return notMeasured
 }
 
 // whyDriftBytes breaks down what a drift check read per declared instance, at each size.

@@ -1,12 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -349,7 +349,7 @@ func endpointRows(stats ...nbisim.Stats) []endpointRow {
 	for _, r := range rows {
 		out = append(out, *r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	slices.SortFunc(out, func(a, b endpointRow) int { return cmp.Compare(a.name, b.name) })
 	return out
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -76,9 +77,7 @@ func names(instances []Instance) []string {
 // instance (deploy/NAME.osmops.yaml).
 func RepositoryFiles(instances []Instance, packages map[string]string) map[string]string {
 	files := make(map[string]string, len(instances)+len(packages))
-	for name, content := range packages {
-		files[name] = content
-	}
+	maps.Copy(files, packages)
 	for _, instance := range instances {
 		files["deploy/"+instance.Name+".osmops.yaml"] = openldap.NsInstanceFile(instance.Name, VIMAccount, instance.ReplicaCount)
 	}

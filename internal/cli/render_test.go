@@ -222,7 +222,7 @@ func TestRenderersEscapeControlCharacters(t *testing.T) {
 	RenderEvents(&out, []corev1.Event{{Type: "Warning", Reason: "Conflict", Message: hostile}}, time.Now())
 	RenderGet(&out, []gitopsv1alpha1.OsmDeployment{{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "n"},
 		Status: gitopsv1alpha1.OsmDeploymentStatus{LastAppliedRevision: hostile}}}, false)
-	for _, line := range strings.Split(out.String(), "\n") {
+	for line := range strings.SplitSeq(out.String(), "\n") {
 		if strings.ContainsFunc(line, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\u202e' }) {
 			t.Errorf("raw control character in %q", line)
 		}

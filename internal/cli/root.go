@@ -2,6 +2,10 @@
 // operator's own code (internal/gitops, internal/engine), and Flux-style verbs on the
 // OsmDeployments of a cluster. What it prints is made by pure rendering functions, so that
 // the output is tested without a cluster or an OSM.
+//
+// It reaches OSM and Kubernetes only through the operator's own packages (internal/controller for
+// the preview, the owner identity and the values; internal/engine, gitops, osm), so that what it
+// shows is what the manager would do; it must not import the simulator or the test harness.
 package cli
 
 import (

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 
@@ -57,9 +58,7 @@ func (r deploymentEvents) AnnotatedEventf(object runtime.Object, annotations map
 		if revision := obj.Status.LastAttemptedRevision; revision != "" {
 			metadata[eventRevisionKey] = revision
 		}
-		for k, v := range annotations {
-			metadata[k] = v
-		}
+		maps.Copy(metadata, annotations)
 		annotations = metadata
 		message = r.secrets.mask(client.ObjectKeyFromObject(obj), message)
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -496,8 +495,8 @@ func (s *soak) revision(i int) {
 		}
 	}
 	// Sorted: the order of a map would make the draws below irreproducible.
-	sort.Strings(created)
-	sort.Strings(changed)
+	slices.Sort(created)
+	slices.Sort(changed)
 	want.creates, want.upgrades = int64(len(created)), int64(len(changed))
 
 	fault := soakFault(s.rng.IntN(int(soakFaultKinds)))

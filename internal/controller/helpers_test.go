@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -87,9 +88,7 @@ func nsInstanceFile(name, replicaCount string) string {
 func merge(sets ...map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, s := range sets {
-		for k, v := range s {
-			out[k] = v
-		}
+		maps.Copy(out, s)
 	}
 	return out
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -267,7 +267,7 @@ func checkHealth(ctx context.Context, nbi healthChecker) (string, []string, erro
 	for _, v := range vims {
 		names = append(names, v.Name)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return version.Version, names, nil
 }
 

@@ -2,7 +2,7 @@ package controller
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -37,7 +37,7 @@ func boundMessages(conds []metav1.Condition) {
 }
 
 // cut returns s cut to at most limit bytes, on a rune boundary, ending in "…" when cut.
-func cut(s string, limit int) string {
+func cut(s string, limit int) string { //nolint:unparam // the bound reads best at each call
 	if len(s) <= limit {
 		return s
 	}
@@ -332,7 +332,7 @@ func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment
 		for reason := range byReason {
 			reasons = append(reasons, reason)
 		}
-		sort.Strings(reasons)
+		slices.Sort(reasons)
 		for _, reason := range reasons {
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", group.verb, listNames(byReason[reason]), reason))
 		}
@@ -360,7 +360,7 @@ func (r *OsmDeploymentReconciler) eventApplied(obj *gitopsv1alpha1.OsmDeployment
 
 // listNames joins names, at most maxEventNames of them.
 func listNames(names []string) string {
-	sort.Strings(names)
+	slices.Sort(names)
 	if len(names) <= maxEventNames {
 		return strings.Join(names, ", ")
 	}

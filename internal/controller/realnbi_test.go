@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,7 +81,7 @@ func (l *requestLog) summary() string {
 	for shape, n := range counts {
 		lines = append(lines, fmt.Sprintf("%5d  %s", n, shape))
 	}
-	sort.Slice(lines, func(i, j int) bool { return lines[i][7:] < lines[j][7:] })
+	slices.SortFunc(lines, func(a, b string) int { return cmp.Compare(a[7:], b[7:]) })
 	return strings.Join(lines, "\n")
 }
 

@@ -146,8 +146,8 @@ func (c *revisionCache) tarballBytes() int {
 				n += walk(it.Key()) + walk(it.Value())
 			}
 		case reflect.Struct:
-			for i := range v.NumField() {
-				n += walk(v.Field(i))
+			for _, field := range v.Fields() {
+				n += walk(field)
 			}
 		}
 		return n
@@ -166,11 +166,9 @@ func (c *revisionCache) size() int {
 func concurrently(n int, reconcile func(i int), gate chan struct{}) {
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			reconcile(i)
-		}()
+		})
 	}
 	if gate != nil {
 		close(gate)

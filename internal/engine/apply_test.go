@@ -194,7 +194,7 @@ func TestRequestsCarryTheKDUValues(t *testing.T) {
 // value, even one outside the enumeration, makes String panic.
 func TestEveryActionHasItsWords(t *testing.T) {
 	seen := map[string]Action{}
-	for a := Action(0); a < actionCount; a++ {
+	for a := range actionCount {
 		words := a.String()
 		if words == "" || strings.Contains(words, "%!") {
 			t.Errorf("action %d has no words: %q", int(a), words)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -219,9 +218,7 @@ func Compute(in Input) Plan {
 		planUndeclared(in, &p, entry)
 	}
 	checkQuotas(in, &p)
-	sort.Slice(p.Inventory.NsInstances, func(i, j int) bool {
-		return p.Inventory.NsInstances[i].Name < p.Inventory.NsInstances[j].Name
-	})
+	slices.SortFunc(p.Inventory.NsInstances, func(a, b gitopsv1alpha1.NsInstanceEntry) int { return cmp.Compare(a.Name, b.Name) })
 	if len(p.Problems) > 0 {
 		// Nothing is applied: the inventory stays as it was.
 		p.Packages, p.Creates, p.Upgrades, p.PackageMoves, p.Deletes = nil, nil, nil, nil, nil
@@ -268,7 +265,7 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 			// Its owner restores it when it is uploaded again outside Git; only other content
 			// is a conflict.
 			if mark.digest != pkg.Digest {
-				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
+				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: path.Join(pkg.Source, pkg.DescriptorPath), Line: pkg.Descriptor.IDLine,
 					Message: fmt.Sprintf("package %s belongs to OsmDeployment %s%s, which uploaded other content of it: give the package another id, or make both sources agree",
 						pkg.Descriptor.ID, mark.owner, mark.owner.elsewhere(in.Owner))}})
 				continue
@@ -291,7 +288,7 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 		}
 		entries = append(entries, entry)
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	slices.SortFunc(entries, func(a, b gitopsv1alpha1.PackageEntry) int { return cmp.Compare(a.Name, b.Name) })
 	return actions, entries
 }
 
@@ -792,7 +789,7 @@ func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInst
 			}
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	entries := make([]gitopsv1alpha1.NsInstanceEntry, len(names))
 	for i, name := range names {
 		entries[i] = byName[name]

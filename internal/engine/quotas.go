@@ -34,7 +34,7 @@ func checkQuotas(in Input, p *Plan) {
 		if over, ok := overQuota(project, name, held, len(created)); ok {
 			pkg := created[over]
 			p.Problems = append(p.Problems, Problem{Kind: Limit, Problem: gitops.Problem{
-				File: path.Join(pkg.Source, pkg.Package.DescriptorPath), Line: pkg.Descriptor.IDLine,
+				File: path.Join(pkg.Source, pkg.DescriptorPath), Line: pkg.Descriptor.IDLine,
 				Message: quotaMessage(project, name, what, held, len(created), ""),
 			}})
 		}

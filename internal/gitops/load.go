@@ -6,6 +6,10 @@
 //
 // Every problem of a revision is collected, with its file and line, so that
 // the operator can apply nothing and say everything that is wrong at once.
+//
+// It must not import a Kubernetes client, controller-runtime, internal/engine or
+// internal/controller: a revision is read and validated without a cluster (as `osmops validate`
+// does); the Kubernetes objects that values come from are read through a getter its caller passes.
 package gitops
 
 import (

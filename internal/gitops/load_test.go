@@ -570,8 +570,7 @@ func TestLoadPackages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			revision, err := Load(writeTree(t, tc.files), Options{})
-			var validationErr *ValidationError
-			if errors.As(err, &validationErr) {
+			if validationErr, ok := errors.AsType[*ValidationError](err); ok {
 				if diff := cmp.Diff(tc.wantProblems, problemStrings(validationErr.Problems)); diff != "" {
 					t.Errorf("problems (-want +got):\n%s", diff)
 				}

@@ -137,8 +137,8 @@ func (s *Substitution) checkExpansion(file string, data []byte) *Problem {
 		node := pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
 		if list, ok := node.(*parse.ListNode); ok {
-			for i := len(list.Nodes) - 1; i >= 0; i-- {
-				pending = append(pending, list.Nodes[i])
+			for _, v := range slices.Backward(list.Nodes) {
+				pending = append(pending, v)
 			}
 			continue
 		}

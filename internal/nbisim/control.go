@@ -114,7 +114,7 @@ func (s *Server) CompleteOperations() int {
 	completed := 0
 	for _, op := range pending {
 		if op.phase == phaseRemoving && !op.removed {
-			s.removeNS(op.ns, now) // LCM's message reaches the NBI now
+			s.removeNS(op.ns) // LCM's message reaches the NBI now
 		}
 		if op.removed || op.fields.OperationState != stateProcessing {
 			continue

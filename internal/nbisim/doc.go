@@ -39,4 +39,9 @@
 // plays LCM (operations, Helm releases); control*.go is the control API and
 // what it drives (faults, operation failures, request statistics). The
 // emulation of Python, PyYAML and DeepDiff is package python below.
+//
+// It must not import the operator's packages (internal/osm, gitops, engine, controller) nor
+// Kubernetes: it is held to OSM's code, so that the client's tests against it test the client
+// rather than the client against itself. It shares only OSM's formats: internal/osmpkg, pyjson and
+// pyyaml (through package python).
 package nbisim

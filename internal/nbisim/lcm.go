@@ -185,7 +185,7 @@ func (s *Server) stepOperation(op *operationRecord, at time.Time) {
 	case phaseRunning:
 		s.completeOperation(op, at)
 	case phaseRemoving:
-		s.removeNS(op.ns, at)
+		s.removeNS(op.ns)
 	}
 }
 
@@ -251,8 +251,8 @@ func (s *Server) failWaiting(op *operationRecord, at time.Time) {
 	op.fields.OperationState = stateFailed
 	op.fields.StatusEnteredTime = epoch(at)
 	op.fields.QueuePosition = new(int)
-	op.fields.Stage = stringPointer("")
-	op.fields.ErrorMessage = stringPointer(message)
+	op.fields.Stage = new("")
+	op.fields.ErrorMessage = new(message)
 	op.fields.LCMDetailedStatus = message
 	if op.kind == opInstantiate || op.kind == opTerminate {
 		op.fields.LCMDetailedStatus = timeout
@@ -273,11 +273,11 @@ func (s *Server) runOperation(op *operationRecord, at time.Time) {
 	heap.Push(&s.pending, op)
 
 	ns.current = op
-	s.writeCurrentOperation(ns, steps.current, stringPointer(op.id))
+	s.writeCurrentOperation(ns, steps.current, new(op.id))
 	ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
 	if op.kind == opInstantiate || op.kind == opTerminate {
 		op.fields.QueuePosition = new(int)
-		op.fields.Stage = stringPointer(steps.stage)
+		op.fields.Stage = new(steps.stage)
 		op.fields.LCMDetailedStatus = steps.stage
 		ns.fields.DetailedStatus = steps.stage
 	}
@@ -305,7 +305,7 @@ func (s *Server) writeCurrentOperation(ns *nsRecord, current string, id *string)
 	ns.fields.CurrentOperationID = id
 	lcm := &LCMAdmin{Nslcmop: id, CurrentOperation: id}
 	if current != "IDLE" {
-		lcm.OperationType = stringPointer(current)
+		lcm.OperationType = new(current)
 	}
 	ns.fields.Admin.LCMAdmin = lcm
 }
@@ -326,7 +326,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	s.writeCurrentOperation(ns, "IDLE", nil)
 	op.fields.StatusEnteredTime = epoch(now)
 	// _write_op_status, as every operation ends.
-	op.fields.Stage = stringPointer("")
+	op.fields.Stage = new("")
 	op.fields.QueuePosition = new(int)
 
 	var detailedStatus any = "Done"
@@ -353,16 +353,16 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 	}
 	if op.failure != nil {
 		op.fields.OperationState = op.failure.state
-		op.fields.ErrorMessage = stringPointer(cmp.Or(op.failure.errorMessage, op.failure.message))
+		op.fields.ErrorMessage = new(cmp.Or(op.failure.errorMessage, op.failure.message))
 		op.fields.LCMDetailedStatus = op.failure.message
-		s.failNS(op, now)
+		s.failNS(op)
 	} else {
 		op.fields.OperationState = stateCompleted
 		op.fields.LCMDetailedStatus = detailedStatus
 		if op.kind == opAction || op.kind == opUpdate {
 			// action() and update() write error_description_nslcmop, "" when
 			// they complete.
-			op.fields.ErrorMessage = stringPointer("")
+			op.fields.ErrorMessage = new("")
 		}
 		if s.succeed(op, now) {
 			return // the NS is gone, with its operations
@@ -378,7 +378,7 @@ func (s *Server) completeOperation(op *operationRecord, now time.Time) {
 // failNS records a failed operation on its NS: instantiate and terminate
 // leave it BROKEN with the error; other operations leave the state alone
 // and, as LCM's _write_ns_status does, clear the error fields.
-func (s *Server) failNS(op *operationRecord, now time.Time) {
+func (s *Server) failNS(op *operationRecord) {
 	ns := op.ns
 	if op.kind != opInstantiate && op.kind != opTerminate {
 		ns.fields.ErrorDescription, ns.fields.ErrorDetail = nil, nil
@@ -387,8 +387,8 @@ func (s *Server) failNS(op *operationRecord, now time.Time) {
 	description := fmt.Sprintf("Operation: %s.%s, %s", lcmSteps[op.kind].errorName, op.id, lcmSteps[op.kind].stage)
 	ns.fields.NsState = "BROKEN"
 	ns.fields.OperationalStatus = "failed"
-	ns.fields.ErrorDescription = stringPointer(description)
-	ns.fields.ErrorDetail = stringPointer(op.failure.message)
+	ns.fields.ErrorDescription = new(description)
+	ns.fields.ErrorDetail = new(op.failure.message)
 	ns.fields.DetailedStatus = description + " Detail: " + op.failure.message
 }
 
@@ -425,7 +425,7 @@ func (s *Server) succeed(op *operationRecord, now time.Time) bool {
 		}
 		if autoremove, _ := op.fields.OperationParams.Get("autoremove"); autoremove == true {
 			if s.autoremoveDelay == 0 {
-				s.removeNS(ns, now)
+				s.removeNS(ns)
 				return true
 			}
 			op.phase, op.due = phaseRemoving, now.Add(s.autoremoveDelay)
@@ -821,7 +821,7 @@ func (s *Server) applyPlacement(chosen placement, vimID string, now time.Time) {
 		}
 	}
 	for vnf := range chosen {
-		vnf.fields.VimAccountID = stringPointer(vimID)
+		vnf.fields.VimAccountID = new(vimID)
 		vnf.render(now)
 	}
 }

@@ -562,9 +562,7 @@ func TestConcurrentRequests(t *testing.T) {
 	h.sim.SetOperationDelay(0)
 	var group sync.WaitGroup
 	for worker := range 4 {
-		group.Add(1)
-		go func() {
-			defer group.Done()
+		group.Go(func() {
 			// Errorf, not Fatalf: this is not the test's goroutine.
 			expect := func(want int, method, path string, body any) answer {
 				a := h.request(method, path, body)
@@ -582,7 +580,7 @@ func TestConcurrentRequests(t *testing.T) {
 					"member_vnf_index": "openldap", "kdu_name": "ldap", "primitive": "status", "primitive_params": map[string]any{}})
 				_ = h.sim.State()
 			}
-		}()
+		})
 	}
 	group.Wait()
 	if n := len(h.sim.State().NSInstances); n != 40 {

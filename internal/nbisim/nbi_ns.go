@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -288,7 +289,7 @@ func (k *kdurDoc) setParams(params *python.Dict, where string) error {
 		k.AdditionalParams = nil
 		return nil
 	}
-	k.AdditionalParams = stringPointer(python.JSONDumps(formatted))
+	k.AdditionalParams = new(python.JSONDumps(formatted))
 	return nil
 }
 
@@ -342,12 +343,7 @@ func firstNonEmpty(values ...string) string {
 }
 
 func containsString(list []string, s string) bool {
-	for _, item := range list {
-		if item == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 var jinjaIdentifier = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -383,10 +379,10 @@ func formatParams(params *python.Dict, where string, forKDU bool) (*python.Dict,
 func (s *Server) addNS(ns *nsRecord, now time.Time) {
 	s.db.nsInstances.add(ns.id, ns)
 	s.db.nsByName[ns.fields.Name] = append(s.db.nsByName[ns.fields.Name], ns)
-	s.usePackage(ns.nsd, 1, now)
+	s.usePackage(ns.nsd, 1)
 	for _, vnf := range ns.vnfs {
 		s.db.vnfInstances.add(vnf.id, vnf)
-		s.usePackage(vnf.vnfd, 1, now)
+		s.usePackage(vnf.vnfd, 1)
 		vnf.render(now)
 	}
 	ns.render(now)
@@ -394,7 +390,7 @@ func (s *Server) addNS(ns *nsRecord, now time.Time) {
 
 // removeNS deletes an NS instance with its VNF records and operations, as
 // the NBI's delete_extra does, and frees its descriptors.
-func (s *Server) removeNS(ns *nsRecord, now time.Time) {
+func (s *Server) removeNS(ns *nsRecord) {
 	s.db.nsInstances.remove(ns.id)
 	named := s.db.nsByName[ns.fields.Name]
 	for i, candidate := range named {
@@ -408,10 +404,10 @@ func (s *Server) removeNS(ns *nsRecord, now time.Time) {
 	} else {
 		s.db.nsByName[ns.fields.Name] = named
 	}
-	s.usePackage(ns.nsd, -1, now)
+	s.usePackage(ns.nsd, -1)
 	for _, vnf := range ns.vnfs {
 		s.db.vnfInstances.remove(vnf.id)
-		s.usePackage(vnf.vnfd, -1, now)
+		s.usePackage(vnf.vnfd, -1)
 	}
 	for _, op := range ns.operations {
 		op.removed = true
@@ -421,7 +417,7 @@ func (s *Server) removeNS(ns *nsRecord, now time.Time) {
 
 // usePackage counts a user more or less of a descriptor and refreshes its
 // usageState when it changes.
-func (s *Server) usePackage(p *packageRecord, delta int, now time.Time) {
+func (s *Server) usePackage(p *packageRecord, delta int) {
 	before := p.usageState()
 	p.users += delta
 	if p.usageState() != before {
@@ -531,7 +527,7 @@ func (s *Server) terminateAndDeleteNS(c *call) (response, *nbiError) {
 		return response{}, err
 	}
 	if forced(c.request) {
-		s.removeNS(ns, c.now)
+		s.removeNS(ns)
 		return noContent(), nil
 	}
 	if !ns.instantiated() {
@@ -554,7 +550,7 @@ func (s *Server) deleteNS(c *call) (response, *nbiError) {
 		return response{}, errorf(http.StatusConflict, "nsr '%s' cannot be deleted because it is in 'INSTANTIATED' state. "+
 			"Launch 'terminate' operation first; or force deletion", ns.id)
 	}
-	s.removeNS(ns, c.now)
+	s.removeNS(ns)
 	return noContent(), nil
 }
 

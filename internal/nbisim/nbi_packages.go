@@ -336,8 +336,7 @@ func (s *Server) checkUpload(c *call, kind *packageKind, current *packageRecord)
 	contents, err := osmpkg.Inspect(c.body)
 	if err != nil {
 		// The NBI names no file or line: its detail is the message alone.
-		var problem *osmpkg.Error
-		if errors.As(err, &problem) {
+		if problem, ok := errors.AsType[*osmpkg.Error](err); ok {
 			detail := problem.Message
 			// A bad chart reads "helm-chart '...' is not valid" in the NBI,
 			// without the field path osmpkg puts in front.

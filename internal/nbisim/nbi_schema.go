@@ -45,12 +45,10 @@ var (
 	idSchema       = &schema{types: []string{"string"}, pattern: regexp.MustCompile(`^[a-fA-F0-9]{8}(-[a-fA-F0-9]{4}){3}-[a-fA-F0-9]{12}$`)}
 	objectSchema   = &schema{types: []string{"object"}}
 	boolSchema     = &schema{types: []string{"boolean"}}
-	integer1Schema = &schema{types: []string{"integer"}, minimum: intPointer(1)}
+	integer1Schema = &schema{types: []string{"integer"}, minimum: new(1)}
 	arraySchema    = &schema{types: []string{"array"}}
 	anySchema      = &schema{}
 )
-
-func intPointer(i int) *int { return &i }
 
 var kduParamsSchema = &schema{
 	types: []string{"object"},
@@ -125,7 +123,7 @@ var nsActionSchema = &schema{
 		{"member_vnf_index", nameSchema},
 		{"vnf_member_index", nameSchema},
 		{"vdu_id", nameSchema},
-		{"vdu_count_index", &schema{types: []string{"integer"}, minimum: intPointer(0)}},
+		{"vdu_count_index", &schema{types: []string{"integer"}, minimum: new(0)}},
 		{"kdu_name", nameSchema},
 		{"primitive", nameSchema},
 		{"timeout_ns_action", integer1Schema},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -175,10 +176,8 @@ func (s *Server) newUserAPI(c *call) (response, *nbiError) {
 	}
 	var mappings []projectRole
 	add := func(m projectRole) {
-		for _, have := range mappings {
-			if have == m {
-				return
-			}
+		if slices.Contains(mappings, m) {
+			return
 		}
 		mappings = append(mappings, m)
 	}

@@ -3,6 +3,7 @@ package nbisim
 import (
 	"bytes"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -88,7 +89,7 @@ type call struct {
 	token   *token
 }
 
-func (c *call) param(i int) string { return c.params[i] }
+func (c *call) param(i int) string { return c.params[i] } //nolint:unparam // routes hold one parameter today; the index keeps the router general
 
 // jsonBody parses the request body as the NBI does for JSON: an empty body
 // is an empty object, a malformed one a 400.
@@ -236,9 +237,7 @@ func loggedPath(r *http.Request) string {
 
 // writeResponse sends answer and returns the number of body bytes sent.
 func writeResponse(w http.ResponseWriter, answer response) int64 {
-	for key, values := range answer.header {
-		w.Header()[key] = values
-	}
+	maps.Copy(w.Header(), answer.header)
 	if answer.contentType != "" {
 		w.Header().Set("Content-Type", answer.contentType)
 	}

@@ -91,12 +91,7 @@ func filterOf(query url.Values) listFilter {
 }
 
 func isAdministrativeWord(key string) bool {
-	for _, word := range administrativeQueryWords {
-		if key == word {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(administrativeQueryWords, key)
 }
 
 // queryValue is nbi.py's _format_in for one query parameter: a repeated

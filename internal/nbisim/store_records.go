@@ -164,5 +164,3 @@ type opLinks struct {
 	Self       string `json:"self"`
 	NsInstance string `json:"nsInstance"`
 }
-
-func stringPointer(s string) *string { return &s }

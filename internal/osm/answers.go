@@ -206,8 +206,8 @@ func referencedBytes(v reflect.Value) int64 {
 		return n
 	case reflect.Struct:
 		var n int64
-		for i := range v.NumField() {
-			n += referencedBytes(v.Field(i))
+		for _, field := range v.Fields() {
+			n += referencedBytes(field)
 		}
 		return n
 	case reflect.Map:
@@ -299,10 +299,10 @@ func (b *answerBody) jsonError(status int, err error) error {
 // encoding/json.Unmarshal does.
 func (b *answerBody) end(status int, decoder *json.Decoder) error {
 	_, err := decoder.Token()
-	switch {
-	case err == io.EOF:
+	switch err {
+	case io.EOF:
 		return nil
-	case err == nil:
+	case nil:
 		err = errors.New("more follows the JSON value")
 	}
 	return b.jsonError(status, err)

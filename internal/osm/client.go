@@ -7,6 +7,10 @@
 // 401; it retries nothing else, since the caller's work queue owns back-off
 // (see IsTransient). Errors are *APIError (the NBI answered with an error),
 // *AuthError (authentication failed) or *RequestError (no usable answer).
+//
+// It speaks OSM's records only: it must not import the GitOps model (internal/gitops), the engine,
+// the controller, the API types (api/v1alpha1) or a Kubernetes client; the packages above it
+// translate.
 package osm
 
 import (
@@ -17,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -346,9 +351,7 @@ func (c *Client) send(ctx context.Context, req request, bearer string, answer an
 	if err != nil {
 		return &RequestError{Method: req.method, Path: path, Err: err}
 	}
-	for name, values := range req.header {
-		httpRequest.Header[name] = values
-	}
+	maps.Copy(httpRequest.Header, req.header)
 	httpRequest.Header.Set("Accept", "application/json")
 	httpRequest.Header.Set("User-Agent", c.userAgent)
 	if req.contentType != "" {
@@ -417,8 +420,7 @@ func redirectTarget(location string) string {
 // transportError wraps an error of the HTTP client; url.Error is unwrapped
 // since the RequestError already names the request.
 func transportError(method, path string, err error) *RequestError {
-	var urlError *url.Error
-	if errors.As(err, &urlError) {
+	if urlError, ok := errors.AsType[*url.Error](err); ok {
 		err = urlError.Err
 	}
 	return &RequestError{Method: method, Path: path, Err: err, transient: isTransientCause(err)}

@@ -2,6 +2,7 @@ package osm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -12,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -96,8 +96,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 
 // statusOf returns the status code of an *APIError in err's chain, or 0.
 func statusOf(err error) int {
-	var apiError *APIError
-	if errors.As(err, &apiError) {
+	if apiError, ok := errors.AsType[*APIError](err); ok {
 		return apiError.StatusCode
 	}
 	return 0
@@ -271,6 +270,6 @@ func secretForms(secret string) []string {
 		trimmed := strings.TrimSpace(plain.String())
 		forms = append(forms, trimmed[1:len(trimmed)-1])
 	}
-	sort.Slice(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	slices.SortFunc(forms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	return slices.Compact(forms)
 }

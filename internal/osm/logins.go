@@ -145,7 +145,7 @@ func compacted(names []string) []string {
 func canonicalEndpoint(base *url.URL, project string) string {
 	scheme := strings.ToLower(base.Scheme)
 	host, port := strings.TrimSuffix(strings.ToLower(base.Hostname()), "."), base.Port()
-	if port != "" && !(port == "80" && scheme == "http") && !(port == "443" && scheme == "https") {
+	if port != "" && (port != "80" || scheme != "http") && (port != "443" || scheme != "https") {
 		host = net.JoinHostPort(host, port)
 	} else if strings.Contains(host, ":") {
 		host = "[" + host + "]"

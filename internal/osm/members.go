@@ -2,6 +2,7 @@ package osm
 
 import (
 	"context"
+	"maps"
 	"net/url"
 	"regexp"
 	"strings"
@@ -64,12 +65,8 @@ func listMembers[T any](ctx context.Context, c *Client, req request, field strin
 	}
 	if query, exact := memberFilter(field, values); exact {
 		merged := url.Values{}
-		for k, v := range req.query {
-			merged[k] = v
-		}
-		for k, v := range query {
-			merged[k] = v
-		}
+		maps.Copy(merged, req.query)
+		maps.Copy(merged, query)
 		req.query = merged
 	}
 	wanted := make(map[string]bool, len(values))

@@ -1,7 +1,6 @@
 package osm
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 )
@@ -31,7 +30,7 @@ func TestMemberFilter(t *testing.T) {
 		t.Run(test.name, func(t *testing.T) {
 			query, exact := memberFilter("name", test.values)
 			if exact != test.exact || (exact && query.Encode() != test.want) {
-				t.Errorf("memberFilter(%q) = %q, %v; want %q, %v", test.values, url.Values(query).Encode(), exact, test.want, test.exact)
+				t.Errorf("memberFilter(%q) = %q, %v; want %q, %v", test.values, query.Encode(), exact, test.want, test.exact)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package osm
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -47,9 +48,7 @@ func TestMetricsAreRecordedPerRoute(t *testing.T) {
 	}
 	get := map[string]string{"cluster": cluster, "method": "GET", "route": "/nslcm/v1/ns_instances_content/{id}"}
 	withCode := map[string]string{"code": "200"}
-	for name, value := range get {
-		withCode[name] = value
-	}
+	maps.Copy(withCode, get)
 	if metric := gatheredMetric(t, registry, "osmops_nbi_requests_total", withCode); metric.GetCounter().GetValue() != 1 {
 		t.Errorf("requests: %v", metric)
 	}

@@ -3,6 +3,7 @@ package osm
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -229,9 +230,7 @@ func upgradeKDURequest(nsInstanceID string, upgrade KDUUpgrade) (request, error)
 	// LCM's default is Helm's --reuse-values, which merges the new values into the old ones:
 	// a value removed from Git would stay. Reset makes the KDU run exactly the values sent.
 	params := make(map[string]any, len(upgrade.Params)+1)
-	for k, v := range upgrade.Params {
-		params[k] = v
-	}
+	maps.Copy(params, upgrade.Params)
 	params[kduoptions.ResetValues] = "true"
 	if upgrade.Model != "" {
 		params[kduoptions.Model] = upgrade.Model

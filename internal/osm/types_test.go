@@ -175,7 +175,7 @@ func TestKDURecordParams(t *testing.T) {
 		want    map[string]any
 		wantErr bool
 	}{
-		{"sample JSON string", LooseString(decodeSample[[]VNFInstance](t, "vnf_instances_knf.json")[0].KDURecords[0].AdditionalParams),
+		{"sample JSON string", decodeSample[[]VNFInstance](t, "vnf_instances_knf.json")[0].KDURecords[0].AdditionalParams,
 			map[string]any{"replicaCount": "2"}, false},
 		{"nested values", `{"a": {"b": [1, 2]}}`, map[string]any{"a": map[string]any{"b": []any{1.0, 2.0}}}, false},
 		{"none", "", nil, false},

@@ -12,7 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -133,8 +133,7 @@ func readSource(name, root string) (*contents, *Error) {
 		return nil
 	})
 	if walkErr != nil {
-		var packageError *Error
-		if errors.As(walkErr, &packageError) {
+		if packageError, ok := errors.AsType[*Error](walkErr); ok {
 			return nil, packageError
 		}
 		return nil, errorf(name, "cannot read the package folder: %v", walkErr)
@@ -210,7 +209,7 @@ func writeTarball(source *contents) ([]byte, error) {
 	for path := range source.entries {
 		paths = append(paths, path)
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 
 	var buffer bytes.Buffer
 	zipper, err := gzip.NewWriterLevel(&buffer, gzip.BestCompression)

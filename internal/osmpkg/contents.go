@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -75,7 +75,7 @@ func (c *contents) sortedPaths() []string {
 			paths = append(paths, path)
 		}
 	}
-	sort.Strings(paths)
+	slices.Sort(paths)
 	return paths
 }
 

@@ -8,6 +8,9 @@
 // scripts) in subfolders. Build packs it deterministically: the same files give
 // the same bytes on any machine, so the tarball's digest tells whether a
 // package changed.
+//
+// It imports no other osmops package and nothing of Kubernetes: internal/gitops, the client and
+// the simulator all build on it.
 package osmpkg
 
 // Limits on a package, applied by both Build and Inspect so that a hostile

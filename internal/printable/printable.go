@@ -2,6 +2,8 @@
 // condition, an event, a log line or a terminal, a control character (ESC starting a terminal
 // sequence, a carriage return or a backspace rewriting a line, a newline forging one) or an
 // invisible formatting character (a bidirectional override) would act instead of being read.
+//
+// It imports only the standard library, so that every package may use it.
 package printable
 
 import (

@@ -1,6 +1,8 @@
 // Package pyjson writes strings as OSM's Python code does with json.dumps (ensure_ascii, the
 // default): the NBI stores operation parameters that way and echoes requests that way, so both
 // the simulator (to answer alike) and the client (to redact what an answer echoes) need it.
+//
+// It imports only the standard library, so that both sides (client and simulator) may use it.
 package pyjson
 
 import (

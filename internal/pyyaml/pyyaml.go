@@ -3,6 +3,8 @@
 // of params as "!!yaml " + yaml.safe_dump(value), which writes the string "5e3" or "0o17"
 // plain because PyYAML reads them as strings, while a YAML 1.2 reader makes numbers of them.
 // The simulator (to store and compare alike) and the client (to read what OSM stores) need it.
+//
+// It imports no other osmops package, so that both sides (client and simulator) may use it.
 package pyyaml
 
 import (
@@ -10,6 +12,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,8 +70,8 @@ func Int(text string) (*big.Int, bool) {
 	case strings.Contains(value, ":"):
 		base := big.NewInt(1)
 		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, isInt := new(big.Int).SetString(parts[i], 10)
+		for _, part := range slices.Backward(parts) {
+			digit, isInt := new(big.Int).SetString(part, 10)
 			if !isInt {
 				return nil, false
 			}
@@ -102,8 +105,8 @@ func Float(text string) (float64, bool) {
 	case strings.Contains(value, ":"):
 		total, base := 0.0, 1.0
 		parts := strings.Split(value, ":")
-		for i := len(parts) - 1; i >= 0; i-- {
-			digit, err := strconv.ParseFloat(parts[i], 64)
+		for _, part := range slices.Backward(parts) {
+			digit, err := strconv.ParseFloat(part, 64)
 			if err != nil {
 				return 0, false
 			}

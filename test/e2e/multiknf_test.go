@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -61,9 +62,7 @@ var _ = Describe("An NS instance of several KNFs", func() {
 		changed.MetricsInterval = "10s"
 		tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
 		want := map[string]string{}
-		for kdu, release := range stackReleasesOfTheDemo {
-			want[kdu] = release
-		}
+		maps.Copy(want, stackReleasesOfTheDemo)
 		// The upgrade names the version the release runs: its chart names none.
 		want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter:0.1.0 map[interval:10s]`
 		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))

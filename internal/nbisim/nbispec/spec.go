@@ -6,6 +6,8 @@
 // adds. A path may hold {name} templates; a template segment matches only a
 // template segment of the specification, a concrete segment matches a
 // template segment or the same literal.
+//
+// It imports no other osmops package.
 package nbispec
 
 import (

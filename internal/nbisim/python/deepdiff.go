@@ -233,7 +233,7 @@ type opcode struct {
 
 // sequenceOpcodes is difflib.SequenceMatcher(None, a, b,
 // autojunk=False).get_opcodes(), with Python's equality of the items.
-func sequenceOpcodes(a, b []any) []opcode {
+func sequenceOpcodes(a, b []any) []opcode { //nolint:gocyclo // follows difflib's code, to match it step for step
 	key := func(v any) string {
 		if n, finite := pyNumber(v); finite {
 			return "n" + n.RatString()

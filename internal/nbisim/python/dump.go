@@ -209,8 +209,8 @@ func SafeDump(v any) string {
 
 // pyYAMLNode is the node safe_dump writes for a value of parsed JSON.
 func pyYAMLNode(v any) *yaml.Node {
-	scalar := func(tag, text string) *yaml.Node {
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: text}
+	scalar := func(text string) *yaml.Node {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: text}
 	}
 	switch value := v.(type) {
 	case *Dict:
@@ -236,17 +236,17 @@ func pyYAMLNode(v any) *yaml.Node {
 			// represent_float: 1e+17 becomes 1.0e+17, which YAML 1.1 reads as a float.
 			text = strings.Replace(text, "e", ".0e", 1)
 		}
-		return scalar("", text)
+		return scalar(text)
 	case bool:
-		return scalar("", strconv.FormatBool(value))
+		return scalar(strconv.FormatBool(value))
 	case nil:
-		return scalar("", "null")
+		return scalar("null")
 	case string:
-		node := scalar("", value)
+		node := scalar(value)
 		if pyyaml.ImplicitTag(value) != "!!str" {
 			node.Style = yaml.SingleQuotedStyle
 		}
 		return node
 	}
-	return scalar("", fmt.Sprint(v))
+	return scalar(fmt.Sprint(v))
 }

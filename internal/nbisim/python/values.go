@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -308,8 +309,8 @@ func flattenMapping(node *yaml.Node) ([]*yaml.Node, error) {
 				}
 				submerge = append(submerge, pairs)
 			}
-			for i := len(submerge) - 1; i >= 0; i-- {
-				merge = append(merge, submerge[i]...)
+			for _, s := range slices.Backward(submerge) {
+				merge = append(merge, s...)
 			}
 		default:
 			return nil, errPyYAML

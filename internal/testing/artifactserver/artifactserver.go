@@ -1,6 +1,8 @@
 // Package artifactserver stands for source-controller's artifact storage in the controller
 // tests and the bench: an HTTP server of tarballs that hands out the artifacts a GitRepository's
 // status would hold, and the tarballs of a revision's files.
+//
+// Test harness: no product package may import it.
 package artifactserver
 
 import (
@@ -13,7 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -96,7 +98,7 @@ func writeTarGz(files map[string]string) ([]byte, error) {
 	for name := range files {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		content := files[name]
 		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {

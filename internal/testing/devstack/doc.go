@@ -15,4 +15,6 @@
 //
 // Every part listens on 127.0.0.1 only; its state and log live under Options.WorkDir, and each
 // process has a pid file there so that StopLeftovers can clean up after a supervisor that died.
+//
+// Test and demo harness: no product package may import it.
 package devstack

@@ -163,15 +163,15 @@ func (r *Repo) Commit(files map[string]string, message string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	paths := slices.Sorted(maps.Keys(files))
-	for _, path := range paths {
-		full, err := r.pathInClone(path)
+	for _, file := range paths {
+		full, err := r.pathInClone(file)
 		if err != nil {
 			return "", err
 		}
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(full, []byte(files[path]), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(files[file]), 0o644); err != nil {
 			return "", err
 		}
 	}
@@ -185,8 +185,8 @@ func (r *Repo) Commit(files map[string]string, message string) (string, error) {
 func (r *Repo) Remove(paths ...string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, path := range paths {
-		if _, err := r.pathInClone(path); err != nil {
+	for _, file := range paths {
+		if _, err := r.pathInClone(file); err != nil {
 			return "", err
 		}
 	}
@@ -217,11 +217,11 @@ func (r *Repo) commitAndPush(commit ...string) (string, error) {
 }
 
 // pathInClone maps a repository path to the working clone, refusing paths that leave it.
-func (r *Repo) pathInClone(path string) (string, error) {
-	if !filepath.IsLocal(path) {
-		return "", fmt.Errorf("repository %s: path %q must be relative and stay inside the repository", r.name, path)
+func (r *Repo) pathInClone(file string) (string, error) {
+	if !filepath.IsLocal(file) {
+		return "", fmt.Errorf("repository %s: path %q must be relative and stay inside the repository", r.name, file)
 	}
-	return filepath.Join(r.clone, path), nil
+	return filepath.Join(r.clone, file), nil
 }
 
 // git runs git in dir (or the current folder when dir is empty) and returns its output; the

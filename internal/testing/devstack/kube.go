@@ -51,8 +51,8 @@ func startControlPlane(ctx context.Context, o Options, port int, pids pidDir) (*
 		return cp, err
 	}
 	apiServer := &envtest.APIServer{CertDir: filepath.Join(o.WorkDir, "apiserver"), Out: apiServerLog, Err: apiServerLog}
-	apiServer.SecureServing.Address = loopback
-	apiServer.SecureServing.Port = strconv.Itoa(port)
+	apiServer.Address = loopback
+	apiServer.Port = strconv.Itoa(port)
 	// Flux's CRDs are those of the controllers that run, not the suites' copy.
 	env.CRDDirectoryPaths = append([]string{testenv.OsmopsCRDPath(), o.SourceControllerCRDs}, o.optionalFluxCRDs()...)
 	// envtest's default of 20 seconds is short for a busy 2-core machine.

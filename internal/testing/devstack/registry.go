@@ -36,23 +36,23 @@ func StartOCIRegistry(requestLog io.Writer) *OCIRegistry {
 	return &OCIRegistry{server: httptest.NewServer(registry.New(registry.Logger(log.New(requestLog, "", log.LstdFlags))))}
 }
 
-// StartOCIRegistry starts an OCIRegistry whose request log is the stack's log name (which
+// StartOCIRegistry starts an OCIRegistry whose request log is the stack's log logName (which
 // must be unique in the stack), among those Logs returns. Close stops it.
-func (s *Stack) StartOCIRegistry(name string) (*OCIRegistry, error) {
-	requestLog, err := s.createLog(name)
+func (s *Stack) StartOCIRegistry(logName string) (*OCIRegistry, error) {
+	requestLog, err := s.createLog(logName)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.progress, "starting the OCI registry %s\n", name)
+	fmt.Fprintf(s.progress, "starting the OCI registry %s\n", logName)
 	r := StartOCIRegistry(requestLog)
 	r.log = requestLog
 	return r, nil
 }
 
-// createLog creates the log file of the in-process server name, among those Logs returns; it
+// createLog creates the log file logName of an in-process server, among those Logs returns; it
 // fails if the name is taken.
-func (s *Stack) createLog(name string) (*os.File, error) {
-	return os.OpenFile(logPath(s.workDir, name), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+func (s *Stack) createLog(logName string) (*os.File, error) {
+	return os.OpenFile(logPath(s.workDir, logName), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
 }
 
 // Close stops the registry; what was pushed is gone.

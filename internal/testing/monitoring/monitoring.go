@@ -2,6 +2,8 @@
 // (rendered with the kustomize library, as `kubectl apply -k` does), for the tests that hold
 // it to the operator: the unit test that it renders, and the end-to-end test that every metric
 // its alerts and dashboard query is one the running operator serves.
+//
+// Test harness: no product package may import it.
 package monitoring
 
 import (

@@ -2,6 +2,8 @@
 // tests, the bench and the end-to-end tests deploy: the sources of its KNF and NS packages and
 // its NsInstance deployment file. The package sources are read from the demo repository
 // (hack/demo-repo/osm-pkgs), their one copy outside internal/osmpkg's own test data.
+//
+// Test harness: no product package may import it.
 package openldap
 
 import (

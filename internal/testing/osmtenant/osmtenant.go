@@ -3,6 +3,8 @@
 // OsmCluster that uses it, OsmDeployments of a GitRepository on that OsmCluster, and, where no
 // source-controller runs, the artifact of a source (GitRepository, OCIRepository or Bucket).
 // Each user sets the other fields its own way.
+//
+// Test harness: no product package may import it.
 package osmtenant
 
 import (

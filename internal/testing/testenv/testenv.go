@@ -2,6 +2,8 @@
 // and etcd binaries (built or downloaded by hack/envtest.sh), the CRD folders, the scheme of
 // the objects the suites handle, and an envtest.Environment of them, wherever `go test` runs
 // from.
+//
+// Test harness: no product package may import it.
 package testenv
 
 import (
