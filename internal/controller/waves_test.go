@@ -3,6 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -231,3 +232,26 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		tn.g.Expect(canary.replicaCount()).To(Equal("2"))
 	})
 })
+
+// A wave compares what a revision carries, whichever source object, branch or tag announced it.
+func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
+	const commit, digest = "sha1:4b3b0dc2b1e4c2d0f8a1c3e5b7d9f0a2c4e6b8d0", "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		a, b string
+		same bool
+	}{
+		{"main@" + commit, "main@" + commit, true},
+		{"main@" + commit, "release@" + commit, true}, // another branch or GitRepository
+		{"v1.2@" + digest, digest, true},              // an OCI tag, and the same artifact pinned by digest
+		{digest, digest, true},                        // a Bucket
+		{"main@" + commit, "main@sha1:9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b", false},
+		{"v1.2@" + digest, "v1.2@sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", false},
+		{"", "", false}, // nothing applied yet
+		{"main@" + commit, "", false},
+	}
+	for _, tc := range tests {
+		if got := sameRevision(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
