@@ -64,6 +64,17 @@ const (
 	AccessDeniedReason = "AccessDenied"
 	// DependencyNotReadyReason: an OsmDeployment of dependsOn is not Ready yet.
 	DependencyNotReadyReason = "DependencyNotReady"
+	// WaitingForWaveReason: a dependsOn entry with revision Same holds the source's revision
+	// back: the dependency has not applied it, is not Ready on it, or has not been for its
+	// bakeTime. The message names the dependency, the revision and the bake time left
+	// (status.rollout says it too). Nothing new is applied meanwhile; it resolves by itself.
+	WaitingForWaveReason = "WaitingForWave"
+	// RolloutHaltedReason: a dependsOn entry with revision Same failed the source's revision
+	// (it is Stalled on it), or is halted on it: this OsmDeployment stays on its previous
+	// revision (Stalled, Warning event naming the failed site, the revision and its message).
+	// A new revision (the fix or the revert), or the dependency mended by a reconcile
+	// request, lets the rollout start again.
+	RolloutHaltedReason = "RolloutHalted"
 	// ArtifactFailedReason: the artifact could not be fetched, verified or unpacked.
 	ArtifactFailedReason = "ArtifactFailed"
 	// ValidationFailedReason: the revision has invalid files or references; nothing was applied.

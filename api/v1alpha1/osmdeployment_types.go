@@ -199,16 +199,71 @@ type OsmDeploymentSpec struct {
 	DriftDetection *DriftDetection `json:"driftDetection,omitempty"`
 
 	// DependsOn lists OsmDeployments that must be Ready before this one is
-	// applied.
+	// applied; an entry with revision Same makes it a wave of a rollout: it
+	// waits until the dependency has applied the revision of this one's source
+	// and stayed Ready on it for bakeTime, and halts when the dependency failed
+	// that revision (docs/rollouts.md).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
-	DependsOn []meta.NamespacedObjectReference `json:"dependsOn,omitempty"`
+	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
 
 	// PostBuild substitutes variables in the deployment files, as Flux's
 	// Kustomization does, so that one repository serves several OsmDeployments
 	// (staging, production).
 	// +optional
 	PostBuild *PostBuild `json:"postBuild,omitempty"`
+}
+
+// DependencyReference names an OsmDeployment this one depends on, and what of
+// it this one waits for. An entry with only name and namespace waits for it to
+// be Ready, on whatever revision.
+// +kubebuilder:validation:XValidation:rule="!has(self.bakeTime) || (has(self.revision) && self.revision == 'Same')",message="bakeTime needs revision Same"
+type DependencyReference struct {
+	// Name of the OsmDeployment.
+	// +required
+	Name string `json:"name"`
+
+	// Namespace of the OsmDeployment; this one's when empty.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Revision says which revision the dependency must have applied. Any (the
+	// default): it is Ready, whatever revision it runs. Same: it applied the
+	// revision of this OsmDeployment's source artifact (the same commit for a
+	// GitRepository, the same digest for an OCIRepository or a Bucket, through
+	// whichever source object: the digest after the "@" of a Flux revision is
+	// compared), it is Ready on it with every NS instance ready, and it has
+	// stayed so for bakeTime. Until then this OsmDeployment applies nothing new
+	// (reason WaitingForWave); when the dependency failed that revision, it
+	// stays on its previous one (reason RolloutHalted).
+	// +kubebuilder:validation:Enum=Any;Same
+	// +optional
+	Revision DependencyRevision `json:"revision,omitempty"`
+
+	// BakeTime is how long the dependency must have been Ready on the same
+	// revision (status.readySince) before this OsmDeployment applies it. Only
+	// with revision Same.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('168h')",message="bakeTime must be at most 168h"
+	// +optional
+	BakeTime *metav1.Duration `json:"bakeTime,omitempty"`
+}
+
+// DependencyRevision is the revision a dependency must have applied.
+type DependencyRevision string
+
+const (
+	// DependencyRevisionAny: the dependency is Ready, on whatever revision.
+	DependencyRevisionAny DependencyRevision = "Any"
+	// DependencyRevisionSame: the dependency applied the same revision as this
+	// OsmDeployment's source, and stayed Ready on it for bakeTime.
+	DependencyRevisionSame DependencyRevision = "Same"
+)
+
+// String names the dependency as namespace/name, or name without a namespace.
+func (in DependencyReference) String() string {
+	return meta.NamespacedObjectReference{Name: in.Name, Namespace: in.Namespace}.String()
 }
 
 // PostBuild holds the variables substituted in the deployment files (not in
@@ -467,7 +522,52 @@ type OsmDeploymentStatus struct {
 	// `kubectl get`.
 	// +optional
 	NsInstancesSummary string `json:"nsInstancesSummary,omitempty"`
+
+	// ReadySince is when the OsmDeployment last became Ready on
+	// lastAppliedRevision (every operation completed, every NS instance ready):
+	// the start of the bake time of the OsmDeployments that depend on it with
+	// revision Same. A new revision applied, or Ready again after it was not,
+	// starts it again.
+	// +optional
+	ReadySince *metav1.Time `json:"readySince,omitempty"`
+
+	// Rollout says what holds back the revision of the source, when a
+	// dependsOn entry with revision Same does; absent otherwise.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
+
+// RolloutStatus is where an OsmDeployment stands in a rollout: the dependency
+// it waits for, and why.
+type RolloutStatus struct {
+	// Revision is the source revision this OsmDeployment waits to apply.
+	Revision string `json:"revision"`
+
+	// Dependency is the OsmDeployment it waits for: name, or namespace/name in
+	// another namespace.
+	Dependency string `json:"dependency"`
+
+	// Phase is Waiting (the dependency has not applied the revision, or is not
+	// Ready on it), Baking (it is, since less than bakeTime) or Halted (it
+	// failed the revision, or is halted on it).
+	Phase RolloutPhase `json:"phase"`
+
+	// BakedAt is when the dependency's bake time ends (phase Baking).
+	// +optional
+	BakedAt *metav1.Time `json:"bakedAt,omitempty"`
+}
+
+// RolloutPhase is what an OsmDeployment waits on in a rollout.
+type RolloutPhase string
+
+const (
+	// RolloutWaiting: the dependency has not applied the revision, or is not Ready on it.
+	RolloutWaiting RolloutPhase = "Waiting"
+	// RolloutBaking: the dependency is Ready on the revision, since less than bakeTime.
+	RolloutBaking RolloutPhase = "Baking"
+	// RolloutHalted: the dependency failed the revision, or is halted on it.
+	RolloutHalted RolloutPhase = "Halted"
+)
 
 // OsmDeployment applies the NS instances and OSM packages of a Flux source
 // (GitRepository, OCIRepository or Bucket) to an OsmCluster.
@@ -562,7 +662,7 @@ func (in *OsmDeployment) TerminatesOnDeletion() bool {
 func (in *OsmDeployment) GetRequeueAfter() time.Duration { return in.GetInterval() }
 
 // GetDependsOn returns the OsmDeployments this one waits for.
-func (in *OsmDeployment) GetDependsOn() []meta.NamespacedObjectReference {
+func (in *OsmDeployment) GetDependsOn() []DependencyReference {
 	return in.Spec.DependsOn
 }
 

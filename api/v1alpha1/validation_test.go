@@ -162,7 +162,13 @@ func TestSamplesAreAccepted(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no samples found: %v", err)
 	}
-	created := 0
+	// The rollout example: one repository, four sites in waves (docs/rollouts.md).
+	rollout, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "rollout", "gitops_*.yaml"))
+	if err != nil || len(rollout) == 0 {
+		t.Fatalf("no rollout samples found: %v", err)
+	}
+	files = append(files, rollout...)
+	created := map[string]int{}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -181,11 +187,11 @@ func TestSamplesAreAccepted(t *testing.T) {
 			if err := k8s.Create(context.Background(), u); err != nil {
 				t.Errorf("%s: %s %s rejected: %v", filepath.Base(file), u.GetKind(), u.GetName(), err)
 			}
-			created++
+			created[u.GetKind()]++
 		}
 	}
-	if created != 2 {
-		t.Errorf("created %d osmops samples, want one of each kind", created)
+	if created["OsmCluster"] != 5 || created["OsmDeployment"] != 5 {
+		t.Errorf("created %v osmops samples, want one of each kind, and four of each in the rollout", created)
 	}
 }
 
@@ -211,6 +217,18 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			name: "deployment with a bad interval", manifest: validDeployment,
 			edit: func(o map[string]any) { spec(o)["interval"] = "ten minutes" },
 			want: []string{"spec.interval", "should match"},
+		},
+		{
+			name: "deployment with a bake time on a dependency of any revision", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["dependsOn"] = []any{map[string]any{"name": "lab", "bakeTime": "1h"}} },
+			want: []string{"spec.dependsOn[0]", "bakeTime needs revision Same"},
+		},
+		{
+			name: "deployment with an unknown dependency revision", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["dependsOn"] = []any{map[string]any{"name": "lab", "revision": "Latest"}}
+			},
+			want: []string{"spec.dependsOn[0].revision", `Unsupported value: "Latest"`},
 		},
 		{
 			name: "deployment with a bad timeout", manifest: validDeployment,

@@ -20,6 +20,12 @@ var (
 		Name: "osmops_ns_instances",
 		Help: "NS instances owned by an OsmDeployment, by state.",
 	}, []string{"namespace", "name", "state"})
+	// rollouts tells a site held back by a wave (Waiting, Baking) from one halted by a
+	// dependency that failed the revision (Halted): 1 for the phase of status.rollout.
+	rollouts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "osmops_rollout_held",
+		Help: "1 while an OsmDeployment holds its source's revision back at a dependsOn entry with revision Same, by phase (Waiting, Baking, Halted).",
+	}, []string{"namespace", "name", "phase"})
 	operations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "osmops_operations_total",
 		Help: "OSM LCM operations the operator waited for, by type and outcome (completed, failed, timeout).",
@@ -34,7 +40,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, operations, operationDuration)
+	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, rollouts, operations, operationDuration)
 }
 
 // instanceStates are the states reported by the osmops_ns_instances gauge.
@@ -44,17 +50,28 @@ var instanceStates = []gitopsv1alpha1.NsInstanceState{
 	gitopsv1alpha1.NsInstanceReplacing,
 }
 
+// rolloutPhases are the phases reported by the osmops_rollout_held gauge.
+var rolloutPhases = []gitopsv1alpha1.RolloutPhase{gitopsv1alpha1.RolloutWaiting, gitopsv1alpha1.RolloutBaking, gitopsv1alpha1.RolloutHalted}
+
 // recordMetrics records a reconcile's duration and the states of the owned NS instances; a
 // deleted OsmDeployment's series are removed.
 func recordMetrics(obj *gitopsv1alpha1.OsmDeployment, start time.Time) {
 	if !obj.DeletionTimestamp.IsZero() && len(obj.Finalizers) == 0 {
 		reconcileDuration.DeleteLabelValues(obj.Namespace, obj.Name)
 		nsInstances.DeletePartialMatch(prometheus.Labels{"namespace": obj.Namespace, "name": obj.Name})
+		rollouts.DeletePartialMatch(prometheus.Labels{"namespace": obj.Namespace, "name": obj.Name})
 		return
 	}
 	reconcileDuration.WithLabelValues(obj.Namespace, obj.Name).Observe(time.Since(start).Seconds())
 	for _, state := range instanceStates {
 		nsInstances.WithLabelValues(obj.Namespace, obj.Name, string(state)).Set(float64(countInstances(obj, state)))
+	}
+	for _, phase := range rolloutPhases {
+		held := 0.0
+		if obj.Status.Rollout != nil && obj.Status.Rollout.Phase == phase {
+			held = 1
+		}
+		rollouts.WithLabelValues(obj.Namespace, obj.Name, string(phase)).Set(held)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +65,9 @@ type OsmDeploymentReconciler struct {
 	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
+	// Clock tells the time of the bake times of waves (waves.go) and of status.readySince;
+	// the real clock when nil.
+	Clock clock.PassiveClock
 	// OperationPollInterval is how often pending OSM operations are checked.
 	OperationPollInterval time.Duration
 	// HTTPClient downloads artifacts from source-controller.
@@ -308,6 +312,7 @@ func (r *OsmDeploymentReconciler) reportStatusRefused(ctx context.Context, obj *
 }
 
 // reconcileDependencies waits, without failing, while an OsmDeployment of dependsOn is not Ready.
+// An entry with revision Same is judged once the source's revision is known (reconcileWaves).
 func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (outcome, bool) {
 	for _, dep := range obj.Spec.DependsOn {
 		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
@@ -317,6 +322,9 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 		if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
 			markStalled(obj, gitopsv1alpha1.AccessDeniedReason, "dependency %s is in another namespace, which --no-cross-namespace-refs forbids", key)
 			return stalling(0), false
+		}
+		if dep.Revision == gitopsv1alpha1.DependencyRevisionSame {
+			continue
 		}
 		other := &gitopsv1alpha1.OsmDeployment{}
 		err := r.Get(ctx, key, other)
@@ -587,6 +595,10 @@ func retryable(err error) bool {
 func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment, revision string) {
 	if obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.AppliedReason, "revision %s applied: %s", revision, obj.Status.NsInstancesSummary+" NS instances ready")
+	}
+	if obj.Status.LastAppliedRevision != revision || !conditions.IsReady(obj) || obj.Status.ReadySince == nil {
+		// The bake time of the waves that depend on it starts again (waves.go).
+		obj.Status.ReadySince = &metav1.Time{Time: r.now()}
 	}
 	obj.Status.LastAppliedRevision = revision
 	obj.Status.ObservedGeneration = obj.Generation

@@ -319,7 +319,7 @@ var _ = Describe("The OsmDeployment reconciler", func() {
 		tn := newTenant(t)
 		revision := tn.publish("gitops", demoRepo("1", "ldap"))
 		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.DependsOn = []meta.NamespacedObjectReference{{Name: "base"}}
+			d.Spec.DependsOn = []gitopsv1alpha1.DependencyReference{{Name: "base"}}
 		})
 		tn.g.Eventually(func() string { return tn.condition(d, meta.ReadyCondition) }).Should(Equal("False " + gitopsv1alpha1.DependencyNotReadyReason + ": waiting for OsmDeployment base: not found"))
 		tn.g.Expect(tn.mutatingRequests()).To(BeZero())

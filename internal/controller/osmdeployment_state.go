@@ -3,7 +3,8 @@ package controller
 // The OsmDeployment reconcile reads, then acts, as helm-controller's does.
 //
 // Preconditions run first (checkPreconditions), in order: the dependencies (dependsOn), the
-// OsmCluster and its connection, the source and its artifact, the revision (fetched, verified,
+// OsmCluster and its connection, the source and its artifact, the waves (dependsOn entries with
+// revision Same: waves.go), the revision (fetched, verified,
 // validated, variables substituted) and the values of its KDUs. Each one that does not hold
 // writes the condition that says why and ends the reconcile with its outcome: waiting (it
 // resolves by itself), stalling (only a new spec or revision mends it) or retryable (an error).
@@ -181,7 +182,8 @@ func (r *OsmDeploymentReconciler) hold(obj *gitopsv1alpha1.OsmDeployment) {
 }
 
 // checkPreconditions resolves, in order, the dependencies, the OsmCluster, the source, the
-// revision and its values; the first that does not hold wrote why, and its outcome ends the
+// waves (dependencies with revision Same, which need the source's revision), the revision and
+// its values; the first that does not hold wrote why, and its outcome ends the
 // reconcile (passed false).
 func (r *OsmDeploymentReconciler) checkPreconditions(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, requested string) (given, outcome, bool) {
 	r.resume(obj)
@@ -197,6 +199,9 @@ func (r *OsmDeploymentReconciler) checkPreconditions(ctx context.Context, obj *g
 	}
 	artifactRef, out := r.reconcileSource(ctx, obj)
 	if artifactRef == nil {
+		return given{}, out, false
+	}
+	if out, ready := r.reconcileWaves(ctx, obj, artifactRef.Revision); !ready {
 		return given{}, out, false
 	}
 	rev, out := r.reconcileRevision(ctx, obj, artifactRef)

@@ -309,7 +309,7 @@ var _ = Describe("RBAC and secrets", func() {
 			To(Equal("Secret " + other.namespace + "/ca-only-here not found"))
 		// A dependency in another namespace is refused, as a source there is.
 		dependent := other.deployment("dependent", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.DependsOn = []meta.NamespacedObjectReference{{Namespace: owner.namespace, Name: "anything"}}
+			d.Spec.DependsOn = []gitopsv1alpha1.DependencyReference{{Namespace: owner.namespace, Name: "anything"}}
 		})
 		other.eventuallyCondition(dependent, meta.StalledCondition, Equal("True "+gitopsv1alpha1.AccessDeniedReason+": dependency "+
 			owner.namespace+"/anything is in another namespace, which --no-cross-namespace-refs forbids"))

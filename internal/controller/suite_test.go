@@ -176,7 +176,7 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 	}
 	return (&OsmDeploymentReconciler{
 		Client: mgr.GetClient(), EventRecorder: events, ClaimsNamespace: operatorNamespace, Connections: pool, NoCrossNamespaceRefs: true,
-		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval,
+		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval, Clock: waveClock,
 		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity, AnswerMemory: testAnswerMemory,
 		// Every manager of the suite is a shard of its API server (managerOptions).
 		Shard: shardSelector(shard),

@@ -1,0 +1,208 @@
+package controller
+
+// Waves of a rollout: a dependsOn entry with revision Same holds the revision of the source back
+// until the dependency has applied that same revision (the same commit or digest, through
+// whichever source object), is Ready on it with every NS instance ready, and has stayed so for
+// its bakeTime. A dependency that failed the revision halts the OsmDeployment on its previous
+// one. Held back, the reconcile ends at this precondition: nothing is sent to OSM, and no drift
+// check runs, until the wave starts (docs/rollouts.md).
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// revisionDigest is what identifies the content of a Flux revision whichever source object
+// announced it: the digest after the last "@" (<branch>@sha1:<commit>, <tag>@sha256:<digest>),
+// or the whole revision when it is only a digest (sha256:<digest> of a Bucket, an OCI artifact
+// pinned by digest).
+func revisionDigest(revision string) string {
+	return revision[strings.LastIndex(revision, "@")+1:]
+}
+
+// sameRevision tells whether two Flux revisions carry the same commit or digest.
+func sameRevision(a, b string) bool {
+	return a != "" && b != "" && revisionDigest(a) == revisionDigest(b)
+}
+
+// now is the time of the reconciler's clock.
+func (r *OsmDeploymentReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// waveHold is what holds a revision back at one dependency; the zero phase passes.
+type waveHold struct {
+	phase gitopsv1alpha1.RolloutPhase
+	// why says it, after "waiting for OsmDeployment <name>: " (or "halted by ...").
+	why string
+	// bakedAt is when a Baking dependency's bake time ends.
+	bakedAt time.Time
+}
+
+// judgeWave says whether the dependency (nil when it does not exist) lets revision through:
+// applied, Ready on it with every NS instance ready, and since bake. A Ready on another
+// revision never counts; a dependency Stalled on the revision, or halted on it, halts.
+func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Duration, now time.Time) waveHold {
+	short := gitopsv1alpha1.ShortRevision(revision)
+	switch {
+	case dep == nil:
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "not found"}
+	case !dep.DeletionTimestamp.IsZero():
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "being deleted"}
+	case sameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
+		conditions.GetReason(dep, meta.StalledCondition) != gitopsv1alpha1.SuspendedReason:
+		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
+			why: fmt.Sprintf("it failed revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
+	case dep.Status.Rollout != nil && dep.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted &&
+		sameRevision(dep.Status.Rollout.Revision, revision):
+		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
+			why: fmt.Sprintf("it is halted on revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
+	case !sameRevision(dep.Status.LastAppliedRevision, revision):
+		runs := "nothing applied yet"
+		if dep.Status.LastAppliedRevision != "" {
+			runs = "it runs " + gitopsv1alpha1.ShortRevision(dep.Status.LastAppliedRevision)
+		}
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting,
+			why: fmt.Sprintf("revision %s not applied yet (%s; %s)", short, runs, readiness(dep))}
+	case !conditions.IsReady(dep) || dep.Status.ObservedGeneration != dep.Generation ||
+		dep.Status.NsInstancesReady != dep.Status.NsInstancesTotal:
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting,
+			why: fmt.Sprintf("not Ready on revision %s (%s, NS instances ready %d/%d)", short, readiness(dep),
+				dep.Status.NsInstancesReady, dep.Status.NsInstancesTotal)}
+	}
+	since := readySince(dep)
+	if bakedAt := since.Add(bake); now.Before(bakedAt) {
+		return waveHold{phase: gitopsv1alpha1.RolloutBaking, bakedAt: bakedAt,
+			why: fmt.Sprintf("Ready on revision %s since %s, bake time %s: %s left", short,
+				since.UTC().Format(time.RFC3339), bake, bakedAt.Sub(now).Round(time.Second))}
+	}
+	return waveHold{}
+}
+
+// readiness says in a few words what a dependency's Ready condition says.
+func readiness(dep *gitopsv1alpha1.OsmDeployment) string {
+	ready := conditions.Get(dep, meta.ReadyCondition)
+	if ready == nil {
+		return "Ready unknown"
+	}
+	return fmt.Sprintf("Ready=%s %s", ready.Status, ready.Reason)
+}
+
+// readySince is when the dependency became Ready on its applied revision: status.readySince,
+// or, written by a version of osmops without it, when its Ready condition last became True.
+func readySince(dep *gitopsv1alpha1.OsmDeployment) time.Time {
+	if dep.Status.ReadySince != nil {
+		return dep.Status.ReadySince.Time
+	}
+	return conditions.Get(dep, meta.ReadyCondition).LastTransitionTime.Time
+}
+
+// reconcileWaves holds revision back while a dependsOn entry with revision Same does not let it
+// through (judgeWave): a halt stalls the OsmDeployment on its previous revision; a wait requeues
+// at the dependency interval, or when the bake time ends. It records where the OsmDeployment
+// stands in status.rollout, and clears it once every wave passed.
+func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, revision string) (outcome, bool) {
+	now := r.now()
+	var held *gitopsv1alpha1.RolloutStatus
+	var holdWhy string
+	requeue := time.Duration(0)
+	for _, dep := range obj.Spec.DependsOn {
+		if dep.Revision != gitopsv1alpha1.DependencyRevisionSame {
+			continue
+		}
+		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
+		if key.Namespace == "" {
+			key.Namespace = obj.Namespace
+		}
+		other := &gitopsv1alpha1.OsmDeployment{}
+		switch err := r.Get(ctx, key, other); {
+		case apierrors.IsNotFound(err):
+			other = nil
+		case err != nil:
+			return retrying(err), false
+		}
+		var bake time.Duration
+		if dep.BakeTime != nil {
+			bake = dep.BakeTime.Duration
+		}
+		hold := judgeWave(other, revision, bake, now)
+		if hold.phase == "" {
+			continue
+		}
+		rollout := &gitopsv1alpha1.RolloutStatus{Revision: revision, Dependency: refName(obj, key), Phase: hold.phase}
+		if hold.phase == gitopsv1alpha1.RolloutHalted {
+			r.halt(obj, rollout, hold.why)
+			return stalling(r.RequeueDependency), false // the dependency mended by a reconcile request lets it go on
+		}
+		after := r.RequeueDependency
+		if hold.phase == gitopsv1alpha1.RolloutBaking {
+			rollout.BakedAt = &metav1.Time{Time: hold.bakedAt}
+			after = hold.bakedAt.Sub(now)
+		}
+		if held == nil {
+			held, holdWhy = rollout, hold.why
+		}
+		if requeue == 0 || after < requeue {
+			requeue = after
+		}
+	}
+	if held == nil {
+		obj.Status.Rollout = nil
+		return outcome{}, true
+	}
+	r.holdBack(obj, held, holdWhy)
+	return waiting(requeue), false
+}
+
+// holdBack records a wave that waits (Reconciling, Ready=False WaitingForWave), with a Normal
+// event when it waits for something new: not at every requeue of the same wait, nor as the
+// bake time left counts down.
+func (r *OsmDeploymentReconciler) holdBack(obj *gitopsv1alpha1.OsmDeployment, rollout *gitopsv1alpha1.RolloutStatus, why string) {
+	msg := fmt.Sprintf("waiting for %s %s: %s", gitopsv1alpha1.OsmDeploymentKind, rollout.Dependency, why)
+	if !sameRollout(obj.Status.Rollout, rollout) {
+		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.WaitingForWaveReason, "%s", msg)
+	}
+	obj.Status.Rollout = rollout
+	conditions.MarkReconciling(obj, gitopsv1alpha1.WaitingForWaveReason, "%s", msg)
+	conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.WaitingForWaveReason, "%s", msg)
+}
+
+// halt stalls the OsmDeployment on its previous revision, as its dependency failed the one it
+// would apply, with a Warning event naming the dependency, the revision and its message.
+func (r *OsmDeploymentReconciler) halt(obj *gitopsv1alpha1.OsmDeployment, rollout *gitopsv1alpha1.RolloutStatus, why string) {
+	msg := fmt.Sprintf("rollout of %s halted by %s %s: %s; it stays on %s", gitopsv1alpha1.ShortRevision(rollout.Revision),
+		gitopsv1alpha1.OsmDeploymentKind, rollout.Dependency, why, previousRevision(obj))
+	if !sameRollout(obj.Status.Rollout, rollout) {
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.RolloutHaltedReason, "%s", msg)
+	}
+	obj.Status.Rollout = rollout
+	markStalled(obj, gitopsv1alpha1.RolloutHaltedReason, "%s", msg)
+}
+
+// previousRevision names the revision an OsmDeployment held back keeps running.
+func previousRevision(obj *gitopsv1alpha1.OsmDeployment) string {
+	if obj.Status.LastAppliedRevision == "" {
+		return "no revision"
+	}
+	return "revision " + gitopsv1alpha1.ShortRevision(obj.Status.LastAppliedRevision)
+}
+
+// sameRollout tells whether two rollout statuses hold the same revision at the same dependency
+// in the same phase.
+func sameRollout(a, b *gitopsv1alpha1.RolloutStatus) bool {
+	return a != nil && b != nil && a.Revision == b.Revision && a.Dependency == b.Dependency && a.Phase == b.Phase
+}

@@ -1,0 +1,257 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
+)
+
+// waveClock is the clock of the suite's reconcilers (setupReconcilersWith): bake times pass when
+// a spec steps it, never by themselves.
+var waveClock = testingclock.NewFakePassiveClock(time.Now())
+
+// site is one OSM of a rollout: a simulator, its OsmCluster, and the OsmDeployment that applies
+// the repository to it.
+type site struct {
+	sim *nbisim.Server
+	d   *gitopsv1alpha1.OsmDeployment
+}
+
+// newSite makes an OSM of its own (a simulator, and an OsmCluster named name) and the
+// OsmDeployment name applying source to it, a wave after the sites named in after (revision
+// Same, with bake).
+func (tn *tenant) newSite(name, source string, bake time.Duration, after ...string) *site {
+	tn.t.Helper()
+	sim, server := tn.anotherNBI()
+	cluster := tn.newCluster(name, server.URL, osmtenant.SecretName)
+	tn.g.Expect(osmtenant.WaitClusterReady(tn.ctx, k8sClient, cluster, eventuallyTimeout)).To(Succeed())
+	d := tn.deployment(name, source, func(d *gitopsv1alpha1.OsmDeployment) {
+		d.Spec.ClusterRef.Name = name
+		for _, dep := range after {
+			ref := gitopsv1alpha1.DependencyReference{Name: dep, Revision: gitopsv1alpha1.DependencyRevisionSame}
+			if bake > 0 {
+				ref.BakeTime = &metav1.Duration{Duration: bake}
+			}
+			d.Spec.DependsOn = append(d.Spec.DependsOn, ref)
+		}
+	})
+	return &site{sim: sim, d: d}
+}
+
+// replicaCount is what the site's OSM runs: the replicaCount of its NS instance ldap.
+func (s *site) replicaCount() string {
+	for _, ns := range s.sim.State().NSInstances {
+		if ns.Name == "ldap" && len(ns.KDUs) > 0 {
+			var values map[string]any
+			if json.Unmarshal(ns.KDUs[0].Params, &values) == nil {
+				return fmt.Sprint(values["replicaCount"])
+			}
+		}
+	}
+	return ""
+}
+
+// eventuallyHeld waits until the site holds revision back at its dependency in phase, with a
+// Ready condition matching message.
+func (tn *tenant) eventuallyHeld(s *site, reason string, phase gitopsv1alpha1.RolloutPhase, revision, dependency string, message OmegaMatcher) {
+	tn.t.Helper()
+	tn.eventuallyCondition(s.d, meta.ReadyCondition, And(HavePrefix("False "+reason+": "), message))
+	tn.g.Expect(tn.get(s.d).Status.Rollout).To(PointTo(MatchFields(IgnoreExtras, Fields{
+		"Revision": Equal(revision), "Dependency": Equal(dependency), "Phase": Equal(phase),
+	})))
+}
+
+// eventuallyAttempted waits until the OsmDeployment sent revision to OSM.
+func (tn *tenant) eventuallyAttempted(d *gitopsv1alpha1.OsmDeployment, revision string) {
+	tn.t.Helper()
+	tn.g.Eventually(func() string { return tn.get(d).Status.LastAttemptedRevision }).Should(Equal(revision), func() string { return tn.describe(d) })
+}
+
+var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
+	It("apply one commit wave after wave: lab, canary, then the regions", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		lab := tn.newSite("lab", "gitops", 0)
+		canary := tn.newSite("canary", "gitops", 0, "lab")
+		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+		for _, s := range append([]*site{lab, canary}, regions...) {
+			tn.eventuallyApplied(s.d, first)
+			s.sim.ResetStats()
+		}
+
+		lab.sim.HoldOperations()
+		canary.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(lab.d, second)
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+			ContainSubstring("waiting for OsmDeployment lab: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
+		for _, s := range regions {
+			tn.eventuallyHeld(s, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
+				ContainSubstring("waiting for OsmDeployment canary: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
+		}
+		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), "the canary before the lab")
+
+		lab.sim.ReleaseOperations()
+		tn.eventuallyApplied(lab.d, second)
+		tn.eventuallyAttempted(canary.d, second)
+		for _, s := range regions {
+			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero(), "a region before the canary")
+			tn.g.Expect(s.replicaCount()).To(Equal("1"))
+		}
+		canary.sim.ReleaseOperations()
+		for _, s := range append([]*site{canary}, regions...) {
+			got := tn.eventuallyApplied(s.d, second)
+			tn.g.Expect(got.Status.Rollout).To(BeNil())
+			tn.g.Expect(s.replicaCount()).To(Equal("2"))
+		}
+	})
+
+	// Today's dependsOn (and Argo CD's progressive syncs, Flux's dependsOn) let a wave start on
+	// a dependency still Ready on the previous commit: here the lab's source has not fetched
+	// the new commit yet.
+	It("never starts a wave on a dependency Ready on another revision", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops-lab", demoRepo("1", "ldap"))
+		tn.publish("gitops-canary", demoRepo("1", "ldap"))
+		lab := tn.newSite("lab", "gitops-lab", 0)
+		canary := tn.newSite("canary", "gitops-canary", 0, "lab")
+		tn.eventuallyApplied(lab.d, first)
+		tn.eventuallyApplied(canary.d, first)
+		canary.sim.ResetStats()
+
+		second := tn.publish("gitops-canary", demoRepo("2", "ldap"))
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+			ContainSubstring("not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=True Applied)"))
+		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), tn.describe(canary.d))
+		tn.g.Expect(canary.replicaCount()).To(Equal("1"))
+
+		// The same commit, through another source object and another branch: the commit counts.
+		labArtifact := artifacts.PublishFiles(tn.namespace+"/gitops-lab", demoRepo("2", "ldap"))
+		labArtifact.Revision = "release@" + revisionDigest(second)
+		tn.setArtifact("gitops-lab", labArtifact)
+		tn.eventuallyApplied(lab.d, labArtifact.Revision)
+		tn.eventuallyApplied(canary.d, second)
+		tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+	})
+
+	It("waits for the bake time of the dependency on the revision", func() {
+		// status.readySince is stored to the second.
+		waveClock.SetTime(time.Now().Truncate(time.Second))
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		lab := tn.newSite("lab", "gitops", 0)
+		canary := tn.newSite("canary", "gitops", time.Hour, "lab")
+		readySince := tn.eventuallyApplied(lab.d, first).Status.ReadySince
+		tn.g.Expect(readySince).NotTo(BeNil())
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutBaking, first, "lab",
+			ContainSubstring("waiting for OsmDeployment lab: Ready on revision "+gitopsv1alpha1.ShortRevision(first)))
+		tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HaveSuffix("bake time 1h0m0s: 1h0m0s left"))
+		tn.g.Expect(tn.get(canary.d).Status.Rollout.BakedAt.Time).To(BeTemporally("==", readySince.Add(time.Hour)))
+		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
+
+		waveClock.SetTime(readySince.Add(59 * time.Minute))
+		requestReconcile(tn, canary.d, "59m")
+		tn.eventuallyCondition(canary.d, meta.ReadyCondition, HaveSuffix("bake time 1h0m0s: 1m0s left"))
+		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
+
+		waveClock.SetTime(readySince.Add(time.Hour))
+		requestReconcile(tn, canary.d, "1h")
+		tn.eventuallyApplied(canary.d, first)
+	})
+
+	It("halts the regions on a revision the canary failed; the fix commit completes the rollout", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+		for _, s := range append([]*site{canary}, regions...) {
+			tn.eventuallyApplied(s.d, first)
+			s.sim.ResetStats()
+		}
+
+		tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
+			Message: "helm upgrade: pods not ready"})).To(Succeed())
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
+		for _, s := range regions {
+			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
+				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: it failed revision"),
+				ContainSubstring("helm upgrade: pods not ready"),
+				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+			tn.g.Expect(tn.condition(s.d, meta.StalledCondition)).To(HavePrefix("True " + gitopsv1alpha1.RolloutHaltedReason))
+			tn.g.Expect(recorder.of(s.d.Namespace, s.d.Name)).To(ContainElement(And(
+				HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
+				HaveField("Message", ContainSubstring("helm upgrade: pods not ready")))))
+			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
+			tn.g.Expect(s.replicaCount()).To(Equal("1"))
+		}
+
+		fix := tn.publish("gitops", demoRepo("3", "ldap"))
+		for _, s := range append([]*site{canary}, regions...) {
+			got := tn.eventuallyApplied(s.d, fix)
+			tn.g.Expect(got.Status.Rollout).To(BeNil())
+			tn.g.Expect(s.replicaCount()).To(Equal("3"))
+		}
+	})
+
+	It("lets the dependents of a site deleted mid-rollout wait for it", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		lab := tn.newSite("lab", "gitops", 0)
+		canary := tn.newSite("canary", "gitops", 0, "lab")
+		tn.eventuallyApplied(lab.d, first)
+		tn.eventuallyApplied(canary.d, first)
+		canary.sim.ResetStats()
+
+		lab.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(lab.d, second)
+		tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
+		lab.sim.ReleaseOperations()
+		tn.eventuallyGone(lab.d)
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+			HaveSuffix("waiting for OsmDeployment lab: not found"))
+		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
+
+		lab.d = tn.deployment("lab", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "lab" })
+		tn.eventuallyApplied(lab.d, second)
+		tn.eventuallyApplied(canary.d, second)
+		tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+	})
+})
+
+// A wave compares what a revision carries, whichever source object, branch or tag announced it.
+func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
+	const commit, digest = "sha1:4b3b0dc2b1e4c2d0f8a1c3e5b7d9f0a2c4e6b8d0", "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		a, b string
+		same bool
+	}{
+		{"main@" + commit, "main@" + commit, true},
+		{"main@" + commit, "release@" + commit, true}, // another branch or GitRepository
+		{"v1.2@" + digest, digest, true},              // an OCI tag, and the same artifact pinned by digest
+		{digest, digest, true},                        // a Bucket
+		{"main@" + commit, "main@sha1:9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b", false},
+		{"v1.2@" + digest, "v1.2@sha256:fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210", false},
+		{"", "", false}, // nothing applied yet
+		{"main@" + commit, "", false},
+	}
+	for _, tc := range tests {
+		if got := sameRevision(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
