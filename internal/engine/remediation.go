@@ -79,9 +79,10 @@ func (r Remediation) Pending(e gitopsv1alpha1.NsInstanceEntry) bool {
 // CountFailure counts, in the entry of the instance an operation ran on, a failed
 // instantiation or KDU upgrade (a failed rollback is not counted: RolledBack keeps it from
 // being sent again); an operation that completed clears the counts, as helm-controller does on
-// a successful release.
-func CountFailure(e *gitopsv1alpha1.NsInstanceEntry, o Outcome) {
+// a successful release. Without remediation nothing is counted: the status stays as it was.
+func (r Remediation) CountFailure(e *gitopsv1alpha1.NsInstanceEntry, o Outcome) {
 	switch {
+	case r == Remediation{}:
 	case o.Operation.Rollback || o.Operation.Type != osm.OperationTypeInstantiate && o.Operation.Type != osm.OperationTypeAction:
 	case !o.Failed:
 		e.InstallFailures, e.UpgradeFailures, e.RolledBack = 0, 0, false

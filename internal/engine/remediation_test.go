@@ -121,7 +121,7 @@ func TestComputeRemediation(t *testing.T) {
 			name: "a remediation waits for what OSM runs on the instance", remediation: installs,
 			observed:  queued(observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil), "ns-1"),
 			inventory: failures(entry("ldap", "ns-1", digest, F), 1, 0, false, ""),
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 1, 0, false, reasonBusy)}},
+			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 1, 0, false, reasonBusy)}},
 		},
 	}
 	for _, tt := range tests {
@@ -188,15 +188,20 @@ func TestCountFailure(t *testing.T) {
 		{"a completed instantiation clears", Outcome{Operation: op(osm.OperationTypeInstantiate, false)}, gitopsv1alpha1.NsInstanceEntry{}},
 	} {
 		got := start
-		CountFailure(&got, tc.outcome)
+		Remediation{InstallRetries: 1}.CountFailure(&got, tc.outcome)
 		if got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 	bounded := gitopsv1alpha1.NsInstanceEntry{UpgradeFailures: maxFailures}
-	CountFailure(&bounded, Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true})
+	Remediation{UpgradeRetries: 1}.CountFailure(&bounded, Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true})
 	if bounded.UpgradeFailures != maxFailures {
 		t.Errorf("failures past the bound: %d", bounded.UpgradeFailures)
+	}
+	unset := gitopsv1alpha1.NsInstanceEntry{}
+	Remediation{}.CountFailure(&unset, Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true})
+	if unset != (gitopsv1alpha1.NsInstanceEntry{}) {
+		t.Errorf("counted without remediation: %+v", unset)
 	}
 }
 
