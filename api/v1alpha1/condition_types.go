@@ -87,6 +87,15 @@ const (
 	OSMUnavailableReason = "OSMUnavailable"
 	// OperationFailedReason: an OSM operation of the revision ended FAILED.
 	OperationFailedReason = "OperationFailed"
+	// RemediationExhaustedReason: an NS instance failed again after every retry of
+	// spec.install.remediation or spec.upgrade.remediation (and, for an upgrade, the KDU was
+	// put back with remediateLastFailure): nothing more is sent for its declaration until a
+	// new revision or a reconcile request.
+	RemediationExhaustedReason = "RemediationExhausted"
+	// RemediationReason (events only): a remediation attempt was sent: a failed upgrade sent
+	// again, a KDU put back to its last good values, or a failed instance terminated to be
+	// created again.
+	RemediationReason = "Remediation"
 	// TimeoutReason: OSM did not finish the revision's operations within timeout.
 	TimeoutReason = "Timeout"
 	// DeletionFailedReason: cleaning up OSM on deletion of the OsmDeployment failed.

@@ -138,3 +138,32 @@ func TestOsmDeploymentDeletionPolicy(t *testing.T) {
 		})
 	}
 }
+
+// Remediation is off unless set; remediateLastFailure follows retries unless set, as
+// helm-controller's does.
+func TestOsmDeploymentRemediation(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name          string
+		spec          OsmDeploymentSpec
+		install       int
+		upgrade       int
+		remediateLast bool
+	}{
+		{name: "unset"},
+		{name: "empty", spec: OsmDeploymentSpec{Install: &Install{}, Upgrade: &Upgrade{}}},
+		{name: "retries", spec: OsmDeploymentSpec{Install: &Install{Remediation: &InstallRemediation{Retries: 1}},
+			Upgrade: &Upgrade{Remediation: &UpgradeRemediation{Retries: 3}}}, install: 1, upgrade: 3, remediateLast: true},
+		{name: "retries without remediating the last failure", spec: OsmDeploymentSpec{
+			Upgrade: &Upgrade{Remediation: &UpgradeRemediation{Retries: 3, RemediateLastFailure: &no}}}, upgrade: 3},
+		{name: "the last failure alone", spec: OsmDeploymentSpec{
+			Upgrade: &Upgrade{Remediation: &UpgradeRemediation{RemediateLastFailure: &yes}}}, remediateLast: true},
+	} {
+		d := &OsmDeployment{Spec: tc.spec}
+		upgrade, remediateLast := d.GetUpgradeRemediation()
+		if install := d.GetInstallRetries(); install != tc.install || upgrade != tc.upgrade || remediateLast != tc.remediateLast {
+			t.Errorf("%s: install %d, upgrade %d, remediateLastFailure %v; want %d, %d, %v",
+				tc.name, install, upgrade, remediateLast, tc.install, tc.upgrade, tc.remediateLast)
+		}
+	}
+}

@@ -198,6 +198,16 @@ type OsmDeploymentSpec struct {
 	// +optional
 	DriftDetection *DriftDetection `json:"driftDetection,omitempty"`
 
+	// Install configures the instantiation of the NS instances this
+	// OsmDeployment creates: its remediation (HelmRelease's spec.install).
+	// +optional
+	Install *Install `json:"install,omitempty"`
+
+	// Upgrade configures the KDU upgrades of the NS instances this
+	// OsmDeployment owns: their remediation (HelmRelease's spec.upgrade).
+	// +optional
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
+
 	// DependsOn lists OsmDeployments that must be Ready before this one is
 	// applied; an entry with revision Same makes it a wave of a rollout: it
 	// waits until the dependency has applied the revision of this one's source
@@ -408,6 +418,20 @@ type NsInstanceEntry struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
+	// InstallFailures counts the failed instantiations of the declaration of
+	// digest (spec.install.remediation); cleared when an operation on the
+	// instance completes, and by a new declaration or a reconcile request.
+	// +optional
+	InstallFailures int32 `json:"installFailures,omitempty"`
+	// UpgradeFailures counts the failed KDU upgrades of the declaration of
+	// digest (spec.upgrade.remediation), cleared as installFailures.
+	// +optional
+	UpgradeFailures int32 `json:"upgradeFailures,omitempty"`
+	// RolledBack says that the KDU whose upgrade failed last was put back (or is
+	// being put back) to the values and chart it last ran successfully
+	// (spec.upgrade.remediation.remediateLastFailure).
+	// +optional
+	RolledBack bool `json:"rolledBack,omitempty"`
 }
 
 // PackageEntry is an OSM package the OsmDeployment keeps in step with Git.
@@ -457,6 +481,11 @@ type OperationEntry struct {
 	// it completed, the revision is applied again.
 	// +optional
 	MoreUpgrades bool `json:"moreUpgrades,omitempty"`
+	// Rollback says that the operation puts a KDU back to the values and chart
+	// it last ran successfully (spec.upgrade.remediation.remediateLastFailure):
+	// once it completed, the instance stays Failed.
+	// +optional
+	Rollback bool `json:"rollback,omitempty"`
 }
 
 // OsmDeploymentStatus is the observed state of an OsmDeployment.

@@ -251,6 +251,20 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.retryInterval", "retryInterval must be at most 24h"},
 		},
 		{
+			name: "deployment with more upgrade retries than the bound", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["upgrade"] = map[string]any{"remediation": map[string]any{"retries": 11}}
+			},
+			want: []string{"spec.upgrade.remediation.retries", "less than or equal to 10"},
+		},
+		{
+			name: "deployment with negative install retries", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["install"] = map[string]any{"remediation": map[string]any{"retries": -1}}
+			},
+			want: []string{"spec.install.remediation.retries", "greater than or equal to 0"},
+		},
+		{
 			name: "deployment with two suffixes in one fileExtensions item", manifest: validDeployment,
 			edit: func(o map[string]any) { spec(o)["fileExtensions"] = []any{".ns .osm"} },
 			want: []string{"spec.fileExtensions[0]", "should match"},

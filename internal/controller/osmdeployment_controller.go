@@ -465,6 +465,7 @@ func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeploy
 	}
 	if len(failures) > 0 {
 		msg := strings.Join(failures, "; ")
+		reason = failureReason(obj, reason)
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
 		markStalled(obj, reason, "%s", msg)
 	}
@@ -478,6 +479,8 @@ func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeploy
 	r.recordOperations(obj, nil, st.ended)
 	var settled outcome
 	switch {
+	case settleRemediation(obj):
+		return next // the plan sends the remediation
 	case hasFailedInstances(obj):
 		markFailedInstances(obj)
 		settled = stalling(obj.GetRetryInterval())
@@ -521,6 +524,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
 	recordApplied(obj, st.previous, plan, result, time.Now())
 	r.eventApplied(obj, revision, plan, result)
+	r.eventRemediations(obj, plan)
 	if len(result.Errors) > 0 {
 		return r.applyFailure(obj, revision, result.Errors)
 	}

@@ -368,6 +368,7 @@ func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed
 		Revision: rev, Observed: observed, Inventory: inventory, Claims: claims,
 		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
 		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
+		Remediation: remediationOf(obj),
 	}
 }
 

@@ -184,7 +184,7 @@ func hasUnsettledInstances(obj *gitopsv1alpha1.OsmDeployment) bool {
 func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 	msg := conditions.GetMessage(obj, meta.ReadyCondition)
 	reason := conditions.GetReason(obj, meta.ReadyCondition)
-	if reason != gitopsv1alpha1.OperationFailedReason && reason != gitopsv1alpha1.TimeoutReason {
+	if reason != gitopsv1alpha1.OperationFailedReason && reason != gitopsv1alpha1.TimeoutReason && reason != gitopsv1alpha1.RemediationExhaustedReason {
 		reason = gitopsv1alpha1.OperationFailedReason
 		var names []string
 		for _, e := range obj.Status.Inventory.NsInstances {
@@ -194,7 +194,7 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 		}
 		msg = "failed in OSM: NS instance(s) " + listNames(names) + "; retried on a new revision or a reconcile request"
 	}
-	markStalled(obj, reason, "%s", msg)
+	markStalled(obj, failureReason(obj, reason), "%s", msg)
 }
 
 // withoutRetries forgets the digest and reason (a failed package move's) of failed instances when a reconcile was requested, so
@@ -268,7 +268,7 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 	for _, op := range result.Operations {
 		obj.Status.Operations = append(obj.Status.Operations, gitopsv1alpha1.OperationEntry{
 			ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationProcessing,
-			StartTime: metav1.NewTime(now), MoreUpgrades: op.MoreUpgrades,
+			StartTime: metav1.NewTime(now), MoreUpgrades: op.MoreUpgrades, Rollback: op.Rollback,
 		})
 	}
 	setSummary(obj, int(obj.Status.NsInstancesTotal))
@@ -287,6 +287,7 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome)
 			continue
 		}
 		event := outcome.Event()
+		remediationOf(obj).CountFailure(&entries[i], outcome)
 		next, err := engine.Transition(entries[i].State, event)
 		switch {
 		case err != nil:

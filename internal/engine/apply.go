@@ -18,6 +18,8 @@ type StartedOperation struct {
 	NsInstance string
 	// MoreUpgrades: other KDUs of the instance wait for this upgrade (NsAction.MoreUpgrades).
 	MoreUpgrades bool
+	// Rollback: the upgrade puts a KDU back to its last good values (NsAction.Rollback).
+	Rollback bool
 }
 
 // Action is a kind of change the engine asks of OSM.
@@ -145,7 +147,7 @@ func Apply(ctx context.Context, nbi OSM, plan *Plan, observed *Observed, paralle
 	for _, action := range plan.Upgrades {
 		group.Go(func() error {
 			opID, err := nbi.UpgradeKDU(groupCtx, action.ID, UpgradeRequest(action.Member, action.KDU, action.Chart))
-			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name, MoreUpgrades: action.MoreUpgrades}, "",
+			record(StartedOperation{ID: opID, Type: osm.OperationTypeAction, NsInstance: action.Name, MoreUpgrades: action.MoreUpgrades, Rollback: action.Rollback}, "",
 				ActionError{Subject: action.Name, Action: ActionUpgradeNSInstance, Err: err})
 			return nil
 		})

@@ -68,6 +68,10 @@ const (
 	TerminateCompleted
 	// OperationFailed: an operation failed, or was given up on at the timeout.
 	OperationFailed
+	// RollbackCompleted: the upgrade that put a KDU back to the values and chart it last ran
+	// successfully (remediateLastFailure) completed: the declaration still failed, so the
+	// instance stays Failed and is not sent it again (PlanFailedKept).
+	RollbackCompleted
 	events // the number of events
 )
 
@@ -75,7 +79,7 @@ var eventNames = [events]string{
 	"PlanCreate", "PlanUpgrade", "PlanMove", "PlanAwaitUpload", "PlanBusy", "PlanInStep", "PlanBroken",
 	"PlanFailedKept", "PlanDriftReported", "PlanReplace", "PlanOrphan", "PlanPrune",
 	"CreateAccepted", "CreateRefused", "OperationCompleted", "UpgradeCompletedWithMore", "MoveCompleted",
-	"TerminateCompleted", "OperationFailed",
+	"TerminateCompleted", "OperationFailed", "RollbackCompleted",
 }
 
 func (e Event) String() string {
@@ -129,6 +133,7 @@ var (
 		MoveCompleted:            {to: gitopsv1alpha1.NsInstanceProgressing, from: listedStates},
 		TerminateCompleted:       {to: NoInstance, from: listedStates, keep: keepReplacing},
 		OperationFailed:          {to: gitopsv1alpha1.NsInstanceFailed, from: listedStates},
+		RollbackCompleted:        {to: gitopsv1alpha1.NsInstanceFailed, from: listedStates},
 	}
 )
 
@@ -161,6 +166,7 @@ var (
 //	TerminateCompleted        every listed state but Replacing  NoInstance
 //	                          Replacing                         Replacing (the next plan creates the new one)
 //	OperationFailed           every listed state                Failed
+//	RollbackCompleted         every listed state                Failed (the declaration failed; its KDU was put back)
 //
 // "Every state" includes NoInstance: a plan meets instances the inventory does not list (new
 // in Git, adopted, or found by their marker after a status was lost). The listed states are
@@ -193,6 +199,8 @@ func (o Outcome) Event() Event {
 	switch {
 	case o.Failed:
 		return OperationFailed
+	case o.Operation.Rollback:
+		return RollbackCompleted
 	case o.Operation.Type == osm.OperationTypeTerminate:
 		return TerminateCompleted
 	case o.Operation.Type == osm.OperationTypeUpdate:

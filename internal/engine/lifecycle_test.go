@@ -46,6 +46,7 @@ func TestLifecycle(t *testing.T) {
 		{MoveCompleted, [9]string{no, P, P, P, P, P, P, P, P}},
 		{TerminateCompleted, [9]string{no, none, none, none, none, none, none, X, none}},
 		{OperationFailed, [9]string{no, F, F, F, F, F, F, F, F}},
+		{RollbackCompleted, [9]string{no, F, F, F, F, F, F, F, F}},
 	}
 	if len(table) != int(events) {
 		t.Fatalf("the table names %d events, the lifecycle has %d", len(table), events)
@@ -97,6 +98,8 @@ func TestOutcomeEvent(t *testing.T) {
 		{Outcome{Operation: op(osm.OperationTypeTerminate, false)}, TerminateCompleted},
 		{Outcome{Operation: op(osm.OperationTypeAction, true), Failed: true}, OperationFailed},
 		{Outcome{Operation: op(osm.OperationTypeTerminate, false), Failed: true, TimedOut: true}, OperationFailed},
+		{Outcome{Operation: gitopsv1alpha1.OperationEntry{Type: osm.OperationTypeAction, Rollback: true}}, RollbackCompleted},
+		{Outcome{Operation: gitopsv1alpha1.OperationEntry{Type: osm.OperationTypeAction, Rollback: true}, Failed: true}, OperationFailed},
 	} {
 		if got := tc.outcome.Event(); got != tc.want {
 			t.Errorf("%+v: %v, want %v", tc.outcome, got, tc.want)

@@ -37,6 +37,8 @@ type Input struct {
 	FollowPackages bool
 	// Drift is what the plan does with what changed in OSM outside Git.
 	Drift DriftPolicy
+	// Remediation is what the plan does about failed instantiations and upgrades.
+	Remediation Remediation
 }
 
 // DriftPolicy says what a plan does with what changed in OSM outside Git since it was applied
@@ -101,6 +103,12 @@ type NsAction struct {
 	Force bool
 	// Change is the VNF a package move moves.
 	Change osm.VNFPackageChange
+	// Remediation marks an attempt of spec.install.remediation or spec.upgrade.remediation
+	// (a retried upgrade, a rollback, the terminate of a recreate): Reason says which.
+	Remediation bool
+	// Rollback marks the upgrade that puts a KDU back to the values and chart it last ran
+	// successfully: once it completed, the instance stays Failed (RollbackCompleted).
+	Rollback bool
 }
 
 // Plan is the difference between a revision and OSM: what to send, in order.
@@ -352,7 +360,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
-	next := gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()}
+	next := in.Remediation.carry(entry, gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()})
 	id, problem := in.instanceOf(ns.Name, entry)
 	switch {
 	case problem != "":
@@ -485,8 +493,13 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
 	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
 	switch {
+	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
+		in.Remediation.planRecreate(in, p, ns, record, last, next)
+		return
 	case record.NSState == osm.NSStateBroken:
 		next.State, next.Digest = Next(last.State, PlanBroken), last.Digest
+	case differs && last.Digest == next.Digest && in.Remediation.remediatesUpgrade(last):
+		next = in.Remediation.planUpgradeRemediation(in, p, ns, last, next, upgrade)
 	case differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
 		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
 		// which clears the digest) does. One that OSM carried out after all (an operation given
