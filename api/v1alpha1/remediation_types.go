@@ -12,9 +12,10 @@ type Install struct {
 // OsmDeployment created: a failed instantiation (OSM reports the instance BROKEN) is
 // remediated by terminating the instance and creating it again from the same declaration.
 type InstallRemediation struct {
-	// Retries is how many times a failed instantiation is retried for the same declaration,
-	// each by one terminate and one create, each once. 0 (the default) retries none: the
-	// instance stays BROKEN until a new revision or a reconcile request.
+	// Retries is how many times a failed instantiation is retried for the
+	// same declaration, each by one terminate and one create, each once. 0
+	// (the default) retries none: the instance stays BROKEN until a new
+	// revision or a reconcile request.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
@@ -32,18 +33,19 @@ type Upgrade struct {
 // UpgradeRemediation is helm-controller's upgrade.remediation for the KDUs of the NS
 // instances this OsmDeployment owns.
 type UpgradeRemediation struct {
-	// Retries is how many times a failed KDU upgrade is sent again for the same declaration,
-	// each once. 0 (the default) retries none.
+	// Retries is how many times a failed KDU upgrade is sent again for the
+	// same declaration, each once. 0 (the default) retries none.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
 	Retries int32 `json:"retries,omitempty"`
 
-	// RemediateLastFailure puts the KDU whose upgrade failed last, once no retry is left, back
-	// to the values and chart it last ran successfully (an upgrade to them: see
-	// docs/operations.md), once. The instance stays Failed until a new revision or a
-	// reconcile request. Defaults to true when retries is greater than 0, false otherwise (as
-	// helm-controller does).
+	// RemediateLastFailure puts the KDU whose upgrade failed last, once no
+	// retry is left, back to the values and chart it last ran successfully
+	// (an upgrade to them: see docs/operations.md), once. The instance stays
+	// Failed until a new revision or a reconcile request. Defaults to true
+	// when retries is greater than 0, false otherwise (as helm-controller
+	// does).
 	// +optional
 	RemediateLastFailure *bool `json:"remediateLastFailure,omitempty"`
 }
