@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -73,7 +72,7 @@ func holdClaim(lease *coordinationv1.Lease, obj *gitopsv1alpha1.OsmDeployment, i
 		claimHolderAnnotation: client.ObjectKeyFromObject(obj).String(),
 		claimOSMAnnotation:    identity, claimNsInstanceAnnotation: name,
 	}
-	lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: ptr.To(string(obj.UID)), AcquireTime: &metav1.MicroTime{Time: time.Now()}}
+	lease.Spec = coordinationv1.LeaseSpec{HolderIdentity: new(string(obj.UID)), AcquireTime: &metav1.MicroTime{Time: time.Now()}}
 }
 
 // claims returns the NS instance names of the revision that another live OsmDeployment claims

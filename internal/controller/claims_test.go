@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -86,13 +85,11 @@ var _ = Describe("Claims of NS instance names", func() {
 		var start, done sync.WaitGroup
 		start.Add(1)
 		for i, d := range deployments {
-			done.Add(1)
-			go func() {
-				defer done.Done()
+			done.Go(func() {
 				r := &OsmDeploymentReconciler{Client: operator, APIReader: operator, ClaimsNamespace: operatorNamespace}
 				start.Wait()
 				holders[i], errs[i] = r.takeClaim(tn.ctx, d, identity, "ldap")
-			}()
+			})
 		}
 		start.Done()
 		done.Wait()
@@ -174,7 +171,7 @@ var _ = Describe("Claims of NS instance names", func() {
 					Labels: map[string]string{claimHolderLabel: "gone"},
 					Annotations: map[string]string{claimHolderAnnotation: tn.namespace + "/" + holder,
 						claimOSMAnnotation: identity, claimNsInstanceAnnotation: name}},
-				Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("gone")},
+				Spec: coordinationv1.LeaseSpec{HolderIdentity: new("gone")},
 			}
 			tn.g.Expect(k8sClient.Create(tn.ctx, stale)).To(Succeed())
 		}
@@ -203,7 +200,7 @@ var _ = Describe("Claims of NS instance names", func() {
 		forbidden := func(err error) bool { return apierrors.IsForbidden(err) }
 		tn.g.Expect(tenant.Delete(tn.ctx, claim.DeepCopy())).To(Satisfy(forbidden))
 		taken := claim.DeepCopy()
-		taken.Spec.HolderIdentity = ptr.To("thief")
+		taken.Spec.HolderIdentity = new("thief")
 		tn.g.Expect(tenant.Update(tn.ctx, taken)).To(Satisfy(forbidden))
 		tn.g.Expect(tenant.Get(tn.ctx, client.ObjectKeyFromObject(claim), &coordinationv1.Lease{})).To(Satisfy(forbidden))
 		tn.g.Expect(tenant.DeleteAllOf(tn.ctx, &coordinationv1.Lease{}, client.InNamespace(operatorNamespace))).To(Satisfy(forbidden))
@@ -214,7 +211,7 @@ var _ = Describe("Claims of NS instance names", func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: other.namespace, Name: claimName(tn.identity(), "ldap2"),
 				Labels:      map[string]string{claimHolderLabel: "forged"},
 				Annotations: map[string]string{claimHolderAnnotation: other.namespace + "/forger"}},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("forged")},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: new("forged")},
 		}
 		err := tenant.Create(tn.ctx, forged)
 		tn.g.Expect(err == nil || apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)

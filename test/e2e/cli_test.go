@@ -33,8 +33,7 @@ var _ = Describe("The osmops command-line tool", func() {
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
 			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
+			if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 				code = exit.ExitCode()
 			} else if err != nil {
 				t.Fatalf("osmops %v: %v", args, err)
