@@ -459,34 +459,32 @@ func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeploy
 		msg := strings.Join(failures, "; ")
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
 		markStalled(obj, reason, "%s", msg)
+		healthFailed(obj, reason, msg)
 	}
 }
 
 // settleOperations records the last OSM operations, all ended: failed instances stall the
-// OsmDeployment, otherwise the revision they carried is applied. The reconcile ends there when
-// the revision was attempted already, no instance waits for a later plan and no reconcile is
-// requested: their outcome, recorded as they ended, is the status. Otherwise the plan is made.
+// OsmDeployment, otherwise the revision they carried is applied. A stall ends the reconcile
+// when the revision was attempted already, no instance waits for a later plan and no reconcile
+// is requested: their outcome, recorded as they ended, is the status. Otherwise the plan is
+// made: for an applied revision, it observes OSM for the revision's health (health.go).
 func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
 	r.recordOperations(obj, nil, st.ended)
-	var settled outcome
 	switch {
 	case hasFailedInstances(obj):
 		markFailedInstances(obj)
-		settled = stalling(obj.GetRetryInterval())
+		if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
+			return next
+		}
+		return stalling(obj.GetRetryInterval())
 	case hasUnsettledInstances(obj):
 		return next // the revision is applied again
-	default:
-		// The finished operations are trusted: observing OSM again before Ready would read
-		// every NS and VNF record once more (most of the requests and bytes of a revision). The
-		// one case it would catch, an instance deleted while its operation ran (OSM drops its
-		// operations with it, so they look completed), is corrected by the next drift check.
-		r.markApplied(obj, obj.Status.LastAttemptedRevision)
-		settled = done(obj.GetInterval())
 	}
-	if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
-		return next
-	}
-	return settled
+	// The finished operations are trusted for Ready; the plan that follows (a drift check, the
+	// revision being applied) reads OSM's records once more for the Healthy condition: an
+	// operation COMPLETED is not yet an NS instance READY with its KDUs.
+	r.markApplied(obj, obj.Status.LastAttemptedRevision)
+	return next
 }
 
 // applyPlan sends the plan to OSM, records what OSM answered and the operations to wait for.
@@ -518,6 +516,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	if len(obj.Status.Operations) > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
+		healthProgressing(obj, revision)
 		return waiting(r.OperationPollInterval)
 	}
 	if hasUnsettledInstances(obj) {
@@ -527,7 +526,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return done(obj.GetInterval())
+	return r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
 }
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
@@ -587,6 +586,10 @@ func retryable(err error) bool {
 func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment, revision string) {
 	if obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.AppliedReason, "revision %s applied: %s", revision, obj.Status.NsInstancesSummary+" NS instances ready")
+	}
+	if obj.Status.LastAppliedRevision != revision || obj.Status.LastAppliedRevisionTime == nil {
+		now := metav1.Now()
+		obj.Status.LastAppliedRevisionTime = &now
 	}
 	obj.Status.LastAppliedRevision = revision
 	obj.Status.ObservedGeneration = obj.Generation

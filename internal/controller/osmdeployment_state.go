@@ -456,6 +456,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		r.recordOperations(obj, st.running, st.ended)
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
+		healthProgressing(obj, obj.Status.LastAttemptedRevision)
 		return waiting(r.OperationPollInterval)
 	case statusOperationsEnded:
 		settled := r.settleOperations(obj, st)
@@ -487,7 +488,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		obj.Status.LastAttemptedRevision = st.revision
 		obj.Status.Inventory = &st.plan.Inventory
 		setSummary(obj, len(st.rev.NsInstances))
-		return r.finishWithoutChanges(obj, st.revision, st.plan)
+		return r.reportHealth(ctx, obj, st.observed, r.finishWithoutChanges(obj, st.revision, st.plan))
 	case statusOutOfSync:
 		r.reportDrift(obj, st.plan)
 		return r.applyPlan(ctx, obj, patcher, st)
