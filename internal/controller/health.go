@@ -41,6 +41,11 @@ import (
 // them, the manager compiles and evaluates them.
 const maxHealthExpression = 1024
 
+// secretKind is refused in spec.healthChecks: the manager reads Secrets (valuesFrom), and a
+// CEL expression on one's data, with its verdict in the condition, would disclose the data to
+// whoever may write an OsmDeployment.
+var secretKind = schema.GroupKind{Kind: "Secret"}
+
 // health is a verdict on the applied revision: the Healthy condition's status, reason and
 // message.
 type health struct {
@@ -197,6 +202,10 @@ func (r *OsmDeploymentReconciler) checkObjects(ctx context.Context, obj *gitopsv
 			key.Namespace = obj.Namespace
 		}
 		name := ref.Kind + " " + refName(obj, key)
+		if schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind() == secretKind {
+			return health{metav1.ConditionFalse, gitopsv1alpha1.AccessDeniedReason,
+				"health check " + name + ": Secrets are never read for a health check (an expression on their data would disclose it)"}
+		}
 		if r.NoCrossNamespaceRefs && key.Namespace != obj.Namespace {
 			return health{metav1.ConditionFalse, gitopsv1alpha1.AccessDeniedReason,
 				"health check " + name + " is in another namespace, which --no-cross-namespace-refs forbids"}

@@ -16,6 +16,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // TestOSMHealth: the built-in health reads OSM's records: an instance READY and running with
@@ -138,10 +139,25 @@ var _ = Describe("Health", func() {
 	It("a health check in another namespace is refused", func() {
 		tn := newTenant(GinkgoTB())
 		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "Secret", Namespace: operatorNamespace, Name: "anything"}}
+			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "ConfigMap", Namespace: operatorNamespace, Name: "anything"}}
 		})
 		tn.publish("gitops", demoRepo("1", "ldap"))
 		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
 			ContainSubstring("--no-cross-namespace-refs")))
+		tn.eventuallyCondition(d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.AccessDeniedReason))
+	})
+
+	// A Secret, even in the OsmDeployment's namespace, is never read for a health check: the
+	// manager may read it, whoever writes the OsmDeployment may not.
+	It("a health check on a Secret is refused", func() {
+		tn := newTenant(GinkgoTB())
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "Secret", Name: osmtenant.SecretName}}
+			d.Spec.HealthCheckExprs = []kustomize.CustomHealthCheck{{APIVersion: "v1", Kind: "Secret",
+				HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "data.password.startsWith('cz')"}}}
+		})
+		tn.publish("gitops", demoRepo("1", "ldap"))
+		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
+			ContainSubstring("Secrets are never read")))
 	})
 })

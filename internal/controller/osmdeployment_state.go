@@ -21,17 +21,18 @@ package controller
 //	                                                                    reason Suspended
 //	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
 //	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (operation poll interval)
-//	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
-//	                       timed out                                    else the revision is marked applied       unsettled, no request): stalling
-//	                                                                                                              (retryInterval) on failures, else done
-//	                                                                                                              (interval); otherwise next
+//	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      failures settled (revision attempted,
+//	                       timed out                                    else the revision is marked applied       nothing unsettled, no request):
+//	                                                                                                              stalling (retryInterval); otherwise
+//	                                                                                                              next (the plan reads the health)
 //	ReadFailed             a read of the API server failed, or OSM's    nothing written                           retryable
 //	                       while the manager stops
 //	OSMUnreadable          observing OSM failed                         osmFailure: waitFor or stall              retryable (transient) or stalling
 //	Invalid                the plan has problems (references OSM        stall Conflict or ValidationFailed,       stalling (retryInterval: OSM may
 //	                       lacks, conflicts)                            Warning event                             change by hand)
-//	InSync                 the plan changes nothing                     inventory, drift report, Ready            done (interval); stalling on failed
-//	                                                                                                              instances; waiting (poll) on progress
+//	InSync                 the plan changes nothing                     inventory, drift report, Ready,           done (interval); stalling on failed
+//	                                                                    Healthy (health.go)                       instances or health checks; waiting
+//	                                                                                                              (poll) on progress
 //	OutOfSync              the plan changes OSM                         apply it, record what OSM answered        waiting (poll) on operations; done
 //	                                                                                                              (interval); retryable or stalling on
 //	                                                                                                              refusals
