@@ -15,6 +15,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,7 +67,8 @@ func osmHealth(inventory gitopsv1alpha1.Inventory, observed *osmengine.Observed)
 		case e.State == gitopsv1alpha1.NsInstanceFailed:
 			failed = append(failed, e.Name)
 			continue
-		case e.State != gitopsv1alpha1.NsInstanceReady:
+		case e.State != gitopsv1alpha1.NsInstanceReady && e.State != gitopsv1alpha1.NsInstanceDrifted:
+			// Drifted (driftDetection warn) runs as OSM was changed by hand: its records tell.
 			progressing = append(progressing, fmt.Sprintf("%s (%s)", e.Name, e.State))
 			continue
 		}
@@ -129,6 +131,41 @@ func instanceHealth(record osm.NSInstance, vnfs []osm.VNFInstance) (string, bool
 	return "", false
 }
 
+// readHealth reads the records OSM keeps of the NS instances whose operations ended, and their
+// VNF records (two GET requests), for their health once their revision is applied: an
+// operation COMPLETED is not yet an instance READY with its KDUs. The other instances are
+// taken as the inventory lists them (read again at the drift check). Nil when OSM did not
+// answer: the health is then told by the next plan that observes.
+func (r *OsmDeploymentReconciler) readHealth(ctx context.Context, conn *Connection, ended []osmengine.Outcome) *osmengine.Observed {
+	var names []string
+	for _, o := range ended {
+		if !o.Failed && !o.TimedOut && o.Operation.Type != osm.OperationTypeTerminate {
+			names = append(names, o.Operation.NsInstance)
+		}
+	}
+	observed := &osmengine.Observed{NSInstances: map[string]osm.NSInstance{}, VNFs: map[string][]osm.VNFInstance{}}
+	if len(names) == 0 {
+		return observed // terminates alone: the other instances are as the inventory lists them
+	}
+	slices.Sort(names)
+	instances, err := conn.NBI.ListNSInstances(ctx, slices.Compact(names)...)
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, len(instances))
+	for i, ns := range instances {
+		observed.NSInstances[ns.ID], ids[i] = ns, ns.ID
+	}
+	vnfs, err := conn.NBI.ListVNFInstances(ctx, ids...)
+	if err != nil {
+		return nil
+	}
+	for _, vnf := range vnfs {
+		observed.VNFs[vnf.NSInstanceID] = append(observed.VNFs[vnf.NSInstanceID], vnf)
+	}
+	return observed
+}
+
 // healthProgressing records that OSM applies a revision: its health is not known until OSM is
 // done.
 func healthProgressing(obj *gitopsv1alpha1.OsmDeployment, revision string) {
@@ -146,6 +183,10 @@ func healthFailed(obj *gitopsv1alpha1.OsmDeployment, reason, msg string) {
 // outcome of the reconcile: applied's, unless the health checks are still waited for.
 func (r *OsmDeploymentReconciler) reportHealth(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, observed *osmengine.Observed, applied outcome) outcome {
 	if !conditions.IsReady(obj) || obj.Status.Inventory == nil {
+		return applied
+	}
+	if observed == nil {
+		r.setHealth(obj, health{metav1.ConditionUnknown, gitopsv1alpha1.ProgressingReason, "OSM's records not read: told at the next drift check"})
 		return applied
 	}
 	verdict := osmHealth(*obj.Status.Inventory, observed)

@@ -464,27 +464,32 @@ func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeploy
 }
 
 // settleOperations records the last OSM operations, all ended: failed instances stall the
-// OsmDeployment, otherwise the revision they carried is applied. A stall ends the reconcile
-// when the revision was attempted already, no instance waits for a later plan and no reconcile
-// is requested: their outcome, recorded as they ended, is the status. Otherwise the plan is
-// made: for an applied revision, it observes OSM for the revision's health (health.go).
-func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
+// OsmDeployment, otherwise the revision they carried is applied, and its health reported from
+// the records of the instances they completed (read by determineState: st.observed). The
+// reconcile ends there when the revision was attempted already, no instance waits for a later
+// plan and no reconcile is requested: their outcome, recorded as they ended, is the status.
+// Otherwise the plan is made.
+func (r *OsmDeploymentReconciler) settleOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
 	r.recordOperations(obj, nil, st.ended)
+	var settled outcome
 	switch {
 	case hasFailedInstances(obj):
 		markFailedInstances(obj)
-		if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
-			return next
-		}
-		return stalling(obj.GetRetryInterval())
+		settled = stalling(obj.GetRetryInterval())
 	case hasUnsettledInstances(obj):
 		return next // the revision is applied again
+	default:
+		// The finished operations are trusted: observing OSM again before Ready would read
+		// every NS and VNF record once more (most of the requests and bytes of a revision). The
+		// one case it would catch, an instance deleted while its operation ran (OSM drops its
+		// operations with it, so they look completed), is corrected by the next drift check.
+		r.markApplied(obj, obj.Status.LastAttemptedRevision)
+		settled = r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
 	}
-	// The finished operations are trusted for Ready; the plan that follows (a drift check, the
-	// revision being applied) reads OSM's records once more for the Healthy condition: an
-	// operation COMPLETED is not yet an NS instance READY with its KDUs.
-	r.markApplied(obj, obj.Status.LastAttemptedRevision)
-	return next
+	if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
+		return next
+	}
+	return settled
 }
 
 // applyPlan sends the plan to OSM, records what OSM answered and the operations to wait for.

@@ -21,10 +21,11 @@ package controller
 //	                                                                    reason Suspended
 //	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
 //	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (operation poll interval)
-//	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      failures settled (revision attempted,
-//	                       timed out                                    else the revision is marked applied       nothing unsettled, no request):
-//	                                                                                                              stalling (retryInterval); otherwise
-//	                                                                                                              next (the plan reads the health)
+//	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
+//	                       timed out (and the records of the            else the revision is marked applied,      unsettled, no request): stalling
+//	                       instances they completed, for Healthy)       Healthy                                   (retryInterval) on failures, else done
+//	                                                                                                              (interval) or waiting on health checks;
+//	                                                                                                              otherwise next
 //	ReadFailed             a read of the API server failed, or OSM's    nothing written                           retryable
 //	                       while the manager stops
 //	OSMUnreadable          observing OSM failed                         osmFailure: waitFor or stall              retryable (transient) or stalling
@@ -236,6 +237,7 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 		default:
 			// Settled only without a request: one is handled by the plan that follows.
 			st.status, st.reason, st.requested = statusOperationsEnded, fmt.Sprintf("%d OSM operation(s) ended", len(st.ended)), in.requested
+			st.observed = r.readHealth(ctx, in.conn, st.ended)
 		}
 		return st
 	}
@@ -460,7 +462,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		healthProgressing(obj, obj.Status.LastAttemptedRevision)
 		return waiting(r.OperationPollInterval)
 	case statusOperationsEnded:
-		settled := r.settleOperations(obj, st)
+		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {
 			// No plan follows to release the names of the instances terminated (claimPlanned).
 			if err := r.releaseEnded(ctx, obj); err != nil {
