@@ -193,6 +193,13 @@ func (r *OsmDeploymentReconciler) reportHealth(ctx context.Context, obj *gitopsv
 	if verdict.status == metav1.ConditionTrue && len(obj.Spec.HealthChecks) > 0 {
 		verdict = r.checkObjects(ctx, obj)
 	}
+	return r.settleHealth(obj, verdict, applied)
+}
+
+// settleHealth writes the verdict and returns the outcome it leaves: applied's when healthy or
+// failed by OSM, stalling on a failed health check (looked at again at the drift check),
+// waiting (poll) while it is not known yet.
+func (r *OsmDeploymentReconciler) settleHealth(obj *gitopsv1alpha1.OsmDeployment, verdict health, applied outcome) outcome {
 	r.setHealth(obj, verdict)
 	switch {
 	case verdict.reason == gitopsv1alpha1.HealthCheckFailedReason || verdict.reason == gitopsv1alpha1.InvalidCELExpressionReason ||
@@ -221,6 +228,29 @@ func (r *OsmDeploymentReconciler) setHealth(obj *gitopsv1alpha1.OsmDeployment, v
 	}
 	conditions.Set(obj, &metav1.Condition{Type: gitopsv1alpha1.HealthyCondition, Status: verdict.status,
 		Reason: verdict.reason, Message: msg})
+}
+
+// waitingForHealthCheck begins the message of a Healthy condition that waits for an object of
+// spec.healthChecks once OSM was found healthy (checkObjects).
+const waitingForHealthCheck = "waiting for health check "
+
+// waitsForHealthChecks tells that OSM was found healthy on revision, applied with the current
+// spec, and only spec.healthChecks are waited for: reading OSM again would tell nothing new
+// at each poll (a whole drift-check observation), so only the objects are read until they pass
+// or fail (the HealthChecking state).
+func waitsForHealthChecks(obj *gitopsv1alpha1.OsmDeployment, revision string) bool {
+	c := conditions.Get(obj, gitopsv1alpha1.HealthyCondition)
+	return c != nil && c.Status == metav1.ConditionUnknown && obj.Status.LastAppliedRevision == revision &&
+		obj.Status.ObservedGeneration == obj.Generation && len(obj.Spec.HealthChecks) > 0 &&
+		strings.HasPrefix(c.Message, fmt.Sprintf("revision %s: %s", revision, waitingForHealthCheck))
+}
+
+// recheckObjects is the action of HealthChecking: the revision stays applied, and the objects
+// of spec.healthChecks say whether it is healthy yet.
+func (r *OsmDeploymentReconciler) recheckObjects(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) outcome {
+	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", obj.Status.LastAppliedRevision)
+	conditions.Delete(obj, meta.ReconcilingCondition)
+	return r.settleHealth(obj, r.checkObjects(ctx, obj), done(obj.GetInterval()))
 }
 
 // checkObjects reads the objects of spec.healthChecks and computes their readiness, as Flux's
@@ -269,7 +299,7 @@ func (r *OsmDeploymentReconciler) checkObjects(ctx context.Context, obj *gitopsv
 			return health{metav1.ConditionFalse, gitopsv1alpha1.HealthCheckFailedReason,
 				fmt.Sprintf("health check %s not ready within %s: %s", name, timeout, why)}
 		}
-		return health{metav1.ConditionUnknown, gitopsv1alpha1.ProgressingReason, fmt.Sprintf("waiting for health check %s: %s", name, why)}
+		return health{metav1.ConditionUnknown, gitopsv1alpha1.ProgressingReason, fmt.Sprintf("%s%s: %s", waitingForHealthCheck, name, why)}
 	}
 	return health{metav1.ConditionTrue, gitopsv1alpha1.SucceededReason,
 		fmt.Sprintf("%d NS instance(s) READY in OSM, %d health check(s) passed", len(obj.Status.Inventory.NsInstances), len(obj.Spec.HealthChecks))}

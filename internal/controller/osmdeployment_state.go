@@ -45,6 +45,8 @@ package controller
 //	                       unknown                                      waitFor DeletionFailed                    (retryInterval, not past spec.timeout)
 //	DeletionOperations     deleted; status lists operations             record them; failed terminates block      next, or as DeletionBlocked
 //	Terminating            deleted; OSM still runs owned NS instances   terminate them, let go past spec.timeout  waiting (poll), or as DeletionBlocked
+//	HealthChecking         the revision applied, OSM healthy on it,     read spec.healthChecks again: Healthy     done (interval), waiting (poll), or
+//	                       spec.healthChecks not passed yet             (health.go)                               stalling (HealthCheckFailed)
 //
 // Every requeue is jittered (outcome.result); a reconcile request is marked handled by the
 // states that plan with it (ReadFailed, OSMUnreadable, Invalid, InSync, OutOfSync) and by
@@ -90,11 +92,12 @@ const (
 	statusDeletionBlocked
 	statusDeletionOperations
 	statusTerminating
+	statusHealthChecking
 )
 
 var statusNames = [...]string{"Suspended", "OperationsUnknown", "OperationsRunning", "OperationsEnded",
 	"ReadFailed", "OSMUnreadable", "Invalid", "InSync", "OutOfSync",
-	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating"}
+	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating", "HealthChecking"}
 
 func (s deploymentStatus) String() string { return statusNames[s] }
 
@@ -240,6 +243,10 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 			st.observed = r.readHealth(ctx, in.conn, st.ended)
 		}
 		return st
+	}
+	if in.requested == "" && waitsForHealthChecks(obj, in.revision) {
+		// OSM was found healthy on this revision: only the Kubernetes objects are read again.
+		return deploymentState{status: statusHealthChecking, conn: in.conn, revision: in.revision, reason: "health checks not passed yet"}
 	}
 	st := r.observeAndPlan(ctx, obj, in.conn, in.rev, in.revision, in.requested != "")
 	st.requested = in.requested
@@ -515,6 +522,8 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 			return r.deletionBlocked(obj, failed, false, nil) // sent again after the retry interval
 		}
 		return next
+	case statusHealthChecking:
+		return r.recheckObjects(ctx, obj)
 	default: // statusTerminating
 		return r.terminate(ctx, obj, st)
 	}
