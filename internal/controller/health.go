@@ -64,6 +64,8 @@ func osmHealth(inventory gitopsv1alpha1.Inventory, observed *osmengine.Observed)
 	var failed, unhealthy, progressing []string
 	for _, e := range inventory.NsInstances {
 		switch {
+		case e.State == gitopsv1alpha1.NsInstanceOrphaned:
+			continue // left running, no longer declared (prune off): not the revision's
 		case e.State == gitopsv1alpha1.NsInstanceFailed:
 			failed = append(failed, e.Name)
 			continue

@@ -47,6 +47,8 @@ func TestOSMHealth(t *testing.T) {
 		g.Expect(string(got.status)+" "+got.reason).To(Equal(test.want), "%+v %+v: %s", test.record, test.vnfs, got.message)
 	}
 	g.Expect(osmHealth(inventory, &engine.Observed{}).status).To(Equal(metav1.ConditionTrue), "not read: as the inventory lists it")
+	orphaned := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "old", ID: "old", State: gitopsv1alpha1.NsInstanceOrphaned}}}
+	g.Expect(osmHealth(orphaned, &engine.Observed{}).status).To(Equal(metav1.ConditionTrue), "orphaned: not the revision's")
 	failed := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "id", State: gitopsv1alpha1.NsInstanceFailed}}}
 	g.Expect(osmHealth(failed, &engine.Observed{}).reason).To(Equal(gitopsv1alpha1.OperationFailedReason))
 }

@@ -240,7 +240,10 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 		default:
 			// Settled only without a request: one is handled by the plan that follows.
 			st.status, st.reason, st.requested = statusOperationsEnded, fmt.Sprintf("%d OSM operation(s) ended", len(st.ended)), in.requested
-			st.observed = r.readHealth(ctx, in.conn, st.ended)
+			if in.requested == "" && obj.Status.LastAttemptedRevision == in.revision {
+				// No plan follows to observe OSM (settleOperations): the health is read here.
+				st.observed = r.readHealth(ctx, in.conn, st.ended)
+			}
 		}
 		return st
 	}
