@@ -7,6 +7,7 @@ require (
 	github.com/felixge/httpsnoop v1.0.4
 	github.com/fluxcd/cli-utils v1.2.3
 	github.com/fluxcd/pkg/apis/event v0.27.2
+	github.com/fluxcd/pkg/apis/kustomize v1.19.2
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/pkg/envsubst v1.8.0
 	github.com/fluxcd/pkg/oci v0.68.1

@@ -11,6 +11,35 @@ import "github.com/fluxcd/pkg/apis/meta"
 // otherwise. It does not change Ready: the revision was applied.
 const DriftedCondition = "Drifted"
 
+// HealthyCondition (Flux's meta.HealthyCondition) says whether the applied revision works, beyond
+// OSM's operation states: True (reason SucceededReason) when every NS instance the OsmDeployment
+// owns is READY in OSM with operational-status running, no operation of the revision failed,
+// every KDU is READY, and every spec.healthChecks object is ready; Unknown (ProgressingReason)
+// while OSM applies a revision or the checks have not passed yet, the message naming what is
+// waited for; False with OperationFailedReason, TimeoutReason, NSInstanceUnhealthyReason,
+// HealthCheckFailedReason or InvalidCELExpressionReason. Its lastTransitionTime is when it
+// became healthy; status.lastAppliedRevisionTime says when the revision was applied.
+const HealthyCondition = meta.HealthyCondition
+
+// Reasons of the Healthy condition, besides ProgressingReason, OperationFailedReason and
+// TimeoutReason.
+const (
+	// SucceededReason: the applied revision is healthy.
+	SucceededReason = meta.SucceededReason
+	// NSInstanceUnhealthyReason: OSM reports an NS instance of the applied revision not READY
+	// (nsState BROKEN, DEGRADED...), its operational-status failed, or a KDU not READY (kdur
+	// status ERROR). Ready stays as it was: the revision was applied; mend it in OSM, or push.
+	NSInstanceUnhealthyReason = "NSInstanceUnhealthy"
+	// HealthCheckFailedReason: an object of spec.healthChecks is Failed (kstatus, or its
+	// healthCheckExprs failed expression), or was not ready within healthCheckTimeout (also on
+	// Ready, and Stalled). Looked at again at each drift check, and on a new revision, spec or
+	// reconcile request.
+	HealthCheckFailedReason = meta.HealthCheckFailedReason
+	// InvalidCELExpressionReason: an expression of spec.healthCheckExprs does not compile
+	// (also on Ready, and Stalled until the spec changes).
+	InvalidCELExpressionReason = meta.InvalidCELExpressionReason
+)
+
 // Reasons of OsmCluster conditions.
 const (
 	// ConnectedReason: the NBI answered and accepted the credentials.

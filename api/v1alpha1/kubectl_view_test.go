@@ -213,9 +213,10 @@ func TestExplainReadsWell(t *testing.T) {
 }
 
 // foreign tells the fields whose descriptions are other projects' (Kubernetes' Condition,
-// Flux's NamespacedObjectReference).
+// Flux's NamespacedObjectReference, NamespacedObjectKindReference and CustomHealthCheck).
 func foreign(path string) bool {
-	return strings.Contains(path, ".conditions[]") || strings.Contains(path, ".dependsOn[]")
+	return strings.Contains(path, ".conditions[]") || strings.Contains(path, ".dependsOn[]") ||
+		strings.Contains(path, ".healthChecks[]") || strings.Contains(path, ".healthCheckExprs[]")
 }
 
 func walkSchema(path string, s *apiextensionsv1.JSONSchemaProps, visit func(string, *apiextensionsv1.JSONSchemaProps)) {

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -216,6 +217,34 @@ type OsmDeploymentSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
 	DependsOn []DependencyReference `json:"dependsOn,omitempty"`
+
+	// HealthChecks are Kubernetes objects that must be ready (kstatus: Current, or
+	// as healthCheckExprs say for their kind) before the applied revision counts
+	// as healthy, as a Flux Kustomization's healthChecks: a team's smoke test (a
+	// Job), a canary analysis. They are read once the revision's OSM operations
+	// completed and its NS instances are READY, with the manager's permissions:
+	// the manager needs get on each kind listed (docs/operations.md). A namespace
+	// other than the OsmDeployment's is refused with --no-cross-namespace-refs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	HealthChecks []meta.NamespacedObjectKindReference `json:"healthChecks,omitempty"`
+
+	// HealthCheckExprs are CEL expressions (current, inProgress, failed) that
+	// tell the readiness of the healthChecks of one kind, as a Flux
+	// Kustomization's healthCheckExprs.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	HealthCheckExprs []kustomize.CustomHealthCheck `json:"healthCheckExprs,omitempty"`
+
+	// HealthCheckTimeout is how long the healthChecks may take to pass once the
+	// revision's OSM operations completed; past it the Healthy and Ready
+	// conditions are False (reason HealthCheckFailed). Defaults to timeout; at
+	// most 24h.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('24h')",message="healthCheckTimeout must be at most 24h"
+	HealthCheckTimeout *metav1.Duration `json:"healthCheckTimeout,omitempty"`
 
 	// PostBuild substitutes variables in the deployment files, as Flux's
 	// Kustomization does, so that one repository serves several OsmDeployments
@@ -496,7 +525,8 @@ type OsmDeploymentStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Reconciling and Stalled, as kstatus reads them.
+	// Conditions: Ready, Reconciling and Stalled, as kstatus reads them; Healthy
+	// (the applied revision works: docs/operations.md); Drifted.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -509,6 +539,12 @@ type OsmDeploymentStatus struct {
 	// for a Bucket.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// LastAppliedRevisionTime is when lastAppliedRevision became the applied
+	// revision (its OSM operations completed); healthChecks are given
+	// healthCheckTimeout from then.
+	// +optional
+	LastAppliedRevisionTime *metav1.Time `json:"lastAppliedRevisionTime,omitempty"`
 
 	// LastAppliedRevisionShort is lastAppliedRevision with its digest cut to 7
 	// characters and its reference to 16 (main@sha1:0123abc), for `kubectl get`.
@@ -652,6 +688,12 @@ func (in *OsmDeployment) GetRetryInterval() time.Duration {
 // the default one.
 func (in *OsmDeployment) GetTimeout() time.Duration {
 	return durationOr(in.Spec.Timeout, DefaultTimeout)
+}
+
+// GetHealthCheckTimeout returns the time the healthChecks have to pass once a
+// revision is applied: healthCheckTimeout, else timeout.
+func (in *OsmDeployment) GetHealthCheckTimeout() time.Duration {
+	return durationOr(in.Spec.HealthCheckTimeout, in.GetTimeout())
 }
 
 // GetDeletionPolicy returns the deletion policy, or the default one

@@ -21,6 +21,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -380,6 +381,21 @@ func (in *OsmDeploymentSpec) DeepCopyInto(out *OsmDeploymentSpec) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.HealthChecks != nil {
+		in, out := &in.HealthChecks, &out.HealthChecks
+		*out = make([]meta.NamespacedObjectKindReference, len(*in))
+		copy(*out, *in)
+	}
+	if in.HealthCheckExprs != nil {
+		in, out := &in.HealthCheckExprs, &out.HealthCheckExprs
+		*out = make([]kustomize.CustomHealthCheck, len(*in))
+		copy(*out, *in)
+	}
+	if in.HealthCheckTimeout != nil {
+		in, out := &in.HealthCheckTimeout, &out.HealthCheckTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.PostBuild != nil {
 		in, out := &in.PostBuild, &out.PostBuild
 		*out = new(PostBuild)
@@ -407,6 +423,10 @@ func (in *OsmDeploymentStatus) DeepCopyInto(out *OsmDeploymentStatus) {
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
+	}
+	if in.LastAppliedRevisionTime != nil {
+		in, out := &in.LastAppliedRevisionTime, &out.LastAppliedRevisionTime
+		*out = (*in).DeepCopy()
 	}
 	if in.Inventory != nil {
 		in, out := &in.Inventory, &out.Inventory

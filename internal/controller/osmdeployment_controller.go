@@ -468,14 +468,17 @@ func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeploy
 		reason = failureReason(obj, reason)
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
 		markStalled(obj, reason, "%s", msg)
+		healthFailed(obj, reason, msg)
 	}
 }
 
 // settleOperations records the last OSM operations, all ended: failed instances stall the
-// OsmDeployment, otherwise the revision they carried is applied. The reconcile ends there when
-// the revision was attempted already, no instance waits for a later plan and no reconcile is
-// requested: their outcome, recorded as they ended, is the status. Otherwise the plan is made.
-func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
+// OsmDeployment, otherwise the revision they carried is applied, and its health reported from
+// the records of the instances they completed (read by determineState: st.observed). The
+// reconcile ends there when the revision was attempted already, no instance waits for a later
+// plan and no reconcile is requested: their outcome, recorded as they ended, is the status.
+// Otherwise the plan is made.
+func (r *OsmDeploymentReconciler) settleOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
 	r.recordOperations(obj, nil, st.ended)
 	var settled outcome
 	switch {
@@ -492,7 +495,7 @@ func (r *OsmDeploymentReconciler) settleOperations(obj *gitopsv1alpha1.OsmDeploy
 		// one case it would catch, an instance deleted while its operation ran (OSM drops its
 		// operations with it, so they look completed), is corrected by the next drift check.
 		r.markApplied(obj, obj.Status.LastAttemptedRevision)
-		settled = done(obj.GetInterval())
+		settled = r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
 	}
 	if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
 		return next
@@ -530,6 +533,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	}
 	if len(obj.Status.Operations) > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
+		healthProgressing(obj, revision)
 		return waiting(r.OperationPollInterval)
 	}
 	if hasUnsettledInstances(obj) {
@@ -539,7 +543,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return done(obj.GetInterval())
+	return r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
 }
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
@@ -599,6 +603,9 @@ func retryable(err error) bool {
 func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment, revision string) {
 	if obj.Status.LastAppliedRevision != revision {
 		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.AppliedReason, "revision %s applied: %s", revision, obj.Status.NsInstancesSummary+" NS instances ready")
+	}
+	if obj.Status.LastAppliedRevision != revision || obj.Status.LastAppliedRevisionTime == nil {
+		obj.Status.LastAppliedRevisionTime = &metav1.Time{Time: r.now()}
 	}
 	if obj.Status.LastAppliedRevision != revision || !conditions.IsReady(obj) || obj.Status.ReadySince == nil {
 		// The bake time of the waves that depend on it starts again (waves.go).

@@ -23,16 +23,18 @@ package controller
 //	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
 //	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (operation poll interval)
 //	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
-//	                       timed out                                    else the revision is marked applied       unsettled, no request): stalling
-//	                                                                                                              (retryInterval) on failures, else done
-//	                                                                                                              (interval); otherwise next
+//	                       timed out (and the records of the            else the revision is marked applied,      unsettled, no request): stalling
+//	                       instances they completed, for Healthy)       Healthy                                   (retryInterval) on failures, else done
+//	                                                                                                              (interval) or waiting on health checks;
+//	                                                                                                              otherwise next
 //	ReadFailed             a read of the API server failed, or OSM's    nothing written                           retryable
 //	                       while the manager stops
 //	OSMUnreadable          observing OSM failed                         osmFailure: waitFor or stall              retryable (transient) or stalling
 //	Invalid                the plan has problems (references OSM        stall Conflict or ValidationFailed,       stalling (retryInterval: OSM may
 //	                       lacks, conflicts)                            Warning event                             change by hand)
-//	InSync                 the plan changes nothing                     inventory, drift report, Ready            done (interval); stalling on failed
-//	                                                                                                              instances; waiting (poll) on progress
+//	InSync                 the plan changes nothing                     inventory, drift report, Ready,           done (interval); stalling on failed
+//	                                                                    Healthy (health.go)                       instances or health checks; waiting
+//	                                                                                                              (poll) on progress
 //	OutOfSync              the plan changes OSM                         apply it, record what OSM answered        waiting (poll) on operations; done
 //	                                                                                                              (interval); retryable or stalling on
 //	                                                                                                              refusals
@@ -44,6 +46,8 @@ package controller
 //	                       unknown                                      waitFor DeletionFailed                    (retryInterval, not past spec.timeout)
 //	DeletionOperations     deleted; status lists operations             record them; failed terminates block      next, or as DeletionBlocked
 //	Terminating            deleted; OSM still runs owned NS instances   terminate them, let go past spec.timeout  waiting (poll), or as DeletionBlocked
+//	HealthChecking         the revision applied, OSM healthy on it,     read spec.healthChecks again: Healthy     done (interval), waiting (poll), or
+//	                       spec.healthChecks not passed yet             (health.go)                               stalling (HealthCheckFailed)
 //
 // Every requeue is jittered (outcome.result); a reconcile request is marked handled by the
 // states that plan with it (ReadFailed, OSMUnreadable, Invalid, InSync, OutOfSync) and by
@@ -89,11 +93,12 @@ const (
 	statusDeletionBlocked
 	statusDeletionOperations
 	statusTerminating
+	statusHealthChecking
 )
 
 var statusNames = [...]string{"Suspended", "OperationsUnknown", "OperationsRunning", "OperationsEnded",
 	"ReadFailed", "OSMUnreadable", "Invalid", "InSync", "OutOfSync",
-	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating"}
+	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating", "HealthChecking"}
 
 func (s deploymentStatus) String() string { return statusNames[s] }
 
@@ -240,8 +245,16 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 		default:
 			// Settled only without a request: one is handled by the plan that follows.
 			st.status, st.reason, st.requested = statusOperationsEnded, fmt.Sprintf("%d OSM operation(s) ended", len(st.ended)), in.requested
+			if in.requested == "" && obj.Status.LastAttemptedRevision == in.revision {
+				// No plan follows to observe OSM (settleOperations): the health is read here.
+				st.observed = r.readHealth(ctx, in.conn, st.ended)
+			}
 		}
 		return st
+	}
+	if in.requested == "" && waitsForHealthChecks(obj, in.revision) {
+		// OSM was found healthy on this revision: only the Kubernetes objects are read again.
+		return deploymentState{status: statusHealthChecking, conn: in.conn, revision: in.revision, reason: "health checks not passed yet"}
 	}
 	st := r.observeAndPlan(ctx, obj, in.conn, in.rev, in.revision, in.requested != "")
 	st.requested = in.requested
@@ -462,9 +475,10 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		r.recordOperations(obj, st.running, st.ended)
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
+		healthProgressing(obj, obj.Status.LastAttemptedRevision)
 		return waiting(r.OperationPollInterval)
 	case statusOperationsEnded:
-		settled := r.settleOperations(obj, st)
+		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {
 			// No plan follows to release the names of the instances terminated (claimPlanned).
 			if err := r.releaseEnded(ctx, obj); err != nil {
@@ -493,7 +507,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		obj.Status.LastAttemptedRevision = st.revision
 		obj.Status.Inventory = &st.plan.Inventory
 		setSummary(obj, len(st.rev.NsInstances))
-		return r.finishWithoutChanges(obj, st.revision, st.plan)
+		return r.reportHealth(ctx, obj, st.observed, r.finishWithoutChanges(obj, st.revision, st.plan))
 	case statusOutOfSync:
 		r.reportDrift(obj, st.plan)
 		return r.applyPlan(ctx, obj, patcher, st)
@@ -517,6 +531,8 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 			return r.deletionBlocked(obj, failed, false, nil) // sent again after the retry interval
 		}
 		return next
+	case statusHealthChecking:
+		return r.recheckObjects(ctx, obj)
 	default: // statusTerminating
 		return r.terminate(ctx, obj, st)
 	}

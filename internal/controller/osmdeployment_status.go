@@ -195,6 +195,7 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 		msg = "failed in OSM: NS instance(s) " + listNames(names) + "; retried on a new revision or a reconcile request"
 	}
 	markStalled(obj, failureReason(obj, reason), "%s", msg)
+	healthFailed(obj, failureReason(obj, reason), msg)
 }
 
 // withoutRetries forgets the digest and reason (a failed package move's) of failed instances when a reconcile was requested, so

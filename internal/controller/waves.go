@@ -83,6 +83,11 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 		return waveHold{phase: gitopsv1alpha1.RolloutWaiting,
 			why: fmt.Sprintf("not Ready on revision %s (%s, NS instances ready %d/%d)", short, readiness(dep),
 				dep.Status.NsInstancesReady, dep.Status.NsInstancesTotal)}
+	case conditions.Has(dep, gitopsv1alpha1.HealthyCondition) && !conditions.IsTrue(dep, gitopsv1alpha1.HealthyCondition):
+		// Ready stays True on an applied revision whose NS instances OSM later reports unhealthy.
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting,
+			why: fmt.Sprintf("not healthy on revision %s (Healthy=%s %s)", short,
+				conditions.Get(dep, gitopsv1alpha1.HealthyCondition).Status, conditions.GetReason(dep, gitopsv1alpha1.HealthyCondition))}
 	}
 	since := readySince(dep)
 	if bakedAt := since.Add(bake); now.Before(bakedAt) {
