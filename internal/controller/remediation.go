@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -32,15 +33,7 @@ func remediationExhausted(obj *gitopsv1alpha1.OsmDeployment) bool {
 }
 
 func anyInstance(obj *gitopsv1alpha1.OsmDeployment, test func(gitopsv1alpha1.NsInstanceEntry) bool) bool {
-	if obj.Status.Inventory == nil {
-		return false
-	}
-	for _, e := range obj.Status.Inventory.NsInstances {
-		if test(e) {
-			return true
-		}
-	}
-	return false
+	return obj.Status.Inventory != nil && slices.ContainsFunc(obj.Status.Inventory.NsInstances, test)
 }
 
 // failureReason is the reason a failed operation stalls the OsmDeployment with:
