@@ -418,7 +418,12 @@ var _ = Describe("The revision cache", func() {
 		files := merge(demoRepo("1", "ldap"), map[string]string{"NOTES.txt": tn.namespace})
 		artifact := artifacts.PublishFiles(tn.namespace+"/gitops", files)
 		tn.setArtifact("gitops", artifact)
-		onOther := tn.deployment("on-other", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "other" })
+		onOther := tn.deployment("on-other", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.ClusterRef.Name = "other"
+			// Its retry comes from the reconcile request below, not from a retry interval that a
+			// slow machine lets run out first (a second refused upload, one more build).
+			d.Spec.RetryInterval = &metav1.Duration{Duration: time.Hour}
+		})
 		tn.eventuallyCondition(onOther, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.OSMRequestFailedReason))
 
 		here := tn.deployment("here", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
