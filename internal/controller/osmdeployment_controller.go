@@ -605,7 +605,9 @@ func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment,
 		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.AppliedReason, "revision %s applied: %s", revision, obj.Status.NsInstancesSummary+" NS instances ready")
 	}
 	if obj.Status.LastAppliedRevision != revision || obj.Status.LastAppliedRevisionTime == nil {
-		obj.Status.LastAppliedRevisionTime = &metav1.Time{Time: r.now()}
+		// Real time, as health checks time out by it; readySince follows the reconciler's clock (bake times).
+		now := metav1.Now()
+		obj.Status.LastAppliedRevisionTime = &now
 	}
 	if obj.Status.LastAppliedRevision != revision || !conditions.IsReady(obj) || obj.Status.ReadySince == nil {
 		// The bake time of the waves that depend on it starts again (waves.go).
