@@ -2,6 +2,7 @@ package osm
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -246,6 +247,32 @@ func TestReleaseChartsReadsTheChartLabelsOfTheDetailedStatus(t *testing.T) {
 		var d DeployedKDU
 		if err := json.Unmarshal([]byte(other), &d); err != nil || d.Charts.Version("openldap") != "" {
 			t.Errorf("%s: %v, version %q; want no version", other, err, d.Charts.Version("openldap"))
+		}
+	}
+}
+
+// A release's status keeps at most maxReleaseCharts labels, each of at most 128 characters,
+// whatever the manifest holds.
+func TestReleaseChartsKeepsAtMostItsBound(t *testing.T) {
+	var manifest strings.Builder
+	for i := range maxReleaseCharts + 4 {
+		fmt.Fprintf(&manifest, "{'helm.sh/chart': 'sub%d-1.0.0'}, ", i)
+	}
+	manifest.WriteString("{'helm.sh/chart': '" + strings.Repeat("a", 129) + "-1.0.0'}")
+	data, err := json.Marshal(map[string]string{"detailed-status": "{'manifest': [" + manifest.String() + "]}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployed DeployedKDU
+	if err := json.Unmarshal(data, &deployed); err != nil {
+		t.Fatal(err)
+	}
+	if len(deployed.Charts) != maxReleaseCharts {
+		t.Errorf("%d labels kept, want %d", len(deployed.Charts), maxReleaseCharts)
+	}
+	for _, label := range deployed.Charts {
+		if len(label) > 128 {
+			t.Errorf("a label of %d characters kept", len(label))
 		}
 	}
 }
