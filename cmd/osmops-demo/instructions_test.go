@@ -12,6 +12,11 @@ func TestInstructionsGiveEveryCommand(t *testing.T) {
 		Kubeconfig:    "/repo/.demo/kubeconfig",
 		RepoURL:       "http://127.0.0.1:18080/osm-gitops.git",
 		SimulatorURL:  "http://127.0.0.1:9999",
+		Sites: []demoSite{
+			{Name: "osm-gitops", SimulatorURL: "http://127.0.0.1:9999"},
+			{Name: "canary", SimulatorURL: "http://127.0.0.1:9998", After: "osm-gitops"},
+			{Name: "region", SimulatorURL: "http://127.0.0.1:9997", After: "canary"},
+		},
 	})
 	for _, want := range []string{
 		"supervisor pid 42",
@@ -23,6 +28,12 @@ func TestInstructionsGiveEveryCommand(t *testing.T) {
 		`sed -i 's|stable/openldap:1.2.7|stable/openldap:1.2.8|' deploy/ldap-stack.osmops.yaml`,
 		"deploy/ldap2.osmops.yaml",
 		"deploy/broken.osmops.yaml",
+		"osm-gitops  http://127.0.0.1:9999  the lab: at once",
+		"canary      http://127.0.0.1:9998  once osm-gitops applied the same commit and was Ready on it for 20s",
+		"region      http://127.0.0.1:9997  once canary applied the same commit and was Ready on it for 20s",
+		`curl -s -X POST http://127.0.0.1:9998/sim/v1/operation-failures -d '{"operation":"upgrade","nsName":"ldap","count":1}'`,
+		`sed -i 's/replicaCount: "[0-9]*"/replicaCount: "3"/' deploy/ldap.osmops.yaml`,
+		"the rollout starts again at osm-gitops and completes",
 		"make demo-stop",
 	} {
 		if !strings.Contains(text, want) {

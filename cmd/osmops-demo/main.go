@@ -1,6 +1,7 @@
 // Command osmops-demo runs the osmops demo on this machine, on loopback and without internet:
-// an API server, Flux's source-controller, a Git server with a demo repository, the NBI
-// simulator and the operator, set up for a tenant `telco`.
+// an API server, Flux's source-controller, a Git server with a demo repository, three NBI
+// simulators (three OSM sites) and the operator, set up for a tenant `telco` whose
+// OsmDeployments roll each commit out to the sites in waves (sites.go).
 //
 //	osmops-demo up     start the demo in the background and print what to try (make demo)
 //	osmops-demo down   stop it and everything it started (make demo-stop)

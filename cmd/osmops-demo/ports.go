@@ -25,6 +25,9 @@ var portSettings = map[string]portSetting{
 	devstack.PartSourceHealth:    {"OSMOPS_DEMO_SOURCE_HEALTH_PORT", 19092},
 	devstack.PartOperatorMetrics: {"OSMOPS_DEMO_OPERATOR_METRICS_PORT", 18082},
 	devstack.PartOperatorHealth:  {"OSMOPS_DEMO_OPERATOR_HEALTH_PORT", 18081},
+	// The simulators of the later sites (laterSites), beside OSM's port.
+	devstack.SimulatorPart("canary"): {"OSMOPS_DEMO_CANARY_NBI_PORT", 9998},
+	devstack.SimulatorPart("region"): {"OSMOPS_DEMO_REGION_NBI_PORT", 9997},
 }
 
 // demoPorts returns the demo's ports: the defaults, overridden by the environment variables
@@ -32,19 +35,27 @@ var portSettings = map[string]portSetting{
 func demoPorts(getenv func(string) string) (devstack.Ports, error) {
 	var ports devstack.Ports
 	for _, field := range ports.Fields() {
-		setting := portSettings[field.Part]
-		*field.Port = setting.defaultPort
-		value := getenv(setting.env)
-		if value == "" {
-			continue
-		}
-		port, err := strconv.Atoi(value)
-		if err != nil || port < 1 || port > 65535 {
-			return devstack.Ports{}, fmt.Errorf("%s=%q: want a port number from 1 to 65535", setting.env, value)
+		port, err := demoPort(field.Part, getenv)
+		if err != nil {
+			return devstack.Ports{}, err
 		}
 		*field.Port = port
 	}
 	return ports, nil
+}
+
+// demoPort returns the port of part: its default, or its environment variable's value.
+func demoPort(part string, getenv func(string) string) (int, error) {
+	setting := portSettings[part]
+	value := getenv(setting.env)
+	if value == "" {
+		return setting.defaultPort, nil
+	}
+	port, err := strconv.Atoi(value)
+	if err != nil || port < 1 || port > 65535 {
+		return 0, fmt.Errorf("%s=%q: want a port number from 1 to 65535", setting.env, value)
+	}
+	return port, nil
 }
 
 // explainPortTaken rewords the error of a taken port to name the variable that moves it.

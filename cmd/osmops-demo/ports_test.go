@@ -55,6 +55,29 @@ func TestEveryPortHasASetting(t *testing.T) {
 			t.Errorf("no environment variable for the %s port", field.Part)
 		}
 	}
+	for _, site := range laterSites {
+		if portSettings[devstack.SimulatorPart(site)].env == "" {
+			t.Errorf("no environment variable for the port of the simulator of site %s", site)
+		}
+	}
+}
+
+func TestLaterSitePorts(t *testing.T) {
+	port, err := demoPort(devstack.SimulatorPart("canary"), func(string) string { return "" })
+	if err != nil || port != 9998 {
+		t.Errorf("canary's port = %d, %v; want 9998", port, err)
+	}
+	port, err = demoPort(devstack.SimulatorPart("region"), func(key string) string {
+		return map[string]string{"OSMOPS_DEMO_REGION_NBI_PORT": "10997"}[key]
+	})
+	if err != nil || port != 10997 {
+		t.Errorf("region's port = %d, %v; want 10997", port, err)
+	}
+	err = explainPortTaken(&devstack.PortTakenError{Port: 9998, Part: devstack.SimulatorPart("canary")})
+	want := "port 9998 (NBI simulator canary) is taken: set OSMOPS_DEMO_CANARY_NBI_PORT or stop what uses it"
+	if err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
 }
 
 func TestExplainPortTaken(t *testing.T) {

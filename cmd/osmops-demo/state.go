@@ -28,6 +28,8 @@ type demoInfo struct {
 	Kubeconfig    string `json:"kubeconfig"`
 	RepoURL       string `json:"repoURL"`
 	SimulatorURL  string `json:"simulatorURL"`
+	// Sites are the sites of the rollout, in wave order: the first on SimulatorURL.
+	Sites []demoSite `json:"sites"`
 }
 
 func writeInfo(info demoInfo) error {

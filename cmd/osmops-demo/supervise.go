@@ -80,19 +80,45 @@ func startDemo(ctx context.Context, cfg config, progress io.Writer) (*devstack.S
 		SimulatorBinary:        simulator,
 		SourceControllerBinary: cfg.sourceController,
 		SourceControllerCRDs:   filepath.Join(filepath.Dir(cfg.sourceController), "crd"),
-		SimulatorArgs:          []string{"--vim-account=" + demoVIMAccount},
+		SimulatorArgs:          simulatorArgs,
+		OperatorArgs:           []string{"--requeue-dependency=" + requeueDependency.String()},
 		Log:                    progress,
 	})
 	if err != nil {
 		return nil, explainPortTaken(err)
 	}
-	if err := setUpTenant(startCtx, stack, cfg, progress); err != nil {
+	sites, err := startSites(startCtx, stack)
+	if err != nil {
+		return nil, errors.Join(explainPortTaken(err), stack.Stop())
+	}
+	if err := setUpTenant(startCtx, stack, cfg, sites, progress); err != nil {
 		return nil, errors.Join(err, stack.Stop())
 	}
 	return stack, nil
 }
 
-func setUpTenant(ctx context.Context, stack *devstack.Stack, cfg config, progress io.Writer) error {
+// simulatorArgs seed every simulator with the VIM account of hack/demo-repo's deployment.
+var simulatorArgs = []string{"--vim-account=" + demoVIMAccount}
+
+// startSites starts the simulators of the later sites, and returns every site of the rollout,
+// the first (the tenant's OsmDeployment on the stack's simulator) first.
+func startSites(ctx context.Context, stack *devstack.Stack) ([]demoSite, error) {
+	sites := []demoSite{{Name: demoRepository, SimulatorURL: stack.Simulator().URL()}}
+	for _, name := range laterSites {
+		port, err := demoPort(devstack.SimulatorPart(name), os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		sim, err := stack.StartSimulatorAt(ctx, simulatorName(name), port, simulatorArgs...)
+		if err != nil {
+			return nil, err
+		}
+		sites = append(sites, demoSite{Name: name, SimulatorURL: sim.URL(), After: sites[len(sites)-1].Name})
+	}
+	return sites, nil
+}
+
+func setUpTenant(ctx context.Context, stack *devstack.Stack, cfg config, sites []demoSite, progress io.Writer) error {
 	repo, err := stack.Git().CreateRepo(demoRepository)
 	if err != nil {
 		return err
@@ -107,12 +133,19 @@ func setUpTenant(ctx context.Context, stack *devstack.Stack, cfg config, progres
 		return err
 	}
 	fmt.Fprintf(progress, "applied the Secret, OsmCluster, GitRepository and OsmDeployment of namespace %s\n", demoNamespace)
+	for _, site := range sites[1:] {
+		if err := devstack.Apply(ctx, stack.Client(), siteObjects(site)...); err != nil {
+			return err
+		}
+		fmt.Fprintf(progress, "applied the OsmCluster and OsmDeployment %s, a wave after %s\n", site.Name, site.After)
+	}
 	return writeInfo(demoInfo{
 		SupervisorPID: os.Getpid(),
 		WorkDir:       cfg.workDir,
 		Kubeconfig:    stack.Kubeconfig(),
 		RepoURL:       repo.URL(),
 		SimulatorURL:  stack.Simulator().URL(),
+		Sites:         sites,
 	})
 }
 

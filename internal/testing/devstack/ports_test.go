@@ -60,3 +60,22 @@ func TestResolveNamesTheTakenPortAndItsPart(t *testing.T) {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
 }
+
+func TestStartSimulatorAtNamesTheTakenPortAndItsSite(t *testing.T) {
+	busy, err := net.Listen("tcp", hostPort(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+
+	// The port is checked before anything starts, so a stack of nothing will do.
+	_, err = (&Stack{}).StartSimulatorAt(boundedContext(t), "canary", port)
+	taken, ok := err.(*PortTakenError)
+	if !ok {
+		t.Fatalf("StartSimulatorAt() error = %v, want a *PortTakenError", err)
+	}
+	if diff := cmp.Diff(&PortTakenError{Port: port, Part: "NBI simulator canary"}, taken); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+}

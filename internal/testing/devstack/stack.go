@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -248,12 +249,26 @@ func (h processHome) newProcess(name, path string, args, env []string, readyURL 
 // unique in the stack: it names the log), with the stack's simulator binary and args. A test
 // that counts requests uses one of its own. Stop stops it with the rest.
 func (s *Stack) StartSimulator(ctx context.Context, name string, args ...string) (*Simulator, error) {
-	port, err := freePort(PartSimulator)
+	return s.StartSimulatorAt(ctx, name, 0, args...)
+}
+
+// StartSimulatorAt is StartSimulator on a fixed loopback port (0: a free one), as the demo's
+// sites want, so that their URLs stay the same from one run to the next. A taken port is a
+// PortTakenError of the part SimulatorPart(name).
+func (s *Stack) StartSimulatorAt(ctx context.Context, name string, port int, args ...string) (*Simulator, error) {
+	l, err := listen(port, SimulatorPart(name))
 	if err != nil {
+		return nil, err
+	}
+	port = l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
 		return nil, err
 	}
 	return s.startSimulator(ctx, name, s.simulator.path, port, args)
 }
+
+// SimulatorPart names the part of the simulator name in errors and progress lines.
+func SimulatorPart(name string) string { return PartSimulator + " " + name }
 
 func (s *Stack) startSimulator(ctx context.Context, name, binary string, port int, args []string) (*Simulator, error) {
 	s.mu.Lock()
