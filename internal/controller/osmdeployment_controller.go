@@ -14,6 +14,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/predicates"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	klabels "k8s.io/apimachinery/pkg/labels"
@@ -46,6 +47,8 @@ const (
 	clusterRefIndex = ".spec.clusterRef.name"
 	// sourceRefIndex indexes OsmDeployments by "kind/namespace/name" of their source.
 	sourceRefIndex = ".spec.sourceRef"
+	// dependsOnIndex indexes OsmDeployments by "namespace/name" of each OsmDeployment they depend on.
+	dependsOnIndex = ".spec.dependsOn"
 	// DefaultOperationPollInterval is how often pending OSM operations are checked.
 	DefaultOperationPollInterval = 5 * time.Second
 )
@@ -122,6 +125,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by source: %w", err)
 	}
+	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, dependsOnIndex, dependencyKeys); err != nil {
+		return fmt.Errorf("indexing OsmDeployments by dependency: %w", err)
+	}
 	return nil
 }
 
@@ -159,6 +165,8 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	return b.
 		Watches(&gitopsv1alpha1.OsmCluster{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfCluster),
 			builder.WithPredicates(readinessChanged{})).
+		Watches(&gitopsv1alpha1.OsmDeployment{}, handler.EnqueueRequestsFromMapFunc(r.dependentsOf),
+			builder.WithPredicates(rolloutStandingChanged{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsReading(gitops.ValuesKindSecret)),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{}, watchedConfigs)).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.deploymentsReading(gitops.ValuesKindConfigMap)),
@@ -182,6 +190,22 @@ func sourceKey(kind, namespace, name string) string {
 
 func (r *OsmDeploymentReconciler) deploymentsOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
 	return r.requestsFor(ctx, client.InNamespace(obj.GetNamespace()), client.MatchingFields{clusterRefIndex: obj.GetName()})
+}
+
+// dependencyKeys are the dependsOnIndex keys of an OsmDeployment.
+func dependencyKeys(o client.Object) []string {
+	d := o.(*gitopsv1alpha1.OsmDeployment)
+	keys := make([]string, 0, len(d.Spec.DependsOn))
+	for _, dep := range d.Spec.DependsOn {
+		keys = append(keys, dependencyKey(d, dep).String())
+	}
+	return keys
+}
+
+// dependentsOf maps an OsmDeployment to those that depend on it, so that a wave starts when
+// its dependency is Ready on the revision, not a dependency interval later.
+func (r *OsmDeploymentReconciler) dependentsOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.requestsFor(ctx, client.MatchingFields{dependsOnIndex: client.ObjectKeyFromObject(obj).String()})
 }
 
 func (r *OsmDeploymentReconciler) requestsFor(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
@@ -248,6 +272,31 @@ func (readinessChanged) Update(e event.UpdateEvent) bool {
 		return false
 	}
 	return conditions.IsReady(oldCluster) != conditions.IsReady(newCluster)
+}
+
+// rolloutStandingChanged passes an OsmDeployment's status change that can let its dependents
+// go on or halt them: readiness, health, the revisions applied and attempted, the time it
+// became Ready, and its own place in a rollout.
+type rolloutStandingChanged struct{ predicate.Funcs }
+
+func (rolloutStandingChanged) Update(e event.UpdateEvent) bool {
+	oldDep, okOld := e.ObjectOld.(*gitopsv1alpha1.OsmDeployment)
+	newDep, okNew := e.ObjectNew.(*gitopsv1alpha1.OsmDeployment)
+	if !okOld || !okNew {
+		return false
+	}
+	conditionChanged := func(kind string) bool {
+		o, n := conditions.Get(oldDep, kind), conditions.Get(newDep, kind)
+		if o == nil || n == nil {
+			return (o == nil) != (n == nil)
+		}
+		return o.Status != n.Status || o.Reason != n.Reason
+	}
+	return conditionChanged(meta.ReadyCondition) || conditionChanged(gitopsv1alpha1.HealthyCondition) ||
+		oldDep.Status.LastAppliedRevision != newDep.Status.LastAppliedRevision ||
+		oldDep.Status.LastAttemptedRevision != newDep.Status.LastAttemptedRevision ||
+		!oldDep.Status.ReadySince.Equal(newDep.Status.ReadySince) ||
+		!equality.Semantic.DeepEqual(oldDep.Status.Rollout, newDep.Status.Rollout)
 }
 
 // Reconcile applies one OsmDeployment. Its steps each set the conditions that explain them;

@@ -129,10 +129,7 @@ func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitop
 		if dep.Revision != gitopsv1alpha1.DependencyRevisionSame {
 			continue
 		}
-		key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
-		if key.Namespace == "" {
-			key.Namespace = obj.Namespace
-		}
+		key := dependencyKey(obj, dep)
 		other := &gitopsv1alpha1.OsmDeployment{}
 		switch err := r.Get(ctx, key, other); {
 		case apierrors.IsNotFound(err):
@@ -210,4 +207,13 @@ func previousRevision(obj *gitopsv1alpha1.OsmDeployment) string {
 // in the same phase.
 func sameRollout(a, b *gitopsv1alpha1.RolloutStatus) bool {
 	return a != nil && b != nil && a.Revision == b.Revision && a.Dependency == b.Dependency && a.Phase == b.Phase
+}
+
+// dependencyKey is the OsmDeployment dep names: in obj's namespace unless it names another.
+func dependencyKey(obj *gitopsv1alpha1.OsmDeployment, dep gitopsv1alpha1.DependencyReference) types.NamespacedName {
+	key := types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name}
+	if key.Namespace == "" {
+		key.Namespace = obj.Namespace
+	}
+	return key
 }

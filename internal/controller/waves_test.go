@@ -1,18 +1,25 @@
 package controller
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
@@ -253,5 +260,68 @@ func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
 		if got := sameRevision(tc.a, tc.b); got != tc.same {
 			t.Errorf("sameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 		}
+	}
+}
+
+// TestDependentsOfADependencyAreEnqueued: a dependency's status change reaches the OsmDeployments
+// that depend on it, in its namespace or naming it from another, so that a wave starts when its
+// dependency is Ready on the revision rather than a dependency interval later.
+func TestDependentsOfADependencyAreEnqueued(t *testing.T) {
+	g := NewWithT(t)
+	deployment := func(namespace, name string, deps ...gitopsv1alpha1.DependencyReference) *gitopsv1alpha1.OsmDeployment {
+		return &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: gitopsv1alpha1.OsmDeploymentSpec{DependsOn: deps}}
+	}
+	lab := deployment("telco", "lab")
+	objects := []client.Object{lab,
+		deployment("telco", "canary", gitopsv1alpha1.DependencyReference{Name: "lab", Revision: gitopsv1alpha1.DependencyRevisionSame}),
+		deployment("region", "region-a", gitopsv1alpha1.DependencyReference{Name: "lab", Namespace: "telco"}),
+		deployment("region", "lab", gitopsv1alpha1.DependencyReference{Name: "canary"}),
+	}
+	c := fake.NewClientBuilder().WithScheme(testScheme).WithIndex(&gitopsv1alpha1.OsmDeployment{}, dependsOnIndex, dependencyKeys).
+		WithObjects(objects...).Build()
+	r := &OsmDeploymentReconciler{Client: c}
+	g.Expect(r.dependentsOf(context.Background(), lab)).To(ConsistOf(
+		reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "telco", Name: "canary"}},
+		reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "region", Name: "region-a"}}))
+}
+
+// TestRolloutStandingChangedPassesWhatMovesAWave: the status changes that let a dependent go on
+// or halt it pass; the others (a message, the inventory) wake no dependent.
+func TestRolloutStandingChangedPassesWhatMovesAWave(t *testing.T) {
+	now := metav1.Now()
+	base := func() *gitopsv1alpha1.OsmDeployment {
+		d := &gitopsv1alpha1.OsmDeployment{}
+		d.Status.LastAppliedRevision = "main@sha1:1"
+		d.Status.LastAttemptedRevision = "main@sha1:1"
+		d.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: meta.SucceededReason, Message: "applied"}}
+		return d
+	}
+	for name, tc := range map[string]struct {
+		change func(*gitopsv1alpha1.OsmDeployment)
+		passes bool
+	}{
+		"nothing":        {func(*gitopsv1alpha1.OsmDeployment) {}, false},
+		"a message":      {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Conditions[0].Message = "still applied" }, false},
+		"the NS summary": {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.NsInstancesSummary = "1/1" }, false},
+		"readiness":      {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Conditions[0].Status = metav1.ConditionFalse }, true},
+		"Ready's reason": {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Conditions[0].Reason = "Progressing" }, true},
+		"health": {func(d *gitopsv1alpha1.OsmDeployment) {
+			conditions.MarkFalse(d, gitopsv1alpha1.HealthyCondition, "HealthCheckFailed", "")
+		}, true},
+		"the applied revision": {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.LastAppliedRevision = "main@sha1:2" }, true},
+		"the attempted one":    {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.LastAttemptedRevision = "main@sha1:2" }, true},
+		"readySince":           {func(d *gitopsv1alpha1.OsmDeployment) { d.Status.ReadySince = &now }, true},
+		"its own rollout": {func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Phase: gitopsv1alpha1.RolloutHalted}
+		}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			old, updated := base(), base()
+			tc.change(updated)
+			if got := (rolloutStandingChanged{}).Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated}); got != tc.passes {
+				t.Errorf("passes %v, want %v", got, tc.passes)
+			}
+		})
 	}
 }
