@@ -22,10 +22,6 @@ var laterSites = []string{"canary", "region"}
 // applies it: short, so that a push walks through every site in about a minute.
 const rolloutBakeTime = 20 * time.Second
 
-// requeueDependency is the operator's --requeue-dependency, how often a waiting site looks at
-// the site before it again. The default, 30 seconds, would make most of the walk idle waiting.
-const requeueDependency = 5 * time.Second
-
 // demoSite is one site of the demo's rollout, as the instructions show it.
 type demoSite struct {
 	Name         string `json:"name"`

@@ -81,7 +81,6 @@ func startDemo(ctx context.Context, cfg config, progress io.Writer) (*devstack.S
 		SourceControllerBinary: cfg.sourceController,
 		SourceControllerCRDs:   filepath.Join(filepath.Dir(cfg.sourceController), "crd"),
 		SimulatorArgs:          simulatorArgs,
-		OperatorArgs:           []string{"--requeue-dependency=" + requeueDependency.String()},
 		Log:                    progress,
 	})
 	if err != nil {

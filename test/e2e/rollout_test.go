@@ -75,7 +75,7 @@ var _ = Describe("A rollout across three OSM sites", Serial, func() {
 			g.Expect(deployment.Status.Conditions).To(haveCondition(meta.ReadyCondition, metav1.ConditionFalse, gitopsv1alpha1.OperationFailedReason))
 			g.Expect(deployment.Status.LastAppliedRevision).To(Equal(revision(walked)))
 		})
-		// Polled: the region looks at the canary again every --requeue-dependency.
+		// Polled: the canary's failure wakes the region (the operator watches dependencies).
 		eventually(ctx, t, func(g Gomega) {
 			deployment, err := region.deployment(ctx)
 			g.Expect(err).NotTo(HaveOccurred())

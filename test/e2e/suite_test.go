@@ -114,10 +114,7 @@ func stackOptions(workDir string) (devstack.Options, error) {
 		NotificationControllerBinary: flux[notificationControllerEnv],
 		KustomizeControllerBinary:    flux[kustomizeControllerEnv],
 		SimulatorArgs:                simulatorArgs,
-		// A site of a rollout waiting for the wave before it looks again after
-		// --requeue-dependency; the default, 30 seconds, would be most of a test's wait.
-		OperatorArgs: []string{"--requeue-dependency=2s"},
-		Log:          prefixWriter{prefix: "e2e: "},
+		Log:                          prefixWriter{prefix: "e2e: "},
 	}, nil
 }
 
