@@ -164,7 +164,13 @@ func (c *Client) ProjectID() string {
 func (c *Client) requestToken(ctx context.Context) (*token, string, error) {
 	req := tokenRequest(c.credentials)
 	var decoded tokenAnswer
+	started := time.Now()
 	err := c.send(ctx, req, "", oneObject(maxSmallAnswerBytes, &decoded))
+	if status := statusOf(err); status != 0 {
+		// A refused login is audited: OSM counts it and locks the account after a few. A token
+		// granted is not, as it changes nothing the operator manages.
+		c.audit(ctx, sentChange{req: req, attempts: 1, status: status, err: err, duration: time.Since(started)})
+	}
 	if statusOf(err) == http.StatusUnauthorized {
 		return nil, "", c.authError("OSM refused the username, password or project", err)
 	}

@@ -86,6 +86,17 @@ type idAnswer struct {
 	ID string `json:"id"`
 }
 
+// operationAnswer is the NBI's answer to calls that start an LCM operation.
+type operationAnswer struct {
+	ID string `json:"id"`
+}
+
+// deletionAnswer is the NBI's answer to the deletion of an NS instance: its _id is the
+// operation's.
+type deletionAnswer struct {
+	ID string `json:"_id"`
+}
+
 // The request builders below are pure: they turn a call's arguments into a
 // request, so that tests (and a simulator) can check them without a server.
 
