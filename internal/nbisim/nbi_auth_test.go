@@ -147,8 +147,8 @@ func TestCredentialsExpire(t *testing.T) {
 	record := h.must(http.StatusOK, "GET", "/osm/admin/v1/users/"+login["user_id"].(string), nil).object(t)
 	admin := record["_admin"].(map[string]any)
 	want := map[string]any{
-		"password_expire_time": float64(start.Add(30*24*time.Hour).Unix()),
-		"account_expire_time":  float64(start.Add(90*24*time.Hour).Unix()),
+		"password_expire_time": float64(start.Add(30 * 24 * time.Hour).Unix()),
+		"account_expire_time":  float64(start.Add(90 * 24 * time.Hour).Unix()),
 		"user_status":          "active",
 	}
 	got := map[string]any{"password_expire_time": admin["password_expire_time"], "account_expire_time": admin["account_expire_time"], "user_status": admin["user_status"]}

@@ -86,6 +86,8 @@ type Client struct {
 	// that succeeded; loggedIn says that one did, so that the credentials are known good.
 	projectID string
 	loggedIn  bool
+	// userID is the _id of the user OSM logged the Client in as, from the same login.
+	userID string
 
 	// logins bounds the failed logins of every Client of the process (none when nil).
 	logins      *LoginBudget

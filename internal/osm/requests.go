@@ -134,6 +134,11 @@ func tokenRequest(credentials Credentials) request {
 		body: body, contentType: "application/json", anonymous: true}
 }
 
+func userRequest(id string) request {
+	const route = "/admin/v1/users/{id}"
+	return getRequest(route, withID(route, id), nil)
+}
+
 func projectRequest(project string) request {
 	const route = "/admin/v1/projects/{id}"
 	return getRequest(route, withID(route, project), nil)
