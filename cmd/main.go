@@ -67,6 +67,7 @@ type options struct {
 	requeueDependency                   time.Duration
 	operationPollInterval               time.Duration
 	secretPollInterval                  time.Duration
+	credentialsExpiryWarning            time.Duration
 	client                              runtimeclient.Options
 	log                                 logger.Options
 	leaderElection                      leaderelection.Options
@@ -109,6 +110,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"How often the OSM operations of an OsmDeployment are checked while they run.")
 	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
 		"How often the OsmClusters' Secrets are read again (they are not watched).")
+	fs.DurationVar(&o.credentialsExpiryWarning, "credentials-expiry-warning", controller.DefaultCredentialsExpiryWarning,
+		"How long before OSM expires an OsmCluster's password or account it warns (condition CredentialsExpiring, a Warning event).")
 	o.client.BindFlags(fs)
 	// Applying a revision writes an OsmDeployment four times (finalizer, pending creates,
 	// operations, Ready): at Flux's default of 50 queries per second, 1,000 OsmDeployments would
@@ -258,6 +261,7 @@ func run(o options) error {
 		EventRecorder:      eventRecorder,
 		Connections:        connections,
 		SecretPollInterval: o.secretPollInterval,
+		ExpiryWarning:      o.credentialsExpiryWarning,
 		Share:              controller.NewNamespaceShare(perNamespace),
 		AnswerMemory:       o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {

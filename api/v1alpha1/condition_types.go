@@ -64,6 +64,22 @@ const (
 	InUseReason = "InUse"
 )
 
+// CredentialsExpiringCondition is True on an OsmCluster while OSM expires its user's password
+// or account within the manager's --credentials-expiry-warning (reason PasswordExpiringReason
+// or AccountExpiringReason; the message says when), and absent otherwise. It does not change
+// Ready: the credentials still work. A Warning event is emitted when it becomes True.
+const CredentialsExpiringCondition = "CredentialsExpiring"
+
+// Reasons of the CredentialsExpiring condition.
+const (
+	// PasswordExpiringReason: OSM will ask for a new password (status.passwordExpiresAt):
+	// change it in OSM and in the credentials Secret before then.
+	PasswordExpiringReason = "PasswordExpiring"
+	// AccountExpiringReason: OSM will refuse the user's logins (status.accountExpiresAt): have
+	// an OSM administrator renew the account before then.
+	AccountExpiringReason = "AccountExpiring"
+)
+
 // Reasons of suspension, on the Ready condition of an OsmDeployment and in events.
 const (
 	// SuspendedReason: spec.suspend is set, so nothing is applied, pruned or checked for

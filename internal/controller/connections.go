@@ -247,6 +247,7 @@ func (p *ConnectionPool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Cre
 		osm.WithInsecureSkipTLSVerify(obj.Spec.InsecureSkipTLSVerify),
 		osm.WithMetrics(p.Metrics, obj.Namespace+"/"+obj.Name),
 		osm.WithLoginBudget(&p.logins, osm.LoginHolder{Namespace: obj.Namespace, Name: obj.Name}),
+		osm.WithAuditCluster(obj.Namespace + "/" + obj.Name),
 	}
 	if ca != nil {
 		options = append(options, osm.WithCABundle(ca))

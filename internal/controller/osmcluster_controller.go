@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	kuberecorder "k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,6 +50,11 @@ type OsmClusterReconciler struct {
 	Share *NamespaceShare
 	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
 	AnswerMemory int64
+	// ExpiryWarning is how long before OSM expires the user's password or account the
+	// OsmCluster warns (CredentialsExpiring); DefaultCredentialsExpiryWarning when 0.
+	ExpiryWarning time.Duration
+	// Clock tells the time the expiries are compared with; the real clock when nil.
+	Clock clock.PassiveClock
 }
 
 // DefaultSecretPollInterval is how often Secrets are read again by default.
@@ -203,6 +209,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	obj.Status.OSMIdentity = identity
 	obj.Status.OSMVersion = version
 	obj.Status.VIMAccounts = vims
+	r.reportExpiry(ctx, obj, checker)
 	conditions.Delete(obj, meta.ReconcilingCondition)
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
@@ -248,6 +255,7 @@ type healthChecker interface {
 	ProjectID() string
 	Version(ctx context.Context) (*osm.Version, error)
 	ListVIMAccounts(ctx context.Context) ([]osm.VIMAccount, error)
+	UserExpiry(ctx context.Context) (osm.UserExpiry, error)
 }
 
 // checkHealth reads OSM's version and VIM accounts. The VIM accounts read needs a token, so it

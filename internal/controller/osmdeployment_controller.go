@@ -573,7 +573,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 			return retrying(fmt.Errorf("recording pending creates: %w", err))
 		}
 	}
-	result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
+	result := engine.Apply(withChangeOrigin(ctx, obj, revision, plan), st.conn.NBI, plan, st.observed, st.conn.Parallelism)
 	recordApplied(obj, st.previous, plan, result, time.Now())
 	r.eventApplied(obj, revision, plan, result)
 	r.eventRemediations(obj, plan)
@@ -733,6 +733,8 @@ func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1al
 	plan := &st.plan
 	obj.Status.Inventory = &plan.Inventory
 	if len(plan.Deletes) > 0 {
+		// A deletion applies no revision: its terminates are audited with the last one applied.
+		ctx := withChangeOrigin(ctx, obj, obj.Status.LastAppliedRevision, plan)
 		result := engine.Apply(ctx, st.conn.NBI, plan, st.observed, st.conn.Parallelism)
 		recordApplied(obj, st.previous, plan, result, time.Now())
 		if len(result.Errors) > 0 {

@@ -22,6 +22,7 @@ const (
 	msgNoCredentials     = "Provide credentials: username/password or Authorization Bearer token"
 	msgNotJSONObject     = "Expected application/yaml or application/json Content-Type"
 	msgAccountLocked     = "Failed to login as the account is locked due to MANY FAILED ATTEMPTS"
+	msgAccountExpired    = "Account expired"
 	tokenAlphabet        = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	tokenLength          = 32
 	maxTokensBeforePrune = 10000
@@ -82,7 +83,7 @@ func (s *Server) newToken(c *call) (response, *nbiError) {
 	if user == nil {
 		return response{}, unauthorized(msgBadCredentials)
 	}
-	if err := checkPassword(user, password); err != nil {
+	if err := checkPassword(user, password, c.now); err != nil {
 		return response{}, err
 	}
 	// AuthconnInternal.authenticate: the token shows the failed logins
@@ -155,11 +156,15 @@ func (s *Server) rolesOf(user *userRecord) []tokenRole {
 }
 
 // checkPassword is AuthconnInternal.validate_user with nbi.cfg's
-// user_management: True. A user other than admin that is locked cannot log
-// in, whatever the password; a wrong password counts in _admin.retry_count,
-// and the failure that finds max_pwd_attempt - 1 failures before it locks
-// the user other than admin.
-func checkPassword(user *userRecord, password string) *nbiError {
+// user_management: True. A user other than admin whose account expired, or
+// that is locked, cannot log in, whatever the password; a wrong password
+// counts in _admin.retry_count, and the failure that finds max_pwd_attempt - 1
+// failures before it locks the user other than admin.
+func checkPassword(user *userRecord, password string, now time.Time) *nbiError {
+	if user.lockable() && now.After(user.accountExpires) {
+		user.expired = true
+		return unauthorized(msgAccountExpired)
+	}
 	if user.lockable() && user.locked {
 		return unauthorized(msgAccountLocked)
 	}
@@ -185,11 +190,27 @@ func (s *Server) UnlockUser() {
 	s.account.locked = false
 }
 
+// SetUserExpiry sets when the configured user's password and account expire
+// (_admin.password_expire_time and account_expire_time), as a change of its
+// password and an administrator's renew of it do (AuthconnInternal.update_user);
+// a renew makes an expired user active again. Admin's never expire: it is
+// left as it is.
+func (s *Server) SetUserExpiry(password, account time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.account.lockable() {
+		return
+	}
+	s.account.passwordExpires, s.account.accountExpires = password, account
+	s.account.expired = false
+}
+
 // UserState is a user of the NBI.
 type UserState struct {
 	Username string `json:"username"`
 	// Status is the user's _admin.user_status: "always-active" for admin,
-	// else "active" or, after too many failed logins, "locked".
+	// else "active", "locked" after too many failed logins, or "expired" after
+	// a login past the account's expiry.
 	Status string `json:"status"`
 	// RetryCount is _admin.retry_count: the failed logins since the last
 	// successful one.

@@ -3,6 +3,7 @@ package nbisim
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -131,5 +132,51 @@ func TestUnlockUser(t *testing.T) {
 	h.sim.Reset()
 	if a := h.loginAs("operator", "secret"); a.status != http.StatusOK {
 		t.Errorf("login after Reset: %d %s", a.status, a.body)
+	}
+}
+
+// TestCredentialsExpire: as authconn_internal.py and nbi.py do with nbi.cfg's defaults, the
+// configured user's record tells when its password (pwd_expire_days, 30) and its account
+// (account_expire_days, 90) expire; from the first a login answers change_password, after the
+// second it is refused and the user is expired. SetUserExpiry moves both. Admin never expires.
+func TestCredentialsExpire(t *testing.T) {
+	h := newHarness(t, Config{Username: "operator", Password: "secret"})
+	start := h.clock.Now()
+	login := h.loginAs("operator", "secret").object(t)
+	h.token = login["id"].(string)
+	record := h.must(http.StatusOK, "GET", "/osm/admin/v1/users/"+login["user_id"].(string), nil).object(t)
+	admin := record["_admin"].(map[string]any)
+	want := map[string]any{
+		"password_expire_time": float64(start.Add(30 * 24 * time.Hour).Unix()),
+		"account_expire_time":  float64(start.Add(90 * 24 * time.Hour).Unix()),
+		"user_status":          "active",
+	}
+	got := map[string]any{"password_expire_time": admin["password_expire_time"], "account_expire_time": admin["account_expire_time"], "user_status": admin["user_status"]}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the user's _admin (-want +got):\n%s", diff)
+	}
+
+	h.clock.SetTime(start.Add(30 * 24 * time.Hour))
+	if a := h.loginAs("operator", "secret"); a.status != http.StatusOK || a.object(t)["message"] != "change_password" {
+		t.Errorf("login at the password's expiry: %d %s, want change_password", a.status, a.body)
+	}
+	h.clock.SetTime(start.Add(90*24*time.Hour + time.Second))
+	if a := h.loginAs("operator", "secret"); a.status != http.StatusUnauthorized || string(a.body) != errorBody(http.StatusUnauthorized, "Account expired") {
+		t.Errorf("login after the account's expiry: %d %s", a.status, a.body)
+	}
+	if diff := cmp.Diff([]UserState{{Username: "operator", Status: "expired"}}, h.sim.State().Users); diff != "" {
+		t.Errorf("expired user (-want +got):\n%s", diff)
+	}
+
+	now := h.clock.Now()
+	h.sim.SetUserExpiry(now.Add(time.Hour), now.Add(2*time.Hour))
+	if a := h.loginAs("operator", "secret"); a.status != http.StatusOK || a.object(t)["message"] != nil {
+		t.Errorf("login after SetUserExpiry: %d %s", a.status, a.body)
+	}
+
+	adminHarness := newHarness(t, Config{})
+	adminHarness.clock.SetTime(start.Add(365 * 24 * time.Hour))
+	if a := adminHarness.loginAs("admin", "admin"); a.status != http.StatusOK || a.object(t)["message"] != nil {
+		t.Errorf("admin's login a year on: %d %s", a.status, a.body)
 	}
 }

@@ -19,12 +19,16 @@ import (
 // user_management: True runs it. Users made through the API log in, lock and expire as the
 // configured one does (checkPassword), and their password has expired at creation
 // (create_user sets password_expire_time to the creation time): every login answers
-// change_password until it is changed, which the simulator does not model (PATCH).
+// change_password until it is changed, which the simulator does not model (PATCH). The
+// configured user's password is taken as changed when it was made: it expires pwd_expire_days
+// later. Every user but admin has its account expire account_expire_days after its creation
+// (create_user): a login after that is refused (validate_user). SetUserExpiry moves both, as a
+// password change and an administrator's renew do.
 
 // The default roles of OSM (roles_to_operations.yml).
 var defaultRoles = []string{"system_admin", "account_manager", "project_admin", "project_user"}
 
-// accountExpireDays is nbi.cfg's account_expire_days (the expiry itself is not modelled).
+// accountExpireDays is nbi.cfg's account_expire_days.
 const accountExpireDays = 90
 
 // userRecord is a user of the NBI: the configured one (Config.Username) or one made through
@@ -41,8 +45,13 @@ type userRecord struct {
 	// locked is _admin.user_status "locked", after max_pwd_attempt failed logins.
 	locked bool
 	// passwordExpires is _admin.password_expire_time: a login from then on is answered
-	// change_password. Zero for the configured user, whose password is taken as changed.
+	// change_password. Zero for admin, whose password never expires.
 	passwordExpires time.Time
+	// accountExpires is _admin.account_expire_time: a login after it is refused, and marks the
+	// user expired. Zero for admin.
+	accountExpires time.Time
+	// expired is _admin.user_status "expired", written by a login after accountExpires.
+	expired bool
 	// lastTokenTime is _admin.last_token_time; zero until the first login.
 	lastTokenTime time.Time
 }
@@ -52,7 +61,12 @@ type projectRole struct{ project, role string }
 func newUser(id, username, password string, mappings []projectRole, now time.Time) *userRecord {
 	salt := make([]byte, 16)
 	_, _ = rand.Read(salt)
-	return &userRecord{id: id, username: username, salt: salt, digest: passwordDigest(salt, password), mappings: mappings, created: now}
+	user := &userRecord{id: id, username: username, salt: salt, digest: passwordDigest(salt, password), mappings: mappings, created: now}
+	if user.lockable() {
+		user.passwordExpires = now.Add(pwdExpireDays * 24 * time.Hour)
+		user.accountExpires = now.Add(accountExpireDays * 24 * time.Hour)
+	}
+	return user
 }
 
 func passwordDigest(salt []byte, password string) []byte {
@@ -72,6 +86,8 @@ func (u *userRecord) status() string {
 	switch {
 	case !u.lockable():
 		return "always-active"
+	case u.expired:
+		return "expired"
 	case u.locked:
 		return "locked"
 	}
@@ -294,10 +310,7 @@ func (s *Server) userDoc(u *userRecord) userDoc {
 		doc.Admin.LastTokenTime = epoch(u.lastTokenTime)
 	}
 	if u.lockable() {
-		passwordExpires, accountExpires := epoch(u.passwordExpires), epoch(u.created.Add(accountExpireDays*24*time.Hour))
-		if u.passwordExpires.IsZero() {
-			passwordExpires = epoch(u.created.Add(pwdExpireDays * 24 * time.Hour))
-		}
+		passwordExpires, accountExpires := epoch(u.passwordExpires), epoch(u.accountExpires)
 		doc.Admin.PasswordExpireTime, doc.Admin.AccountExpireTime = &passwordExpires, &accountExpires
 	}
 	for _, m := range u.mappings {

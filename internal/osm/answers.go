@@ -88,12 +88,14 @@ type answerReading struct {
 	maxBytes int64
 	// read decodes the body.
 	read func(status int, body *answerBody) error
+	// decoded is what read decodes into, for the audit line of a change (auditedAnswer).
+	decoded any
 }
 
 // oneObject reads a whole answer, at most maxBytes, and decodes its JSON into out unless out
 // is nil.
 func oneObject(maxBytes int64, out any) answerReading {
-	return answerReading{maxBytes: maxBytes, read: func(status int, body *answerBody) error {
+	return answerReading{maxBytes: maxBytes, decoded: out, read: func(status int, body *answerBody) error {
 		data, err := io.ReadAll(body)
 		if err != nil || out == nil {
 			return err

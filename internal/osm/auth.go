@@ -28,11 +28,13 @@ type tokenAnswer struct {
 	Message string `json:"message"`
 	// ProjectID is the _id of the project the token is for: a UUID of one OSM installation.
 	ProjectID string `json:"project_id"`
+	// UserID is the _id of the user logged in: its record tells when its credentials expire.
+	UserID string `json:"user_id"`
 }
 
-// projectIDPattern is what a project id may be to name an OSM: OSM's are UUIDs, Keystone's
-// 32 hexadecimal digits. Anything else is not trusted to say which OSM answered.
-var projectIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// osmIDPattern is what a project or user id may be to name an OSM's: OSM's are UUIDs,
+// Keystone's 32 hexadecimal digits. Anything else is not trusted to say which OSM answered.
+var osmIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // newToken works out when to renew a token received at now: when less than
 // 10% of its lifetime or 5 minutes remain, whichever is less. The lifetime is
@@ -132,7 +134,7 @@ func (c *Client) login(ctx context.Context) (*token, error) {
 			return nil, c.authError("osmops holds this login back", err)
 		}
 	}
-	fresh, projectID, err := c.requestToken(ctx)
+	fresh, ids, err := c.requestToken(ctx)
 	if attempt != nil {
 		// An answer other than 401 that is an AuthError (a password OSM wants changed) is a
 		// password OSM accepted: it forgot the failures too.
@@ -145,10 +147,13 @@ func (c *Client) login(ctx context.Context) (*token, error) {
 	}
 	c.tokenMutex.Lock()
 	c.loggedIn = true
-	c.projectID = projectID
+	c.projectID, c.userID = ids.project, ids.user
 	c.tokenMutex.Unlock()
 	return fresh, nil
 }
+
+// loginIDs are the ids a login answer names that can be trusted to be OSM's ids ("" when not).
+type loginIDs struct{ project, user string }
 
 // ProjectID returns the id of the project OSM logged the Client in to at its last successful
 // login ("" before one, or when OSM named none that can identify it): two Clients with one
@@ -159,32 +164,41 @@ func (c *Client) ProjectID() string {
 	return c.projectID
 }
 
-// requestToken asks the NBI for a new token; it returns the token's project id, "" when it is
-// not one that can identify an OSM.
-func (c *Client) requestToken(ctx context.Context) (*token, string, error) {
+// requestToken asks the NBI for a new token; it returns the token's project and user ids, ""
+// when they are not ones that can identify an OSM project and user.
+func (c *Client) requestToken(ctx context.Context) (*token, loginIDs, error) {
 	req := tokenRequest(c.credentials)
 	var decoded tokenAnswer
+	started := time.Now()
 	err := c.send(ctx, req, "", oneObject(maxSmallAnswerBytes, &decoded))
+	if status := statusOf(err); status != 0 {
+		// A refused login is audited: OSM counts it and locks the account after a few. A token
+		// granted is not, as it changes nothing the operator manages.
+		c.audit(ctx, sentChange{req: req, attempts: 1, status: status, err: err, duration: time.Since(started)})
+	}
 	if statusOf(err) == http.StatusUnauthorized {
-		return nil, "", c.authError("OSM refused the username, password or project", err)
+		return nil, loginIDs{}, c.authError("OSM refused the username, password or project", err)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, loginIDs{}, err
 	}
 	switch {
 	case decoded.Message == "change_password":
-		return nil, "", c.authError("OSM wants the password changed before it accepts it; "+
+		return nil, loginIDs{}, c.authError("OSM wants the password changed before it accepts it; "+
 			"change it (for example with the osm client) and update the credentials", nil)
 	case decoded.Expires == 0:
-		return nil, "", c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
+		return nil, loginIDs{}, c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
 	case decoded.ID == "":
-		return nil, "", &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
+		return nil, loginIDs{}, &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
 	}
-	projectID := decoded.ProjectID
-	if !projectIDPattern.MatchString(projectID) {
-		projectID = ""
+	var ids loginIDs
+	if osmIDPattern.MatchString(decoded.ProjectID) {
+		ids.project = decoded.ProjectID
 	}
-	return newToken(decoded, c.now()), projectID, nil
+	if osmIDPattern.MatchString(decoded.UserID) {
+		ids.user = decoded.UserID
+	}
+	return newToken(decoded, c.now()), ids, nil
 }
 
 func (c *Client) authError(reason string, err error) *AuthError {

@@ -124,7 +124,7 @@ func (c *Client) UpgradeKDU(ctx context.Context, nsInstanceID string, upgrade KD
 	if err != nil {
 		return "", err
 	}
-	return c.doForID(ctx, req)
+	return c.doForOperation(ctx, req)
 }
 
 // ChangeVNFPackage moves a VNF of an NS instance to its package's current revision (OSM's NS
@@ -134,24 +134,22 @@ func (c *Client) ChangeVNFPackage(ctx context.Context, nsInstanceID string, chan
 	if err != nil {
 		return "", err
 	}
-	return c.doForID(ctx, req)
+	return c.doForOperation(ctx, req)
 }
 
 // DeleteNSInstance terminates and removes an NS instance and returns the
 // LCM operation id. With force OSM deletes the record at once, with no
 // operation: the id is then "".
 func (c *Client) DeleteNSInstance(ctx context.Context, id string, force bool) (string, error) {
-	var operationID string
+	// The NBI answers {"_id": <operation id>, "nsName": ...} here (nbi.py, DELETE of
+	// ns_instances_content), not the {"id": ...} of its other operation answers.
+	var decoded deletionAnswer
 	err := c.doAuthenticated(ctx, deleteNSInstanceRequest(id, force), answerReading{maxBytes: maxSmallAnswerBytes,
+		decoded: &decoded,
 		read: func(status int, body *answerBody) error {
 			data, err := io.ReadAll(body)
 			if err != nil || len(bytes.TrimSpace(data)) == 0 {
 				return err
-			}
-			// The NBI answers {"_id": <operation id>, "nsName": ...} here (nbi.py, DELETE of
-			// ns_instances_content), not the {"id": ...} of its other operation answers.
-			var decoded struct {
-				ID string `json:"_id"`
 			}
 			if err := json.Unmarshal(data, &decoded); err != nil {
 				return body.jsonError(status, err)
@@ -160,15 +158,24 @@ func (c *Client) DeleteNSInstance(ctx context.Context, id string, force bool) (s
 				// An operation that cannot be followed would let a failed terminate pass unseen.
 				return fmt.Errorf("the %d answer names no operation (_id)", status)
 			}
-			operationID = decoded.ID
 			return nil
 		}})
-	return operationID, err
+	return decoded.ID, err
 }
 
-// doForID sends req and returns the id of its {"id": ...} answer.
+// doForID sends req and returns the id of its {"id": ...} answer: what OSM created.
 func (c *Client) doForID(ctx context.Context, req request) (string, error) {
 	answer, err := fetch[idAnswer](ctx, c, req)
+	if err != nil {
+		return "", err
+	}
+	return answer.ID, nil
+}
+
+// doForOperation sends req and returns the id of its {"id": ...} answer: the LCM operation it
+// started.
+func (c *Client) doForOperation(ctx context.Context, req request) (string, error) {
+	answer, err := fetch[operationAnswer](ctx, c, req)
 	if err != nil {
 		return "", err
 	}

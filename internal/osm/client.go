@@ -86,11 +86,15 @@ type Client struct {
 	// that succeeded; loggedIn says that one did, so that the credentials are known good.
 	projectID string
 	loggedIn  bool
+	// userID is the _id of the user OSM logged the Client in as, from the same login.
+	userID string
 
 	// logins bounds the failed logins of every Client of the process (none when nil).
 	logins      *LoginBudget
 	loginHolder LoginHolder
 	endpoint    string
+	// auditCluster names the OsmCluster in audit lines (WithAuditCluster).
+	auditCluster string
 
 	// answeredVersion records that the endpoint answered the version check as OSM's NBI does:
 	// until it did and granted a token (loggedIn), it has not proved it is an OSM, and its
@@ -125,6 +129,7 @@ type settings struct {
 	metrics               clientMetrics
 	logins                *LoginBudget
 	loginHolder           LoginHolder
+	auditCluster          string
 }
 
 // WithCABundle makes the Client trust only the certificate authorities of a
@@ -200,6 +205,7 @@ func NewClient(baseURL string, credentials Credentials, options ...Option) (*Cli
 		metrics:          s.metrics,
 		logins:           s.logins,
 		loginHolder:      s.loginHolder,
+		auditCluster:     s.auditCluster,
 		endpoint:         canonicalEndpoint(base, credentials.Project),
 	}
 	if s.maxConcurrent > 0 {
@@ -309,25 +315,50 @@ func (c *Client) do(ctx context.Context, req request) error {
 }
 
 // doAuthenticated sends a request with the token and reads a 2xx answer as answer says. A 401
-// invalidates the token; the request is then sent once more with a new token.
+// invalidates the token; the request is then sent once more with a new token. A change (any
+// method but GET) is audited once, whether it was sent once or twice.
 func (c *Client) doAuthenticated(ctx context.Context, req request, answer answerReading) error {
+	if !changes(req.method) {
+		_, err := c.sendAuthenticated(ctx, req, answer)
+		return err
+	}
+	sent := sentChange{req: req, answer: answer.decoded}
+	read := answer.read
+	answer.read = func(status int, body *answerBody) error {
+		sent.status = status
+		return read(status, body)
+	}
+	started := time.Now()
+	sent.attempts, sent.err = c.sendAuthenticated(ctx, req, answer)
+	if sent.attempts > 0 {
+		sent.duration = time.Since(started)
+		if status := statusOf(sent.err); status != 0 {
+			sent.status = status
+		}
+		c.audit(ctx, sent)
+	}
+	return sent.err
+}
+
+// sendAuthenticated is doAuthenticated's sending: it returns how many times it sent req.
+func (c *Client) sendAuthenticated(ctx context.Context, req request, answer answerReading) (int, error) {
 	if req.anonymous {
-		return c.send(ctx, req, "", answer)
+		return 1, c.send(ctx, req, "", answer)
 	}
 	current, err := c.validToken(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	err = c.send(ctx, req, current.id, answer)
 	if statusOf(err) != http.StatusUnauthorized {
-		return err
+		return 1, err
 	}
 	c.invalidate(current)
 	renewed, err := c.validToken(ctx)
 	if err != nil {
-		return err
+		return 1, err
 	}
-	return c.send(ctx, req, renewed.id, answer)
+	return 2, c.send(ctx, req, renewed.id, answer)
 }
 
 // send makes one HTTP request and reads a 2xx answer as answer says, within the Client's

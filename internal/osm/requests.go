@@ -86,6 +86,17 @@ type idAnswer struct {
 	ID string `json:"id"`
 }
 
+// operationAnswer is the NBI's answer to calls that start an LCM operation.
+type operationAnswer struct {
+	ID string `json:"id"`
+}
+
+// deletionAnswer is the NBI's answer to the deletion of an NS instance: its _id is the
+// operation's.
+type deletionAnswer struct {
+	ID string `json:"_id"`
+}
+
 // The request builders below are pure: they turn a call's arguments into a
 // request, so that tests (and a simulator) can check them without a server.
 
@@ -121,6 +132,11 @@ func tokenRequest(credentials Credentials) request {
 	})
 	return request{method: http.MethodPost, route: "/admin/v1/tokens", path: "/admin/v1/tokens",
 		body: body, contentType: "application/json", anonymous: true}
+}
+
+func userRequest(id string) request {
+	const route = "/admin/v1/users/{id}"
+	return getRequest(route, withID(route, id), nil)
 }
 
 func projectRequest(project string) request {

@@ -49,7 +49,7 @@ func (c *Client) ScaleNSInstance(ctx context.Context, nsInstanceID string, scale
 	if err != nil {
 		return "", err
 	}
-	return c.doForID(ctx, req)
+	return c.doForOperation(ctx, req)
 }
 
 // TerminateNSInstance terminates an NS instance and returns the LCM
@@ -59,7 +59,7 @@ func (c *Client) TerminateNSInstance(ctx context.Context, id string, autoremove 
 	if err != nil {
 		return "", err
 	}
-	return c.doForID(ctx, req)
+	return c.doForOperation(ctx, req)
 }
 
 // Logout revokes the Client's token, if it has one. The Client logs in

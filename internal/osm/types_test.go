@@ -81,7 +81,7 @@ func TestDecodeSamples(t *testing.T) {
 func TestDecodeTokenSample(t *testing.T) {
 	answer := decodeSample[tokenAnswer](t, "token.json")
 	want := tokenAnswer{ID: "F_A1FIbZHRZ4GKWjrmnIVvP2a-4myYThjpQm59QUi0I", Expires: 1795349499.214624, IssuedAt: 1795345899.214624,
-		ProjectID: "e04b57da-db53-4a19-8850-7f0d29ff3439"}
+		ProjectID: "e04b57da-db53-4a19-8850-7f0d29ff3439", UserID: "0aba4e09-2efe-4a61-ab85-4304b77961f9"}
 	if diff := cmp.Diff(want, answer); diff != "" {
 		t.Errorf("token (-want +got):\n%s", diff)
 	}

@@ -1,0 +1,59 @@
+package osm
+
+import (
+	"context"
+	"time"
+)
+
+// UserExpiry is when OSM expires the Client's user. OSM's user management (nbi.cfg
+// user_management: True, the default) expires a password pwd_expire_days (30) after it was
+// changed, when a login answers change_password, and an account account_expire_days (90) after
+// it was made or renewed, when logins are refused (authconn_internal.py create_user,
+// update_user, validate_user). A zero time is one OSM does not set: for the admin user, without
+// user management, with Keystone.
+type UserExpiry struct {
+	PasswordExpires time.Time
+	AccountExpires  time.Time
+}
+
+// userRecord is what osmops reads of OSM's record of a user: its expiry (the record also holds
+// the password's hash, never decoded).
+type userRecord struct {
+	Admin struct {
+		PasswordExpireTime Number `json:"password_expire_time"`
+		AccountExpireTime  Number `json:"account_expire_time"`
+	} `json:"_admin"`
+}
+
+// UserExpiry reads when OSM expires the Client's password and account, from its user record
+// (GET /admin/v1/users/{id}, which any user may read of itself: auth.py check_permissions,
+// "Bug 853"). The token answer tells neither; it names the user's id. Before a login, or when
+// the login named no usable id, it returns a zero UserExpiry and asks nothing.
+func (c *Client) UserExpiry(ctx context.Context) (UserExpiry, error) {
+	c.tokenMutex.Lock()
+	userID := c.userID
+	c.tokenMutex.Unlock()
+	if userID == "" {
+		return UserExpiry{}, nil
+	}
+	record, err := fetch[userRecord](ctx, c, userRequest(userID))
+	if err != nil {
+		return UserExpiry{}, err
+	}
+	return UserExpiry{
+		PasswordExpires: epochTime(record.Admin.PasswordExpireTime),
+		AccountExpires:  epochTime(record.Admin.AccountExpireTime),
+	}, nil
+}
+
+// maxEpochSeconds bounds the times read (the year 5138): beyond, a hostile NBI's number would
+// overflow a time.Time.
+const maxEpochSeconds = 1e11
+
+// epochTime is an NBI time, zero when OSM wrote none or one that is no time after 1970.
+func epochTime(seconds Number) time.Time {
+	if seconds <= 0 || seconds > maxEpochSeconds {
+		return time.Time{}
+	}
+	return seconds.Time()
+}
