@@ -88,6 +88,8 @@ type Client struct {
 	loggedIn  bool
 	// userID is the _id of the user OSM logged the Client in as, from the same login.
 	userID string
+	// userRecordRefused: OSM refused the user its own record once; it is not asked again.
+	userRecordRefused bool
 
 	// logins bounds the failed logins of every Client of the process (none when nil).
 	logins      *LoginBudget
@@ -302,6 +304,9 @@ type request struct {
 	header      http.Header
 	// anonymous requests carry no token.
 	anonymous bool
+	// refusalIsAnswer: a 401 to this request is OSM refusing it, not a token to renew (a
+	// permission a role may lack); renewing would log in again at every such request.
+	refusalIsAnswer bool
 }
 
 // displayPath is the URL path of a request, for errors and logs.
@@ -350,7 +355,7 @@ func (c *Client) sendAuthenticated(ctx context.Context, req request, answer answ
 		return 0, err
 	}
 	err = c.send(ctx, req, current.id, answer)
-	if statusOf(err) != http.StatusUnauthorized {
+	if statusOf(err) != http.StatusUnauthorized || req.refusalIsAnswer {
 		return 1, err
 	}
 	c.invalidate(current)

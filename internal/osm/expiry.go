@@ -2,6 +2,7 @@ package osm
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -28,15 +29,25 @@ type userRecord struct {
 // UserExpiry reads when OSM expires the Client's password and account, from its user record
 // (GET /admin/v1/users/{id}, which any user may read of itself: auth.py check_permissions,
 // "Bug 853"). The token answer tells neither; it names the user's id. Before a login, or when
-// the login named no usable id, it returns a zero UserExpiry and asks nothing.
+// the login named no usable id, it returns a zero UserExpiry and asks nothing; once OSM refused
+// the record, it asks no more and logs in no more for it.
 func (c *Client) UserExpiry(ctx context.Context) (UserExpiry, error) {
 	c.tokenMutex.Lock()
-	userID := c.userID
+	userID, refused := c.userID, c.userRecordRefused
 	c.tokenMutex.Unlock()
-	if userID == "" {
+	if userID == "" || refused {
 		return UserExpiry{}, nil
 	}
-	record, err := fetch[userRecord](ctx, c, userRequest(userID))
+	req := userRequest(userID)
+	req.refusalIsAnswer = true
+	record, err := fetch[userRecord](ctx, c, req)
+	if status := statusOf(err); status == http.StatusUnauthorized || status == http.StatusForbidden {
+		// A role without the permission: the expiry is unknown, as without user management.
+		c.tokenMutex.Lock()
+		c.userRecordRefused = true
+		c.tokenMutex.Unlock()
+		return UserExpiry{}, nil
+	}
 	if err != nil {
 		return UserExpiry{}, err
 	}

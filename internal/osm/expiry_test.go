@@ -3,6 +3,8 @@ package osm_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,5 +56,39 @@ func TestUserExpiry(t *testing.T) {
 				t.Errorf("%d reads, want 1 (the user's record)", reads)
 			}
 		})
+	}
+}
+
+// TestUserExpiryOfARefusedRecord: an OSM whose role refuses the user its own record (401) is
+// asked once; the refusal renews no token, logs in no more, and leaves the expiry unknown.
+func TestUserExpiryOfARefusedRecord(t *testing.T) {
+	var refusals atomic.Int32
+	sim := nbisim.New(nbisim.Config{Username: "operator", Password: "Right-passw0rd"})
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/admin/v1/users/") {
+			refusals.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"code":"UNAUTHORIZED","status":401,"detail":"Access denied: lack of permissions."}`))
+			return
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	client, err := osm.NewClient(server.URL, osm.Credentials{Username: "operator", Password: "Right-passw0rd", Project: "admin"})
+	noError(t, err)
+	noError(t, client.Authenticate(t.Context()))
+	for range 3 {
+		expiry, err := client.UserExpiry(t.Context())
+		noError(t, err)
+		if expiry != (osm.UserExpiry{}) {
+			t.Errorf("expiry %+v, want unknown", expiry)
+		}
+	}
+	if got := refusals.Load(); got != 1 {
+		t.Errorf("%d reads of the user's record, want 1", got)
+	}
+	if sessions := sim.Stats().SessionRequests; sessions != 1 {
+		t.Errorf("%d token requests, want 1 (the login)", sessions)
 	}
 }
