@@ -439,6 +439,13 @@ type NsInstanceEntry struct {
 	// Digest of the declaration last applied to the instance.
 	// +optional
 	Digest string `json:"digest,omitempty"`
+	// Origins are the fingerprints, separated by spaces, of where the declaration
+	// the instance last ran in full came from (its file in Git, the ConfigMaps and
+	// Secrets of valuesFrom, the variables of spec.postBuild; never a value), so
+	// that a change is told by the origin that changed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Origins string `json:"origins,omitempty"`
 	// State of the instance.
 	State NsInstanceState `json:"state"`
 	// Reason says why the instance is Replacing or Progressing, when the operator

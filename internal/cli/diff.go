@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,23 +42,27 @@ func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff [DIR] (--osm URL | --deployment NAMESPACE/NAME)",
 		Short: "Show the plan a revision would make in OSM, sending no change",
-		Long: `Plan the checkout DIR (default ".") against OSM with the operator's own engine, and print what
+		Long: `Plan a revision against OSM with the operator's own engine, and print what
 applying it would send: package uploads, NS instance creates, KDU upgrades with the values that
 change (those from a Secret are never shown), package moves, deletes (prune) and orphans, and the
 problems that would stop it. Only read requests are sent to OSM.
 
-With --osm, the plan is that of a new OsmDeployment, which owns nothing yet; the repository's
-valuesFrom are read from the Kubernetes namespace of -n (or the kubeconfig's). With --deployment,
-everything comes from that OsmDeployment, as its next reconcile would see it: its settings,
-postBuild and valuesFrom, its OsmCluster's OSM and credentials, its inventory and the owner
-marker the operator writes.
+With --osm, the plan is that of a new OsmDeployment, which owns nothing yet, of the checkout
+DIR (default "."); the repository's valuesFrom are read from the Kubernetes namespace of -n (or
+the kubeconfig's). With --deployment, everything comes from that OsmDeployment, as its next
+reconcile would see it: its settings, postBuild and valuesFrom, its OsmCluster's OSM and
+credentials, its inventory and the owner marker the operator writes; the revision is the
+checkout DIR when given, else the artifact its source holds now (what the cluster would apply),
+downloaded and verified as the operator does, through the API server's service proxy when its
+URL is source-controller's in-cluster address.
 
 Exit status: 0 no change, 1 changes, 2 error (the revision's problems included).`,
 		Example: `  osmops diff --deployment telco/osm-gitops
+  osmops diff ./gitops --deployment telco/osm-gitops
   OSM_USERNAME=admin OSM_PASSWORD=... osmops diff ./gitops --osm https://osm.example.com:9999 --prune`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			report, err := f.run(cmd, kube, checkoutDir(args))
+			report, err := f.run(cmd, kube, args)
 			if err != nil {
 				return err
 			}
@@ -83,14 +88,15 @@ Exit status: 0 no change, 1 changes, 2 error (the revision's problems included).
 	return cmd
 }
 
-// run plans, as a new OsmDeployment against --osm or as the one of --deployment.
-func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, dir string) (DiffReport, error) {
+// run plans, as a new OsmDeployment against --osm or as the one of --deployment, the checkout
+// of args (the source's current artifact with --deployment and no args).
+func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, args []string) (DiffReport, error) {
 	ctx := cmd.Context()
-	report := DiffReport{Dir: dir}
 	if f.deployment != "" {
-		return f.planDeployment(ctx, kube, report)
+		return f.planDeployment(ctx, kube, args)
 	}
-	report.OSM = f.osm.url
+	dir := checkoutDir(args)
+	report := DiffReport{Dir: dir, OSM: f.osm.url, Project: f.osm.projectName()}
 	opts, err := f.revision.options()
 	if err != nil {
 		return report, err
@@ -135,8 +141,10 @@ func (f *diffFlags) newDeployment() *gitopsv1alpha1.OsmDeployment {
 	return obj
 }
 
-// planDeployment plans as the OsmDeployment of --deployment (controller.PreviewPlan).
-func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.ConfigFlags, report DiffReport) (DiffReport, error) {
+// planDeployment plans as the OsmDeployment of --deployment (controller.PreviewPlan) the
+// checkout of args, else its source's current artifact.
+func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.ConfigFlags, args []string) (DiffReport, error) {
+	report := DiffReport{Deployment: f.deployment}
 	namespace, name, found := strings.Cut(f.deployment, "/")
 	if !found || namespace == "" || name == "" {
 		return report, fmt.Errorf("--deployment %q: want NAMESPACE/NAME", f.deployment)
@@ -149,15 +157,30 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, obj); err != nil {
 		return report, fmt.Errorf("OsmDeployment %s: %w", f.deployment, err)
 	}
+	// The header names the OSM even when the revision has problems and no plan is made.
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: obj.Spec.ClusterRef.Name}, cluster); err != nil {
+		return report, fmt.Errorf("OsmCluster %s/%s: %w", namespace, obj.Spec.ClusterRef.Name, err)
+	}
+	report.OSM, report.Project = cluster.Spec.URL, cluster.GetProject()
 	identity, err := controller.ResolveOwnerIdentity(ctx, c, f.ownerIdentity)
 	if err != nil {
 		return report, err
 	}
-	report.Deployment = f.deployment
-	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity, f.claimsNamespace)
-	if preview != nil && preview.Cluster != nil {
-		report.OSM = preview.Cluster.Spec.URL
+	report.Dir = checkoutDir(args)
+	if len(args) == 0 {
+		config, err := kube.ToRESTConfig()
+		if err != nil {
+			return report, fmt.Errorf("loading the kubeconfig: %w", err)
+		}
+		checkout, err := fetchSourceArtifact(ctx, c, config, obj)
+		if err != nil {
+			return report, err
+		}
+		defer func() { _ = os.RemoveAll(checkout.Dir) }()
+		report.Dir, report.Source = checkout.Dir, checkout.Name
 	}
+	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity, f.claimsNamespace)
 	var rev *gitops.Revision
 	if preview != nil {
 		rev = preview.Revision
@@ -192,8 +215,10 @@ func withProblems(report DiffReport, rev *gitops.Revision, err error) (DiffRepor
 // DiffReport is a plan as the diff command shows it.
 type DiffReport struct {
 	Dir string
-	// OSM is the NBI planned against.
-	OSM string
+	// Source names the source's artifact planned, when it is not a checkout given ("" then).
+	Source string
+	// OSM is the NBI planned against, and Project the OSM project.
+	OSM, Project string
 	// Deployment is the OsmDeployment planned as ("namespace/name"); "" for a new one.
 	Deployment string
 	Packages   []PackageChange
@@ -335,7 +360,11 @@ func RenderDiff(w io.Writer, r DiffReport) {
 	if r.Deployment != "" {
 		owner = "as OsmDeployment " + r.Deployment
 	}
-	printf(w, "Plan of %s against OSM %s, %s\n", r.Dir, r.OSM, owner)
+	revision := r.Dir
+	if r.Source != "" {
+		revision = r.Source
+	}
+	printf(w, "Plan of %s against OSM %s (project %s), %s\n", revision, r.OSM, r.Project, owner)
 	if len(r.Packages) > 0 {
 		fmt.Fprintln(w, "\nPackages:")
 		for _, p := range r.Packages {

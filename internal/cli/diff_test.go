@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 	"github.com/osmops/osmops/internal/testing/testenv"
@@ -150,8 +153,9 @@ func TestDiffOfADeployment(t *testing.T) {
 	if after := sim.Stats(); after.MutatingRequests != before.MutatingRequests {
 		t.Errorf("the diff sent %d mutating requests", after.MutatingRequests-before.MutatingRequests)
 	}
+	header := " against OSM " + url + " (project admin), as OsmDeployment " + namespace + "/" + name
 	want := lines(
-		"Plan of "+changed+" against OSM "+url+", as OsmDeployment "+namespace+"/"+name,
+		"Plan of "+changed+header,
 		"",
 		"NS instances to create:",
 		"  + create ldap2 (NSD openldap_ns on VIM account "+simVIM+"): declared in Git",
@@ -159,7 +163,7 @@ func TestDiffOfADeployment(t *testing.T) {
 		`        + replicaCount: "3"`,
 		"",
 		"KDUs to upgrade:",
-		"  ~ upgrade ldap: KDU ldap of VNF openldap: values changed in Git",
+		"  ~ upgrade ldap: KDU ldap of VNF openldap: values changed in Git and Secret ldap-admin",
 		"      KDU ldap of VNF openldap:",
 		"        ~ adminPassword: (from a Secret: not shown)",
 		`        ~ replicaCount: (running value not shown) → "2"`,
@@ -176,6 +180,23 @@ func TestDiffOfADeployment(t *testing.T) {
 		if strings.Contains(stdout+stderr, secret) {
 			t.Errorf("the output shows the Secret's value %q", secret)
 		}
+	}
+
+	// Without a folder, the plan is that of the artifact the source holds now, fetched and
+	// verified as the operator fetches it: the same plan, its header naming the revision.
+	artifacts := artifactserver.NewServer()
+	t.Cleanup(artifacts.Close)
+	published := artifacts.PublishFiles(namespace+"/osm-gitops", filesOf(t, changed))
+	if err := osmtenant.SetArtifact(ctx, c, sourcev1.GitRepositoryKind, namespace, "osm-gitops", published); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = run(t, "diff", "--deployment", namespace+"/"+name, "--kubeconfig", kubeconfig)
+	if code != ExitFindings {
+		t.Fatalf("without a folder: exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
+	}
+	fromSource := strings.Replace(want, "Plan of "+changed, "Plan of GitRepository "+namespace+"/osm-gitops at "+published.Revision, 1)
+	if stdout != fromSource {
+		t.Errorf("without a folder, output:\n%s\nwant:\n%s", stdout, fromSource)
 	}
 
 	// On the same cluster: resume unsets spec.suspend in the patch that requests the reconcile.
@@ -211,7 +232,7 @@ func TestDiffAgainstOSM(t *testing.T) {
 		t.Fatalf("exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
 	}
 	for _, line := range []string{
-		"as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
+		"against OSM " + url + " (project admin), as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
 		"  + create vnf package openldap_knf (osm-pkgs/openldap_knf): new in Git",
 		"  + create ldap (NSD openldap_ns on VIM account " + simVIM + "): declared in Git",
 		"4 package uploads, 1 create, 0 upgrades",
@@ -238,5 +259,46 @@ func TestDiffAgainstOSM(t *testing.T) {
 				t.Errorf("exit status %d, want %d; stdout:\n%s", code, test.wantExit, stdout)
 			}
 		})
+	}
+}
+
+// filesOf reads the files below dir, by slash path.
+func filesOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, entry fs.DirEntry, err error) error {
+		if err != nil || entry.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// An artifact URL at a Service's in-cluster name is reached through the API server's service
+// proxy; any other is fetched as it is.
+func TestServiceProxyURL(t *testing.T) {
+	for _, tc := range []struct{ host, artifact, want string }{
+		{"https://10.0.0.1:6443", "http://source-controller.flux-system.svc.cluster.local./gitrepository/telco/gitops/abc.tar.gz",
+			"https://10.0.0.1:6443/api/v1/namespaces/flux-system/services/http:source-controller:80/proxy/gitrepository/telco/gitops/abc.tar.gz"},
+		{"https://api.example.com/prefix/", "http://source-controller.flux-system.svc:9090/a.tar.gz?x=1",
+			"https://api.example.com/prefix/api/v1/namespaces/flux-system/services/http:source-controller:9090/proxy/a.tar.gz?x=1"},
+		{"https://10.0.0.1:6443", "http://127.0.0.1:9090/a.tar.gz", ""},
+		{"https://10.0.0.1:6443", "http://source-controller.svc/a.tar.gz", ""},
+		{"https://10.0.0.1:6443", "http://a.b.flux-system.svc/a.tar.gz", ""},
+	} {
+		got, ok := serviceProxyURL(tc.host, tc.artifact)
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("serviceProxyURL(%q, %q) = %q, %v; want %q", tc.host, tc.artifact, got, ok, tc.want)
+		}
 	}
 }

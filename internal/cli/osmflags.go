@@ -39,6 +39,11 @@ func (f *osmFlags) add(flags *pflag.FlagSet) {
 	flags.DurationVar(&f.timeout, "osm-timeout", osm.DefaultTimeout, "bound on each NBI request")
 }
 
+// projectName is the OSM project of the flags: --project, else $OSM_PROJECT, else admin.
+func (f *osmFlags) projectName() string {
+	return cmp.Or(f.project, os.Getenv(envProject), "admin")
+}
+
 // client is an NBI client of the flags; nil without --osm.
 func (f *osmFlags) client() (*osm.Client, error) {
 	if f.url == "" {
@@ -47,7 +52,7 @@ func (f *osmFlags) client() (*osm.Client, error) {
 	creds := osm.Credentials{
 		Username: cmp.Or(f.username, os.Getenv(envUsername)),
 		Password: cmp.Or(f.password, os.Getenv(envPassword)),
-		Project:  cmp.Or(f.project, os.Getenv(envProject), "admin"),
+		Project:  f.projectName(),
 	}
 	if creds.Username == "" || creds.Password == "" {
 		return nil, fmt.Errorf("--osm needs credentials: --username and --password, or $%s and $%s", envUsername, envPassword)

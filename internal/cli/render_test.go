@@ -51,9 +51,9 @@ func TestRenderDiffAndItsExitStatus(t *testing.T) {
 		want     string
 		wantExit int
 	}{
-		{"no change", DiffReport{Dir: ".", OSM: "http://osm", Deployment: "telco/gitops"},
-			lines("Plan of . against OSM http://osm, as OsmDeployment telco/gitops", "", "✔ no change: OSM matches the revision"), ExitOK},
-		{"every kind of change", DiffReport{Dir: "repo", OSM: "http://osm",
+		{"no change", DiffReport{Dir: ".", OSM: "http://osm", Project: "admin", Deployment: "telco/gitops"},
+			lines("Plan of . against OSM http://osm (project admin), as OsmDeployment telco/gitops", "", "✔ no change: OSM matches the revision"), ExitOK},
+		{"every kind of change", DiffReport{Dir: "repo", OSM: "http://osm", Project: "admin",
 			Packages: []PackageChange{
 				{Verb: "create", Kind: "vnf", ID: "knf", Source: "osm-pkgs/knf", Reason: "new in Git"},
 				{Verb: "update", Kind: "ns", ID: "ns", Source: "osm-pkgs/ns", Reason: "changed in Git"},
@@ -69,7 +69,7 @@ func TestRenderDiffAndItsExitStatus(t *testing.T) {
 			Orphans:  []string{"left"},
 			Warnings: []string{"osm-pkgs/ns: OSM may refuse the update"},
 		}, lines(
-			"Plan of repo against OSM http://osm, as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
+			"Plan of repo against OSM http://osm (project admin), as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
 			"",
 			"Packages:",
 			"  + create vnf package knf (osm-pkgs/knf): new in Git",
@@ -102,16 +102,16 @@ func TestRenderDiffAndItsExitStatus(t *testing.T) {
 			"",
 			"3 package uploads, 1 create, 1 upgrade, 1 package move, 1 delete, 1 orphan",
 		), ExitFindings},
-		{"problems", DiffReport{Dir: ".", OSM: "http://osm", Problems: []gitops.Problem{{File: "a.osmops.yaml", Line: 4, Message: `vimAccountName "x" is not a VIM account of OSM`}}},
-			lines("Plan of . against OSM http://osm, as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
+		{"problems", DiffReport{Dir: ".", OSM: "http://osm", Project: "admin", Problems: []gitops.Problem{{File: "a.osmops.yaml", Line: 4, Message: `vimAccountName "x" is not a VIM account of OSM`}}},
+			lines("Plan of . against OSM http://osm (project admin), as a new OsmDeployment, which owns nothing yet (--osm: no owner)",
 				"", "Problems (nothing would be applied):", `  ✗ a.osmops.yaml:4: vimAccountName "x" is not a VIM account of OSM`,
 				"", "✗ 1 problem: the revision would be rejected"), ExitError},
-		{"orphans alone change nothing", DiffReport{Dir: ".", OSM: "http://osm", Deployment: "a/b", Orphans: []string{"left"}},
-			lines("Plan of . against OSM http://osm, as OsmDeployment a/b", "",
+		{"orphans alone change nothing", DiffReport{Dir: ".", OSM: "http://osm", Project: "admin", Deployment: "a/b", Orphans: []string{"left"}},
+			lines("Plan of . against OSM http://osm (project admin), as OsmDeployment a/b", "",
 				"Orphans (no longer declared, left running as prune is off):", "  ! left", "", "✔ no change: OSM matches the revision"), ExitOK},
-		{"drift left in warn mode changes nothing", DiffReport{Dir: ".", OSM: "http://osm", Deployment: "a/b",
+		{"drift left in warn mode changes nothing", DiffReport{Dir: ".", OSM: "http://osm", Project: "admin", Deployment: "a/b",
 			Drifts: []engine.Drift{{Name: "ldap", What: "deleted in OSM outside Git"}}},
-			lines("Plan of . against OSM http://osm, as OsmDeployment a/b", "",
+			lines("Plan of . against OSM http://osm (project admin), as OsmDeployment a/b", "",
 				"Changed in OSM outside Git, left as it is (driftDetection.mode warn):", "  ! ldap: deleted in OSM outside Git",
 				"", "✔ no change to send: OSM differs from the revision only where drift is left as it is"), ExitOK},
 	} {
@@ -214,7 +214,7 @@ func TestRenderEvents(t *testing.T) {
 func TestRenderersEscapeControlCharacters(t *testing.T) {
 	const hostile = "ns-1\x1b[2K\r\x1b[1A✔ no change\u202e\n✔ forged"
 	var out strings.Builder
-	RenderDiff(&out, DiffReport{Dir: "repo", OSM: "http://osm",
+	RenderDiff(&out, DiffReport{Dir: "repo", OSM: "http://osm", Project: "admin",
 		Deletes:  []InstanceChange{{Name: "ldap", Reason: "pruned: OSM id " + hostile}},
 		Orphans:  []string{hostile},
 		Warnings: []string{hostile}})

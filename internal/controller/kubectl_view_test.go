@@ -2,6 +2,9 @@ package controller
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -14,6 +17,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // eventsWith returns the object's events of one type and reason, as "Type Reason: Message".
@@ -122,6 +126,44 @@ var _ = Describe("What kubectl shows", func() {
 		tn.g.Eventually(func() []string {
 			return eventsWith(noCluster.Namespace, noCluster.Name, corev1.EventTypeWarning, gitopsv1alpha1.SourceNotReadyReason)
 		}).Should(Equal([]string{"Warning SourceNotReady: waiting for GitRepository gitops: not found"}))
+	})
+
+	// A new OsmDeployment waits, at first, for its OsmCluster to be checked and for its source's
+	// first artifact: waits that end by themselves, told in Normal events (Flux's
+	// DependencyNotReady), never with an empty reason; a Warning is for what a person must mend.
+	It("a new deployment's first waits are Normal", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		// The new OsmCluster's NBI answers once the gate opens: until then it is being checked.
+		gate := make(chan struct{})
+		var opened sync.Once
+		open := func() { opened.Do(func() { close(gate) }) }
+		gated := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-gate
+			tn.sim.ServeHTTP(w, r)
+		}))
+		DeferCleanup(gated.Close)
+		DeferCleanup(open)
+		late := osmtenant.Cluster(tn.namespace, gated.URL)
+		late.Name = "late"
+		tn.g.Expect(k8sClient.Create(tn.ctx, late)).To(Succeed())
+		tn.setArtifact("gitops", nil)
+		d := tn.deployment("newcomer", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = late.Name })
+
+		tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False ClusterNotReady: waiting for OsmCluster late: not Ready: "), Not(HaveSuffix(": "))))
+		open()
+		tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False SourceNotReady: waiting for GitRepository gitops: no artifact yet"))
+		tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))
+		tn.g.Expect(eventsWith(d.Namespace, d.Name, corev1.EventTypeNormal, gitopsv1alpha1.SourceNotReadyReason)).To(Equal([]string{
+			"Normal SourceNotReady: waiting for GitRepository gitops: no artifact yet"}))
+		tn.g.Expect(eventsWith(d.Namespace, d.Name, corev1.EventTypeNormal, gitopsv1alpha1.ClusterNotReadyReason)).NotTo(BeEmpty())
+		var warnings []recordedEvent
+		for _, e := range recorder.of(d.Namespace, d.Name) {
+			if e.Type == corev1.EventTypeWarning {
+				warnings = append(warnings, e)
+			}
+		}
+		tn.g.Expect(warnings).To(BeEmpty())
 	})
 
 	// An OsmCluster whose deletion waits names the OsmDeployments that hold it, a few of them.

@@ -377,14 +377,14 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 		}
 		other := &gitopsv1alpha1.OsmDeployment{}
 		err := r.Get(ctx, key, other)
-		why := "not Ready"
 		switch {
 		case err != nil:
-			why = notFoundOr(err)
+			r.waitFor(obj, gitopsv1alpha1.DependencyNotReadyReason, gitopsv1alpha1.OsmDeploymentKind, refName(obj, key), notFoundOr(err))
 		case conditions.IsReady(other) && other.Status.ObservedGeneration == other.Generation:
 			continue
+		default:
+			r.waitOn(obj, other, gitopsv1alpha1.DependencyNotReadyReason, gitopsv1alpha1.OsmDeploymentKind, refName(obj, key), "not Ready")
 		}
-		r.waitFor(obj, gitopsv1alpha1.DependencyNotReadyReason, gitopsv1alpha1.OsmDeploymentKind, refName(obj, key), why)
 		return waiting(r.RequeueDependency), false
 	}
 	return outcome{}, true
@@ -400,15 +400,14 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		return nil, waiting(obj.GetRetryInterval())
 	}
 	if !conditions.IsReady(cluster) {
-		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
-			"not Ready: "+conditions.GetMessage(cluster, meta.ReadyCondition))
+		r.waitOn(obj, cluster, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, notReady(cluster))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, waiting(obj.GetRetryInterval())
 	}
 	if clusterIdentity(cluster) == "" {
 		// Checked before the identity was recorded (an upgrade of osmops), or not yet for its
 		// spec: which OSM it reaches is not known, so nothing can be claimed there.
-		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
+		r.awaitProgress(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
 			"not yet checked as it is now: which OSM it reaches is known after its next login")
 		return nil, waiting(obj.GetRetryInterval())
 	}
@@ -445,7 +444,11 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 		return nil, waiting(obj.GetRetryInterval())
 	}
 	if source.GetArtifact() == nil {
-		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "no artifact yet")
+		why := "no artifact yet"
+		if !progressing(source) {
+			why += ": " + notReady(source)
+		}
+		r.waitOn(obj, source, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), why)
 		return nil, waiting(obj.GetRetryInterval())
 	}
 	return source.GetArtifact(), outcome{}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -121,18 +122,54 @@ func markStalled(obj *gitopsv1alpha1.OsmDeployment, reason, format string, args 
 }
 
 // waitFor records a wait that resolves by itself (a dependency, the OsmCluster, the source,
-// values, OSM busy or down), in one wording: "waiting for <kind> <name>: <why>", in the Ready
-// and Reconciling conditions and in a Warning event. The event is emitted when the wait is new
-// or says something new, not at every retry of the same one, as Flux emits on transitions; a
-// why that changes at every retry (an error naming a connection's port, retried with
-// back-off) is left to the event recorder's aggregation of similar events.
+// values, OSM busy or down) but may need someone to look (something missing or failed), in
+// one wording: "waiting for <kind> <name>: <why>", in the Ready and Reconciling conditions and
+// in a Warning event. The event is emitted when the wait is new or says something new, not at
+// every retry of the same one, as Flux emits on transitions; a why that changes at every retry
+// (an error naming a connection's port, retried with back-off) is left to the event
+// recorder's aggregation of similar events.
 func (r *OsmDeploymentReconciler) waitFor(obj *gitopsv1alpha1.OsmDeployment, reason, kind, name, why string) {
+	r.wait(obj, corev1.EventTypeWarning, reason, kind, name, why)
+}
+
+// awaitProgress records, as waitFor, a wait for what is on its way (an OsmCluster being
+// checked, a source without an artifact yet, a dependency not Ready yet: see progressing),
+// with a Normal event, as Flux's DependencyNotReady: every new OsmDeployment waits so at
+// first, and a Warning is for what a person must act on.
+func (r *OsmDeploymentReconciler) awaitProgress(obj *gitopsv1alpha1.OsmDeployment, reason, kind, name, why string) {
+	r.wait(obj, corev1.EventTypeNormal, reason, kind, name, why)
+}
+
+func (r *OsmDeploymentReconciler) wait(obj *gitopsv1alpha1.OsmDeployment, eventType, reason, kind, name, why string) {
 	msg := cut(fmt.Sprintf("waiting for %s %s: %s", kind, name, why), maxConditionMessage)
 	if conditions.GetReason(obj, meta.ReadyCondition) != reason || conditions.GetMessage(obj, meta.ReadyCondition) != msg {
-		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", msg)
+		r.Eventf(obj, eventType, reason, "%s", msg)
 	}
 	conditions.MarkReconciling(obj, reason, "%s", msg)
 	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", msg)
+}
+
+// waitOn records a wait for an object that is not Ready: awaitProgress while it progresses,
+// waitFor once it failed.
+func (r *OsmDeploymentReconciler) waitOn(obj *gitopsv1alpha1.OsmDeployment, other conditions.Getter, reason, kind, name, why string) {
+	if progressing(other) {
+		r.awaitProgress(obj, reason, kind, name, why)
+		return
+	}
+	r.waitFor(obj, reason, kind, name, why)
+}
+
+// progressing tells whether an object that is not Ready is on its way: it has not said
+// whether it is Ready yet, or it is reconciling. Ready=False otherwise is a failure.
+func progressing(obj conditions.Getter) bool {
+	return !conditions.IsFalse(obj, meta.ReadyCondition) || conditions.IsReconciling(obj)
+}
+
+// notReady says why an object is not Ready, never with an empty reason: its Ready condition's
+// message, else what it is reconciling for, else the Ready condition's reason.
+func notReady(obj conditions.Getter) string {
+	return "not Ready: " + cmp.Or(conditions.GetMessage(obj, meta.ReadyCondition), conditions.GetMessage(obj, meta.ReconcilingCondition),
+		conditions.GetReason(obj, meta.ReadyCondition), "no reason given")
 }
 
 // refName names an object an OsmDeployment refers to: by name in its own namespace, by

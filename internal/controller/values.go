@@ -78,7 +78,7 @@ func (r *OsmDeploymentReconciler) substitution(ctx context.Context, obj *gitopsv
 	if postBuild == nil {
 		return nil, "", nil
 	}
-	subst := &gitops.Substitution{Vars: map[string]string{}, FromSecret: map[string]bool{}, Strict: postBuild.Strict}
+	subst := &gitops.Substitution{Vars: map[string]string{}, FromSecret: map[string]bool{}, Versions: map[string]string{}, Strict: postBuild.Strict}
 	get := r.valuesGetter(obj.Namespace)
 	var secretVersions []string
 	for i, ref := range postBuild.SubstituteFrom {
@@ -102,6 +102,9 @@ func (r *OsmDeploymentReconciler) substitution(ctx context.Context, obj *gitopsv
 			}
 			subst.Vars[name] = strings.ReplaceAll(string(value), "\n", "")
 			subst.FromSecret[name] = fromSecret
+			if fromSecret {
+				subst.Versions[name] = ref.Name + "@" + object.Version
+			}
 		}
 	}
 	for name, value := range postBuild.Substitute {

@@ -62,6 +62,9 @@ var _ = Describe("Values from Secrets and ConfigMaps", func() {
 		tn.eventuallyApplied(d, revision)
 		tn.g.Expect(tn.kduValues("ldap2")).To(Equal(map[string]any{"replicaCount": "1"}))
 		tn.g.Expect(tn.mutatingRequests()).To(BeEquivalentTo(1), tn.describe(d))
+		// The event says where the change came from: the Secret, by name, not Git.
+		tn.g.Expect(eventsWith(d.Namespace, d.Name, corev1.EventTypeNormal, gitopsv1alpha1.ProgressingReason)).To(ContainElement(
+			"Normal Progressing: " + revision + ": upgrade ldap (KDU ldap of VNF openldap: values changed in Secret ldap-admin); 1 OSM operation(s) started"))
 	})
 
 	It("missing values reference waits and recovers", func() {

@@ -360,7 +360,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
-	next := in.Remediation.carry(entry, gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest()})
+	next := in.Remediation.carry(entry, gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest(), Origins: originsOf(ns)})
 	id, problem := in.instanceOf(ns.Name, entry)
 	switch {
 	case problem != "":
@@ -458,6 +458,9 @@ func (o Owner) elsewhere(self Owner) string {
 // planExisting plans a declared NS instance that OSM runs as next.ID.
 func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
 	record := in.Observed.NSInstances[next.ID]
+	// The origins are those of the declaration last run in full until the instance is in step
+	// again: the upgrades of several KDUs all say where their change came from.
+	next.Origins = last.Origins
 	if change, refusal := unchangeable(in.Observed, record, ns); change != "" {
 		if !in.Force {
 			p.problem(ns, refusal)
@@ -491,7 +494,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	// Git with it, not in OSM. An operation found running was not necessarily this
 	// OsmDeployment's (an upgrade by hand): what it changed is drift.
 	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
-	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, next.ID)
+	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, changeReason(last, ns), next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
 		in.Remediation.planRecreate(in, p, ns, record, last, next)
@@ -517,7 +520,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		upgrade.Name, upgrade.Instance, upgrade.ID = ns.Name, ns, next.ID
 		p.Upgrades = append(p.Upgrades, upgrade)
 	default:
-		next.State = Next(last.State, PlanInStep)
+		next.State, next.Origins = Next(last.State, PlanInStep), originsOf(ns)
 		if in.FollowPackages {
 			next = followPackages(in, p, ns, last, next)
 		}
@@ -648,8 +651,8 @@ func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance,
 // nextUpgrade is the upgrade of the first declared KDU, in the file's order, whose Helm
 // release differs from its declaration: its values, or its chart when it names one. Without an
 // observation of a KDU, it differs when the declaration changed in Git since it was last
-// applied.
-func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string) (NsAction, bool) {
+// applied; why says where that change came from.
+func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, why, id string) (NsAction, bool) {
 	var upgrade NsAction
 	found := false
 	for _, vnf := range ns.Members() {
@@ -663,7 +666,7 @@ func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, id string
 			default:
 				reason := reasonDrift
 				if changedInGit {
-					reason = reasonChangedInGit
+					reason = why
 				}
 				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, runningChart(o, id, vnf.MemberVnfIndex, kdu.Name)),
 					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}

@@ -34,7 +34,8 @@ func TestWorstCaseStatusFitsTheAPIServer(t *testing.T) {
 		name := fmt.Sprintf("%0255d", i) // maxNSNameLength
 		status.Inventory.NsInstances = append(status.Inventory.NsInstances, gitopsv1alpha1.NsInstanceEntry{
 			Name: name, ID: fmt.Sprintf("%036d", i), Digest: "sha256:" + strings.Repeat("d", 64),
-			State: gitopsv1alpha1.NsInstanceProgressing, Reason: strings.Repeat("r", 1024), // the CRD's MaxLength
+			Origins: strings.TrimSpace(strings.Repeat("ffffff ", gitops.MaxOrigins)),
+			State:   gitopsv1alpha1.NsInstanceProgressing, Reason: strings.Repeat("r", 1024), // the CRD's MaxLength
 			InstallFailures: maxFailures, UpgradeFailures: maxFailures, RolledBack: true})
 		status.Operations = append(status.Operations, gitopsv1alpha1.OperationEntry{ID: fmt.Sprintf("%036d", i),
 			Type: "instantiate", NsInstance: name, State: "PROCESSING", StartTime: metav1.NewTime(time.Now()), MoreUpgrades: true, Rollback: true})

@@ -132,7 +132,8 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 			problems = append(problems, *tooBig)
 			continue
 		}
-		data, readSecret, substProblem := subst.substitute(file, data)
+		git := newOrigin(OriginGit, string(data))
+		data, variables, readSecret, substProblem := subst.substitute(file, data)
 		if substProblem != nil {
 			problems = append(problems, *substProblem)
 			continue
@@ -152,6 +153,7 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 			problems = append(problems, fileProblems...)
 			continue
 		}
+		instance = instance.withOrigins(append(variables, git)...)
 		if first, declared := declaredAt[instance.Name]; declared {
 			problems = append(problems, problemf(file, instance.Source.LineOf("name"),
 				"NS instance %q is already declared in %s:%d", instance.Name, first.Source.File, first.Source.LineOf("name")))

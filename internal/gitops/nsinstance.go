@@ -75,6 +75,8 @@ type NsInstance struct {
 	DeployTimeout time.Duration
 	// Source says where the instance is declared.
 	Source SourceRef
+	// Origins are where the declaration came from (see Origin); they are not part of Digest.
+	Origins []Origin
 
 	// digestKey, when the instance's definition holds what Secrets hold (values from a Secret,
 	// variables substituted from one), keys its Digest: see Digest.

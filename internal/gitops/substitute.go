@@ -53,6 +53,10 @@ type Substitution struct {
 	// has its digest keyed by DigestKey (see NsInstance.Digest), and its problems never show
 	// those values.
 	FromSecret map[string]bool
+	// Versions identify, by name, the values of the variables that came from a Secret
+	// without telling them (its uid and resourceVersion): a change of one is told by the
+	// variable's name.
+	Versions map[string]string
 	// DigestKey keys the digests of the instances that read a Secret's variable; the caller
 	// derives it from the Secrets' UIDs and resourceVersions.
 	DigestKey []byte
@@ -84,23 +88,27 @@ func (s *Substitution) checkVariables() []Problem {
 }
 
 // substitute returns the deployment file's text with its variables substituted, unless its
-// metadata opts out; readSecret tells whether it read a variable that came from a Secret. A
-// failed substitution is a problem at the line of the first variable that fails.
-func (s *Substitution) substitute(file string, data []byte) (substituted []byte, readSecret bool, problem *Problem) {
+// metadata opts out, and the origins of the variables it read; readSecret tells whether it
+// read a variable that came from a Secret. A failed substitution is a problem at the line of
+// the first variable that fails.
+func (s *Substitution) substitute(file string, data []byte) (substituted []byte, read []Origin, readSecret bool, problem *Problem) {
 	if s == nil || substitutionDisabled(data) {
-		return data, false, nil
+		return data, nil, false, nil
 	}
 	if problem := s.checkExpansion(file, data); problem != nil {
-		return nil, false, problem
+		return nil, nil, false, problem
 	}
 	lookup := func(name string) (string, bool) {
 		value, set := s.Vars[name]
 		readSecret = readSecret || set && s.FromSecret[name]
+		if len(read) < MaxOrigins && !slices.ContainsFunc(read, func(o Origin) bool { return o.Name == "variable "+name }) {
+			read = append(read, s.origin(name))
+		}
 		return value, set || !s.Strict
 	}
 	output, err := envsubst.Eval(string(data), lookup)
 	if err == nil {
-		return []byte(output), readSecret, nil
+		return []byte(output), read, readSecret, nil
 	}
 	// envsubst does not say where: the first line that fails alone is (a ${...} never spans
 	// lines). Its errors name variables, never their values.
@@ -112,7 +120,19 @@ func (s *Substitution) substitute(file string, data []byte) (substituted []byte,
 		}
 	}
 	p := problemf(file, line, "variable substitution (spec.postBuild) failed: %v", err)
-	return nil, readSecret, &p
+	return nil, nil, readSecret, &p
+}
+
+// origin is variable name's origin: its value's fingerprint, or its Secret's version's.
+func (s *Substitution) origin(name string) Origin {
+	value, set := s.Vars[name]
+	switch {
+	case !set:
+		value = "\x00unset"
+	case s.FromSecret[name]:
+		value = "\x00secret " + s.Versions[name]
+	}
+	return newOrigin("variable "+name, value)
 }
 
 // checkExpansion refuses, before anything is expanded, a file of more than

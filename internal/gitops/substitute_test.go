@@ -142,7 +142,7 @@ func TestSubstitutionIsBoundedWhileSubstituting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			subst := &Substitution{Vars: tc.vars}
 			var problem *Problem
-			allocated := allocatedBy(func() { _, _, problem = subst.substitute("a.osmops.yaml", []byte(tc.file)) })
+			allocated := allocatedBy(func() { _, _, _, problem = subst.substitute("a.osmops.yaml", []byte(tc.file)) })
 			if problem == nil || problem.String() != tc.wantProblem {
 				t.Fatalf("problem %v\nwant %s", problem, tc.wantProblem)
 			}
@@ -163,7 +163,7 @@ func TestSubstitutionUpToItsBounds(t *testing.T) {
 	}
 	var substituted []byte
 	var problem *Problem
-	allocated := allocatedBy(func() { substituted, _, problem = subst.substitute("a.osmops.yaml", file) })
+	allocated := allocatedBy(func() { substituted, _, _, problem = subst.substitute("a.osmops.yaml", file) })
 	if problem != nil || len(substituted) != MaxSubstitutedFileBytes {
 		t.Fatalf("a file substituted to exactly the bound: %d bytes, %v", len(substituted), problem)
 	}
@@ -172,7 +172,7 @@ func TestSubstitutionUpToItsBounds(t *testing.T) {
 	if allocated > 6<<20 {
 		t.Errorf("substituting to the bound allocated %d bytes, more than 6 MiB", allocated)
 	}
-	_, _, problem = subst.substitute("a.osmops.yaml", append(file, '\n'))
+	_, _, _, problem = subst.substitute("a.osmops.yaml", append(file, '\n'))
 	want := `a.osmops.yaml:1: variable substitution (spec.postBuild) failed: from this line on the file is larger than the limit of 1048576 bytes`
 	if problem == nil || problem.String() != want {
 		t.Errorf("one byte more: %v\nwant %s", problem, want)

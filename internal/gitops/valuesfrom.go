@@ -218,20 +218,22 @@ func ResolveValues(ctx context.Context, rev *Revision, get ValuesGetter) (*Revis
 	for i := range resolved.NsInstances {
 		instance := &resolved.NsInstances[i]
 		var secretVersions []string
+		var origins []Origin
 		changed := false
 		for _, kdu := range instance.editableKDUs() {
 			if len(kdu.ValuesFrom) == 0 {
 				continue
 			}
-			params, versions, err := r.merge(ctx, instance.Source.File, kdu)
+			params, versions, read, err := r.merge(ctx, instance.Source.File, kdu)
 			if err != nil {
 				return nil, err
 			}
 			kdu.Params, changed = params, true
 			secretVersions = append(secretVersions, versions...)
+			origins = append(origins, read...)
 		}
 		if changed {
-			*instance = instance.withDigestKey(secretVersions...).Sealed()
+			*instance = instance.withDigestKey(secretVersions...).withOrigins(origins...).Sealed()
 		}
 	}
 	if len(r.problems) > 0 {
@@ -253,19 +255,21 @@ type resolvedObject struct {
 	found  bool
 }
 
-// merge returns the KDU's values with its references merged under its params, and the
-// versions of the Secrets it read.
-func (r *valuesResolver) merge(ctx context.Context, file string, kdu *KDU) (map[string]any, []string, error) {
+// merge returns the KDU's values with its references merged under its params, the versions
+// of the Secrets it read, and the origins of the objects it read.
+func (r *valuesResolver) merge(ctx context.Context, file string, kdu *KDU) (map[string]any, []string, []Origin, error) {
 	merged := map[string]any{}
 	var secretVersions []string
+	var origins []Origin
 	for _, ref := range kdu.ValuesFrom {
 		data, version, ok, err := r.read(ctx, file, ref)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
 			continue
 		}
+		origins = append(origins, newOrigin(ref.Kind+" "+ref.Name, version))
 		if ref.Kind == ValuesKindSecret {
 			secretVersions = append(secretVersions, ref.Kind+"/"+ref.Name+"@"+version)
 		}
@@ -282,7 +286,7 @@ func (r *valuesResolver) merge(ctx context.Context, file string, kdu *KDU) (map[
 		}
 		merged = transform.MergeMaps(merged, values)
 	}
-	return transform.MergeMaps(merged, kdu.Params), secretVersions, nil
+	return transform.MergeMaps(merged, kdu.Params), secretVersions, origins, nil
 }
 
 // read returns the data of the reference's key; ok is false when there is none to merge
