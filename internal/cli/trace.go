@@ -278,7 +278,7 @@ func (t Trace) WithOSM(o *engine.Observed, operations []osm.Operation) Trace {
 
 // tracedVNFs are the VNFs of the NS instance id as OSM runs them, in OSM's order.
 func tracedVNFs(o *engine.Observed, id string) []TracedVNF {
-	var vnfs []TracedVNF
+	vnfs := make([]TracedVNF, 0, len(o.VNFs[id]))
 	for _, record := range o.VNFs[id] {
 		vnf := TracedVNF{Member: record.MemberVnfIndex, VNFD: record.VnfdRef}
 		for _, kdu := range record.KDURecords {
