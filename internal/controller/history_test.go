@@ -8,12 +8,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // status.history at its bounds: MaxHistory applies, newest first; MaxHistoryOperations
@@ -140,6 +143,33 @@ var _ = Describe("status.history", func() {
 			tn.g.Expect(snapshot.Operations[0].EndTime).NotTo(BeNil())
 		}
 		tn.g.Expect(got.Status.History[0].PlanDigest).NotTo(Equal(got.Status.History[1].PlanDigest))
+	})
+
+	It("records a failed upgrade with OSM's message, masked, escaped and bounded", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		const secret = "hush-hush-variable-1234"
+		tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "vars", map[string]string{"word": secret}))).To(Succeed())
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.PostBuild = &gitopsv1alpha1.PostBuild{SubstituteFrom: []gitopsv1alpha1.SubstituteReference{{Kind: "Secret", Name: "vars"}}}
+		})
+		first := tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap"))).Status.LastAppliedRevision
+		// OSM's message quotes a value from the Secret, a terminal escape, and more than the
+		// history keeps.
+		tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap",
+			Message: "helm: \x1b[2J word=" + secret + " " + strings.Repeat("x", 2*gitopsv1alpha1.MaxHistoryMessageLength), Count: 1})).To(Succeed())
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyCondition(d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
+
+		history := tn.get(d).Status.History
+		tn.g.Expect(historyOf(tn.get(d))[1]).To(HavePrefix(first + " Succeeded instantiate:"))
+		tn.g.Expect(history[0].Revision).To(Equal(second))
+		tn.g.Expect(history[0].Outcome).To(Equal(gitopsv1alpha1.ApplyFailed))
+		failed := history[0].Operations[0]
+		tn.g.Expect(failed.State).To(Equal("FAILED"))
+		tn.g.Expect(failed.Message).To(HavePrefix(`helm: \x1b[2J word=`))
+		tn.g.Expect(failed.Message).NotTo(ContainSubstring(secret))
+		tn.g.Expect(len(failed.Message)).To(BeNumerically("<=", gitopsv1alpha1.MaxHistoryMessageLength))
 	})
 
 	It("keeps the last MaxHistory applies, newest first", func() {
