@@ -48,8 +48,25 @@ func recordApply(obj *gitopsv1alpha1.OsmDeployment, revision string, plan *engin
 			snapshot.Outcome = gitopsv1alpha1.ApplySucceeded
 		}
 	}
+	if history := obj.Status.History; len(history) > 0 && refusedAgain(history[0], snapshot) {
+		// An OSM that refuses, or cannot be reached, at every retry would push the applies it
+		// made out of the history: a refusal of the same plan replaces the last one, which keeps
+		// when it was first sent.
+		snapshot.StartTime = history[0].StartTime
+		obj.Status.History[0] = snapshot
+		return
+	}
 	obj.Status.History = append([]gitopsv1alpha1.ApplySnapshot{snapshot}, obj.Status.History...)
 	obj.Status.History = obj.Status.History[:min(len(obj.Status.History), gitopsv1alpha1.MaxHistory)]
+}
+
+// refusedAgain tells whether an apply that OSM refused and that started no operation sent the
+// same plan of the same revision as the last one, which OSM refused too.
+func refusedAgain(last, next gitopsv1alpha1.ApplySnapshot) bool {
+	refused := func(s gitopsv1alpha1.ApplySnapshot) bool {
+		return s.Outcome == gitopsv1alpha1.ApplyFailed && len(s.Operations) == 0 && s.OperationsOmitted == 0
+	}
+	return refused(last) && refused(next) && last.Revision == next.Revision && last.PlanDigest == next.PlanDigest
 }
 
 // recordHistoryOperations writes into status.history the state of the operations OSM still

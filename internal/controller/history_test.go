@@ -77,15 +77,25 @@ func TestHistoryAtItsBounds(t *testing.T) {
 }
 
 // An apply OSM refused a request of, and that started no operation, has ended, failed, with
-// OSM's refusal; an apply that sent only package uploads has ended, succeeded.
+// OSM's refusal, and the same refusal at each retry stays one entry; an apply that sent only
+// package uploads has ended, succeeded.
 func TestHistoryOfAnApplyWithoutOperations(t *testing.T) {
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	now := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 	recordApply(obj, "main@sha1:1", &engine.Plan{}, &engine.Result{}, now)
 	recordApply(obj, "main@sha1:2", &engine.Plan{}, &engine.Result{Errors: []engine.ActionError{
 		{Action: engine.ActionCreateNSInstance, Subject: "ldap", Err: errors.New("422 Unprocessable Entity: bad VIM")}}}, now)
+	// Refused again at each retry: one entry, from the first refusal to the last.
+	for retry := range 2 * gitopsv1alpha1.MaxHistory {
+		recordApply(obj, "main@sha1:2", &engine.Plan{}, &engine.Result{Errors: []engine.ActionError{
+			{Action: engine.ActionCreateNSInstance, Subject: "ldap", Err: errors.New("503 Service Unavailable")}}}, now.Add(time.Duration(retry+1)*time.Minute))
+	}
+	if len(obj.Status.History) != 2 {
+		t.Fatalf("%d applies recorded, want the uploads and one refused apply", len(obj.Status.History))
+	}
 	refused, uploaded := obj.Status.History[0], obj.Status.History[1]
-	if refused.Outcome != gitopsv1alpha1.ApplyFailed || refused.EndTime == nil || !strings.Contains(refused.Message, "bad VIM") {
+	if refused.Outcome != gitopsv1alpha1.ApplyFailed || !refused.StartTime.Time.Equal(now) || !refused.EndTime.Time.Equal(now.Add(10*time.Minute)) ||
+		!strings.Contains(refused.Message, "503") {
 		t.Errorf("refused: %+v", refused)
 	}
 	if uploaded.Outcome != gitopsv1alpha1.ApplySucceeded || uploaded.EndTime == nil {
