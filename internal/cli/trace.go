@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +83,9 @@ type TracedVNF struct {
 }
 
 // TracedKDU is a KDU as OSM runs it: its chart and a digest of its values (the instantiation
-// values, then each completed upgrade's).
+// values, then each completed upgrade's). What a KDU runs may hold a Secret's value, of this
+// revision or an earlier one: the digest is keyed by the OsmCluster's password, so that two
+// traces with the same credentials compare and nobody without them can test a guess.
 type TracedKDU struct {
 	Name         string `json:"name"`
 	Chart        string `json:"chart,omitempty"`
@@ -159,12 +163,12 @@ func readTrace(ctx context.Context, kube *genericclioptions.ConfigFlags, arg str
 		return trace, nil
 	}
 	trace.OSM = cluster.Spec.URL + ", project " + cluster.GetProject()
-	observed, operations, err := readOSM(ctx, c, cluster, obj)
+	observed, operations, valuesKey, err := readOSM(ctx, c, cluster, obj)
 	if err != nil {
 		trace.OSMError = err.Error()
 		return trace, nil
 	}
-	return trace.WithOSM(observed, operations), nil
+	return trace.WithOSM(observed, operations, valuesKey), nil
 }
 
 // artifactRevision is the revision of the source's artifact now, "" when it cannot be read.
@@ -178,9 +182,10 @@ func artifactRevision(ctx context.Context, c client.Client, obj *gitopsv1alpha1.
 }
 
 // readOSM reads, with GET requests only, the records of the NS instances of the inventory, their
-// VNF records and completed upgrades (engine.Observe, as a plan does), and their operations.
+// VNF records and completed upgrades (engine.Observe, as a plan does), and their operations;
+// and the key of the values digests, from the OsmCluster's password.
 func readOSM(ctx context.Context, c client.Client, cluster *gitopsv1alpha1.OsmCluster, obj *gitopsv1alpha1.OsmDeployment) (
-	*engine.Observed, []osm.Operation, error) {
+	*engine.Observed, []osm.Operation, []byte, error) {
 	var names, ids []string
 	if obj.Status.Inventory != nil {
 		for _, e := range obj.Status.Inventory.NsInstances {
@@ -191,27 +196,32 @@ func readOSM(ctx context.Context, c client.Client, cluster *gitopsv1alpha1.OsmCl
 		}
 	}
 	if len(names) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	conn, err := (&controller.ConnectionPool{Reader: c}).Get(ctx, cluster)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", cluster.Name, err)
+		return nil, nil, nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", cluster.Name, err)
 	}
+	credentials := &corev1.Secret{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Spec.CredentialsSecretRef.Name}, credentials); err != nil {
+		return nil, nil, nil, fmt.Errorf("reading the credentials of OsmCluster %s: %w", cluster.Name, err)
+	}
+	key := append([]byte("osmops trace values: "), credentials.Data[gitopsv1alpha1.PasswordSecretKey]...)
 	observed, err := engine.Observe(ctx, conn.NBI, engine.Scope{Names: names, WithValues: true})
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading OSM: %w", err)
+		return nil, nil, nil, fmt.Errorf("reading OSM: %w", err)
 	}
 	lister, ok := conn.NBI.(interface {
 		ListNSOperations(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	})
 	if !ok {
-		return observed, nil, fmt.Errorf("the client of OsmCluster %s cannot list operations", cluster.Name)
+		return nil, nil, nil, fmt.Errorf("the client of OsmCluster %s cannot list operations", cluster.Name)
 	}
 	operations, err := lister.ListNSOperations(ctx, ids...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing the operations of the NS instances: %w", err)
+		return nil, nil, nil, fmt.Errorf("listing the operations of the NS instances: %w", err)
 	}
-	return observed, operations, nil
+	return observed, operations, key, nil
 }
 
 // TraceOf is what the status of obj tells, with the revision of its source's artifact now.
@@ -232,9 +242,9 @@ func TraceOf(obj *gitopsv1alpha1.OsmDeployment, artifact string) Trace {
 }
 
 // WithOSM adds to the instances of the trace what OSM runs of them (nil when not read): the NS
-// record's state, the VNFs and KDUs, and the newest operations, joined with status.history by
-// operation id.
-func (t Trace) WithOSM(o *engine.Observed, operations []osm.Operation) Trace {
+// record's state, the VNFs and KDUs (their values digested with key), and the newest
+// operations, joined with status.history by operation id.
+func (t Trace) WithOSM(o *engine.Observed, operations []osm.Operation, key []byte) Trace {
 	applies := map[string]gitopsv1alpha1.ApplySnapshot{}
 	for _, snapshot := range t.History {
 		for _, op := range snapshot.Operations {
@@ -252,7 +262,7 @@ func (t Trace) WithOSM(o *engine.Observed, operations []osm.Operation) Trace {
 			if record, found := o.NSInstances[in.ID]; found {
 				in.NSState = record.NSState
 			}
-			in.VNFs = tracedVNFs(o, in.ID)
+			in.VNFs = tracedVNFs(o, in.ID, key)
 		}
 		ops := byInstance[in.ID]
 		slices.SortStableFunc(ops, func(a, b osm.Operation) int { return cmp.Compare(b.StartTime, a.StartTime) })
@@ -276,16 +286,18 @@ func (t Trace) WithOSM(o *engine.Observed, operations []osm.Operation) Trace {
 	return t
 }
 
-// tracedVNFs are the VNFs of the NS instance id as OSM runs them, in OSM's order.
-func tracedVNFs(o *engine.Observed, id string) []TracedVNF {
+// tracedVNFs are the VNFs of the NS instance id as OSM runs them, in OSM's order, their KDUs'
+// values digested with key.
+func tracedVNFs(o *engine.Observed, id string, key []byte) []TracedVNF {
 	vnfs := make([]TracedVNF, 0, len(o.VNFs[id]))
 	for _, record := range o.VNFs[id] {
 		vnf := TracedVNF{Member: record.MemberVnfIndex, VNFD: record.VnfdRef}
 		for _, kdu := range record.KDURecords {
 			traced := TracedKDU{Name: kdu.KDUName, Chart: cmp.Or(o.KDUModels[id][record.MemberVnfIndex][kdu.KDUName], kdu.HelmChart)}
 			if values, found := o.KDUValues[id][record.MemberVnfIndex][kdu.KDUName]; found {
-				sum := sha256.Sum256([]byte(values))
-				traced.ValuesDigest = "sha256:" + hex.EncodeToString(sum[:])
+				mac := hmac.New(sha256.New, key)
+				mac.Write([]byte(values))
+				traced.ValuesDigest = "hmac-sha256:" + hex.EncodeToString(mac.Sum(nil))
 			}
 			vnf.KDUs = append(vnf.KDUs, traced)
 		}
@@ -348,8 +360,12 @@ func RenderTrace(w io.Writer, t Trace) {
 		printf(w, "\n│  │ declaration %s\n", orNone(in.Digest))
 		for _, vnf := range in.VNFs {
 			printf(w, "│  ├─ VNF %s (VNFD %s)\n", vnf.Member, vnf.VNFD)
-			for _, kdu := range vnf.KDUs {
-				printf(w, "│  │  └─ KDU %s: chart %s, values %s\n", kdu.Name, orNone(kdu.Chart), orNone(kdu.ValuesDigest))
+			for i, kdu := range vnf.KDUs {
+				branch := "├─"
+				if i == len(vnf.KDUs)-1 {
+					branch = "└─"
+				}
+				printf(w, "│  │  %s KDU %s: chart %s, values %s\n", branch, kdu.Name, orNone(kdu.Chart), orNone(kdu.ValuesDigest))
 			}
 		}
 		for _, op := range in.Operations {

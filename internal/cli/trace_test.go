@@ -46,7 +46,7 @@ func TestRenderTrace(t *testing.T) {
 	observed := &engine.Observed{
 		NSInstances: map[string]osm.NSInstance{"ns-1": {ID: "ns-1", Name: "ldap", NSState: "READY"}},
 		VNFs: map[string][]osm.VNFInstance{"ns-1": {{MemberVnfIndex: "openldap", VnfdRef: "openldap_knf",
-			KDURecords: []osm.KDURecord{{KDUName: "ldap", HelmChart: "stable/openldap:1.2.7"}}}}},
+			KDURecords: []osm.KDURecord{{KDUName: "ldap", HelmChart: "stable/openldap:1.2.7"}, {KDUName: "exporter", HelmChart: "prom/exporter"}}}}},
 		KDUValues: map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": `{"replicaCount":"2"}`}}},
 		KDUModels: map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": "stable/openldap:1.2.8"}}},
 	}
@@ -56,7 +56,7 @@ func TestRenderTrace(t *testing.T) {
 			ErrorMessage: "helm: \x1b[31mboom"},
 		{ID: "op-0", NSInstanceID: "other", LCMOperationType: "instantiate", OperationState: "COMPLETED", StartTime: 1795672800},
 	}
-	const valuesDigest = "sha256:08f69ff40c5406c6f08ff46b75fa3cabaa7f2f9be076b089d57ff2e1dac89656"
+	const valuesDigest = "hmac-sha256:9dbb84675c76a3ab4a3de62c23d378e46c6f94dfed196beb8cde0cf8583c66a1"
 	for _, test := range []struct {
 		name  string
 		trace Trace
@@ -79,14 +79,15 @@ func TestRenderTrace(t *testing.T) {
 			`   ├─ main@sha1:1111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:plan1`,
 			`   │  instantiate op-1 on ldap: COMPLETED`,
 		)},
-		{"joined with OSM", TraceOf(obj, "").WithOSM(observed, operations), lines(
+		{"joined with OSM", TraceOf(obj, "").WithOSM(observed, operations, []byte("key")), lines(
 			"OsmDeployment telco/gitops: Ready False (OperationFailed): NS instance ldap failed",
 			"├─ GitRepository telco/repo: applied main@sha1:1111, attempted main@sha1:2222",
 			"├─ OsmCluster osm",
 			"├─ NS instance ldap (ns-1, OSM READY): Failed",
 			"│  │ declaration sha256:decl",
 			"│  ├─ VNF openldap (VNFD openldap_knf)",
-			"│  │  └─ KDU ldap: chart stable/openldap:1.2.8, values "+valuesDigest,
+			"│  │  ├─ KDU ldap: chart stable/openldap:1.2.8, values "+valuesDigest,
+			"│  │  └─ KDU exporter: chart prom/exporter, values (none)",
 			`│  ├─ action op-2 FAILED, 2026-11-26T06:01:00Z → 2026-11-26T06:01:10Z, revision main@sha1:2222 (plan sha256:plan2): helm: \x1b[31mboom`,
 			"│  ├─ instantiate op-1 COMPLETED, 2026-11-26T06:00:00Z → 2026-11-26T06:00:10Z, revision main@sha1:1111 (plan sha256:plan1): Done",
 			"└─ history (status.history, newest first)",
@@ -97,7 +98,7 @@ func TestRenderTrace(t *testing.T) {
 		)},
 		{"nothing applied yet", TraceOf(&gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "telco", Name: "new"},
 			Spec: gitopsv1alpha1.OsmDeploymentSpec{SourceRef: gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: "repo"},
-				ClusterRef: meta.LocalObjectReference{Name: "osm"}}}, "").WithOSM(nil, nil), lines(
+				ClusterRef: meta.LocalObjectReference{Name: "osm"}}}, "").WithOSM(nil, nil, nil), lines(
 			"OsmDeployment telco/new: Ready Unknown",
 			"├─ GitRepository telco/repo: applied (none), attempted (none)",
 			"├─ OsmCluster osm",
@@ -120,7 +121,7 @@ func TestRenderTrace(t *testing.T) {
 // a JSON escape, never raw.
 func TestRenderTraceJSON(t *testing.T) {
 	trace := TraceOf(tracedDeployment(), "").WithOSM(nil, []osm.Operation{
-		{ID: "op-2", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "FAILED", ErrorMessage: "helm: \x1b[31mboom \u202eevil"}})
+		{ID: "op-2", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "FAILED", ErrorMessage: "helm: \x1b[31mboom \u202eevil"}}, nil)
 	var out strings.Builder
 	if err := RenderTraceJSON(&out, trace); err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 		t.Fatalf("trace: %s", stdout)
 	}
 	for _, in := range trace.Instances {
-		if len(in.VNFs) == 0 || len(in.VNFs[0].KDUs) == 0 || in.VNFs[0].KDUs[0].Chart == "" || !strings.HasPrefix(in.VNFs[0].KDUs[0].ValuesDigest, "sha256:") {
+		if len(in.VNFs) == 0 || len(in.VNFs[0].KDUs) == 0 || in.VNFs[0].KDUs[0].Chart == "" || !strings.HasPrefix(in.VNFs[0].KDUs[0].ValuesDigest, "hmac-sha256:") {
 			t.Errorf("NS instance %s: VNFs and KDUs %+v", in.Name, in.VNFs)
 		}
 		want := TracedOperation{ID: instantiates[in.Name], Type: osm.OperationTypeInstantiate, State: osm.OperationCompleted, Revision: revision, PlanDigest: preview.Plan.Digest()}
