@@ -607,6 +607,97 @@ type OsmDeploymentStatus struct {
 	// dependsOn entry with revision Same does; absent otherwise.
 	// +optional
 	Rollout *RolloutStatus `json:"rollout,omitempty"`
+
+	// History lists the last applies, newest first: each revision sent to OSM,
+	// the digest of its plan, when it started and ended, and the OSM operations
+	// it started with their outcome, as helm-controller's status.history. At
+	// most MaxHistory entries; OSM keeps the full operation records.
+	// +optional
+	// +kubebuilder:validation:MaxItems=5
+	History []ApplySnapshot `json:"history,omitempty"`
+}
+
+// Bounds of status.history, so that the status of an OsmDeployment at its other
+// bounds stays within what the API server stores: the applies kept, the
+// operations listed per apply (the others counted) and the length of OSM's
+// message kept per operation, in bytes. The CRD's markers repeat them.
+const (
+	MaxHistory              = 5
+	MaxHistoryOperations    = 16
+	MaxHistoryMessageLength = 256
+)
+
+// ApplyOutcome is where an apply of status.history stands.
+type ApplyOutcome string
+
+const (
+	// ApplyRunning: OSM runs operations of the apply.
+	ApplyRunning ApplyOutcome = "Running"
+	// ApplySucceeded: OSM accepted every request and completed every operation.
+	ApplySucceeded ApplyOutcome = "Succeeded"
+	// ApplyFailed: OSM refused a request, or an operation failed or timed out.
+	ApplyFailed ApplyOutcome = "Failed"
+)
+
+// ApplySnapshot is one apply of a revision to OSM: the requests of one plan,
+// and the OSM operations they started.
+type ApplySnapshot struct {
+	// Revision is the source revision applied, as lastAttemptedRevision names it.
+	Revision string `json:"revision"`
+
+	// PlanDigest is the digest of what the plan sent (sha256:<hex>): two applies
+	// of one digest sent the same changes.
+	PlanDigest string `json:"planDigest"`
+
+	// StartTime is when the plan was sent to OSM.
+	StartTime metav1.Time `json:"startTime"`
+
+	// EndTime is when its last operation ended (the start time when it started
+	// none); absent while OSM runs some.
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
+
+	// Outcome is Running, Succeeded or Failed.
+	Outcome ApplyOutcome `json:"outcome"`
+
+	// Message says why it failed, when OSM refused a request (cut to
+	// MaxHistoryMessageLength bytes).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
+
+	// Operations are the OSM operations the apply started, at most
+	// MaxHistoryOperations of them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Operations []HistoryOperation `json:"operations,omitempty"`
+
+	// OperationsOmitted counts the operations it started past
+	// MaxHistoryOperations, not listed.
+	// +optional
+	OperationsOmitted int32 `json:"operationsOmitted,omitempty"`
+}
+
+// HistoryOperation is an OSM LCM operation (nslcmop) an apply started, with
+// its outcome.
+type HistoryOperation struct {
+	// ID of the operation in OSM (its nslcmop _id).
+	ID string `json:"id"`
+	// Type: instantiate, action (KDU upgrade), update, terminate.
+	Type string `json:"type"`
+	// NsInstance is the name of the NS instance the operation ran on.
+	NsInstance string `json:"nsInstance"`
+	// State is OSM's operationState as last seen: PROCESSING, COMPLETED,
+	// FAILED, ...
+	State string `json:"state"`
+	// EndTime is when the operator saw it end.
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
+	// Message is OSM's own message of a failed operation, or why it was no longer
+	// waited for, cut to MaxHistoryMessageLength bytes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Message string `json:"message,omitempty"`
 }
 
 // RolloutStatus is where an OsmDeployment stands in a rollout: the dependency

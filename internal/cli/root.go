@@ -74,7 +74,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Check, preview and drive osmops, GitOps for Open Source MANO",
 		Long: `osmops checks a GitOps repository the way the operator reads it (validate), shows the plan
 a revision would make in OSM (diff), and drives the OsmDeployments of a cluster (get, reconcile,
-suspend, resume, events). Installed as kubectl-osmops, it also runs as "kubectl osmops".`,
+suspend, resume, events), and follows one from its revision to OSM's operations (trace). Installed as kubectl-osmops, it also runs as "kubectl osmops".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -89,6 +89,7 @@ suspend, resume, events). Installed as kubectl-osmops, it also runs as "kubectl 
 		newSuspendCommand(kube),
 		newResumeCommand(kube),
 		newEventsCommand(kube),
+		newTraceCommand(kube),
 	)
 	return root
 }

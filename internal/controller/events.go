@@ -105,6 +105,19 @@ func (s *secretValues) maskConditions(obj *gitopsv1alpha1.OsmDeployment) {
 	}
 }
 
+// maskHistory masks the secret values of obj in the messages of its status.history: OSM may
+// quote a value in its answer.
+func (s *secretValues) maskHistory(obj *gitopsv1alpha1.OsmDeployment) {
+	key := client.ObjectKeyFromObject(obj)
+	for i := range obj.Status.History {
+		snapshot := &obj.Status.History[i]
+		snapshot.Message = s.mask(key, snapshot.Message)
+		for j := range snapshot.Operations {
+			snapshot.Operations[j].Message = s.mask(key, snapshot.Operations[j].Message)
+		}
+	}
+}
+
 // maskError returns err with the secret values of the object key masked in its text, still
 // wrapping err (a terminal error stays one); err itself when it shows none.
 func (s *secretValues) maskError(key types.NamespacedName, err error) error {

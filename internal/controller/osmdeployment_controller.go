@@ -327,6 +327,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	patcher := newSerialPatcher(obj, r.Client)
 	defer func() {
 		r.secrets.maskConditions(obj)
+		r.secrets.maskHistory(obj)
 		summarize(obj)
 		if err := patcher.Patch(ctx, obj); err != nil {
 			if !apierrors.IsNotFound(err) {
@@ -502,6 +503,7 @@ func (r *OsmDeploymentReconciler) fetchArtifact(ctx context.Context, url, digest
 // ones, and reports failures: in the Ready condition and a Warning event.
 func (r *OsmDeploymentReconciler) recordOperations(obj *gitopsv1alpha1.OsmDeployment, running []gitopsv1alpha1.OperationEntry, ended []engine.Outcome) {
 	obj.Status.Operations = running
+	recordHistoryOperations(obj, running, ended, time.Now())
 	var failures []string
 	reason := gitopsv1alpha1.OperationFailedReason
 	for _, outcome := range ended {
@@ -577,7 +579,9 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		}
 	}
 	result := engine.Apply(withChangeOrigin(ctx, obj, revision, plan), st.conn.NBI, plan, st.observed, st.conn.Parallelism)
-	recordApplied(obj, st.previous, plan, result, time.Now())
+	now := time.Now()
+	recordApplied(obj, st.previous, plan, result, now)
+	recordApply(obj, revision, plan, result, now)
 	r.eventApplied(obj, revision, plan, result)
 	r.eventRemediations(obj, plan)
 	if len(result.Errors) > 0 {
@@ -770,6 +774,7 @@ func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1al
 // terminates, reported in a Warning event.
 func (r *OsmDeploymentReconciler) recordDeletionOperations(obj *gitopsv1alpha1.OsmDeployment, running []gitopsv1alpha1.OperationEntry, ended []engine.Outcome) string {
 	obj.Status.Operations = running
+	recordHistoryOperations(obj, running, ended, time.Now())
 	var failures []string
 	for _, outcome := range ended {
 		if outcome.Failed && outcome.Operation.Type == osm.OperationTypeTerminate {

@@ -58,6 +58,7 @@ func summarize(obj *gitopsv1alpha1.OsmDeployment) {
 	defer func() {
 		boundMessages(obj.Status.Conditions)
 		engine.BoundReasons(obj.Status.Inventory)
+		boundHistory(obj.Status.History)
 	}()
 	obj.Status.LastAppliedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAppliedRevision)
 	obj.Status.LastAttemptedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAttemptedRevision)

@@ -202,3 +202,15 @@ func (c *Client) ListCompletedTerminates(ctx context.Context, nsInstanceIDs ...s
 	}
 	return listMembers(ctx, c, completedOperationsRequest(OperationTypeTerminate), "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
 }
+
+// ListNSOperations returns every LCM operation of the NS instances with these ids, whatever
+// its state, in one request: what `osmops trace` shows of each instance. OSM keeps an
+// instance's operations for as long as the instance, so the answer grows with its age; the
+// client's bounds on an answer hold.
+func (c *Client) ListNSOperations(ctx context.Context, nsInstanceIDs ...string) ([]Operation, error) {
+	if len(nsInstanceIDs) == 0 {
+		return nil, nil
+	}
+	req := getRequest("/nslcm/v1/ns_lcm_op_occs", "/nslcm/v1/ns_lcm_op_occs", nil)
+	return listMembers(ctx, c, req, "nsInstanceId", nsInstanceIDs, func(op *Operation) string { return op.NSInstanceID })
+}

@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
+)
+
+// tracedDeployment is an OsmDeployment that applied two revisions to ldap: the instantiate,
+// then an upgrade OSM failed with a message that holds a terminal escape.
+func tracedDeployment() *gitopsv1alpha1.OsmDeployment {
+	start, end := metav1.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC), metav1.Date(2026, 11, 26, 6, 1, 0, 0, time.UTC)
+	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "telco", Name: "gitops"},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{SourceRef: gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: "repo"},
+			ClusterRef: meta.LocalObjectReference{Name: "osm"}}}
+	obj.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionFalse, Reason: "OperationFailed", Message: "NS instance ldap failed"}}
+	obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = "main@sha1:1111", "main@sha1:2222"
+	obj.Status.Inventory = &gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
+		{Name: "ldap", ID: "ns-1", Digest: "sha256:decl", State: gitopsv1alpha1.NsInstanceFailed}}}
+	obj.Status.History = []gitopsv1alpha1.ApplySnapshot{
+		{Revision: "main@sha1:2222", PlanDigest: "sha256:plan2", StartTime: start, EndTime: &end, Outcome: gitopsv1alpha1.ApplyFailed,
+			Operations: []gitopsv1alpha1.HistoryOperation{{ID: "op-2", Type: "action", NsInstance: "ldap", State: "FAILED", EndTime: &end, Message: "helm: \x1b[31mboom"}}},
+		{Revision: "main@sha1:1111", PlanDigest: "sha256:plan1", StartTime: start, EndTime: &start, Outcome: gitopsv1alpha1.ApplySucceeded,
+			Operations: []gitopsv1alpha1.HistoryOperation{{ID: "op-1", Type: "instantiate", NsInstance: "ldap", State: "COMPLETED", EndTime: &start}}},
+	}
+	return obj
+}
+
+func TestRenderTrace(t *testing.T) {
+	obj := tracedDeployment()
+	observed := &engine.Observed{
+		NSInstances: map[string]osm.NSInstance{"ns-1": {ID: "ns-1", Name: "ldap", NSState: "READY"}},
+		VNFs: map[string][]osm.VNFInstance{"ns-1": {{MemberVnfIndex: "openldap", VnfdRef: "openldap_knf",
+			KDURecords: []osm.KDURecord{{KDUName: "ldap", HelmChart: "stable/openldap:1.2.7"}, {KDUName: "exporter", HelmChart: "prom/exporter"}}}}},
+		KDUValues: map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": `{"replicaCount":"2"}`}}},
+		KDUModels: map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": "stable/openldap:1.2.8"}}},
+	}
+	operations := []osm.Operation{
+		{ID: "op-1", NSInstanceID: "ns-1", LCMOperationType: "instantiate", OperationState: "COMPLETED", StartTime: 1795672800, StatusEnteredTime: 1795672810, DetailedStatus: "Done"},
+		{ID: "op-2", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "FAILED", StartTime: 1795672860, StatusEnteredTime: 1795672870,
+			ErrorMessage: "helm: \x1b[31mboom"},
+		{ID: "op-0", NSInstanceID: "other", LCMOperationType: "instantiate", OperationState: "COMPLETED", StartTime: 1795672800},
+	}
+	const valuesDigest = "hmac-sha256:9dbb84675c76a3ab4a3de62c23d378e46c6f94dfed196beb8cde0cf8583c66a1"
+	for _, test := range []struct {
+		name  string
+		trace Trace
+		want  string
+	}{
+		{"OSM not read", func() Trace {
+			trace := TraceOf(obj, "main@sha1:3333")
+			trace.OSM, trace.OSMError = "https://osm:9999, project admin", "connecting to the OSM of OsmCluster osm: Secret osm-credentials not found"
+			return trace
+		}(), lines(
+			"OsmDeployment telco/gitops: Ready False (OperationFailed): NS instance ldap failed",
+			"├─ GitRepository telco/repo: applied main@sha1:1111, attempted main@sha1:2222, artifact now main@sha1:3333",
+			"├─ OsmCluster osm: https://osm:9999, project admin",
+			"│  ! OSM not read, the status alone is shown: connecting to the OSM of OsmCluster osm: Secret osm-credentials not found",
+			"├─ NS instance ldap (ns-1): Failed",
+			"│  │ declaration sha256:decl",
+			"└─ history (status.history, newest first)",
+			`   ├─ main@sha1:2222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:plan2`,
+			`   │  action op-2 on ldap: FAILED: helm: \x1b[31mboom`,
+			`   ├─ main@sha1:1111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:plan1`,
+			`   │  instantiate op-1 on ldap: COMPLETED`,
+		)},
+		{"joined with OSM", TraceOf(obj, "").WithOSM(observed, operations, []byte("key")), lines(
+			"OsmDeployment telco/gitops: Ready False (OperationFailed): NS instance ldap failed",
+			"├─ GitRepository telco/repo: applied main@sha1:1111, attempted main@sha1:2222",
+			"├─ OsmCluster osm",
+			"├─ NS instance ldap (ns-1, OSM READY): Failed",
+			"│  │ declaration sha256:decl",
+			"│  ├─ VNF openldap (VNFD openldap_knf)",
+			"│  │  ├─ KDU ldap: chart stable/openldap:1.2.8, values "+valuesDigest,
+			"│  │  └─ KDU exporter: chart prom/exporter, values (none)",
+			`│  ├─ action op-2 FAILED, 2026-11-26T06:01:00Z → 2026-11-26T06:01:10Z, revision main@sha1:2222 (plan sha256:plan2): helm: \x1b[31mboom`,
+			"│  ├─ instantiate op-1 COMPLETED, 2026-11-26T06:00:00Z → 2026-11-26T06:00:10Z, revision main@sha1:1111 (plan sha256:plan1): Done",
+			"└─ history (status.history, newest first)",
+			`   ├─ main@sha1:2222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:plan2`,
+			`   │  action op-2 on ldap: FAILED: helm: \x1b[31mboom`,
+			`   ├─ main@sha1:1111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:plan1`,
+			`   │  instantiate op-1 on ldap: COMPLETED`,
+		)},
+		{"nothing applied yet", TraceOf(&gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "telco", Name: "new"},
+			Spec: gitopsv1alpha1.OsmDeploymentSpec{SourceRef: gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: "repo"},
+				ClusterRef: meta.LocalObjectReference{Name: "osm"}}}, "").WithOSM(nil, nil, nil), lines(
+			"OsmDeployment telco/new: Ready Unknown",
+			"├─ GitRepository telco/repo: applied (none), attempted (none)",
+			"├─ OsmCluster osm",
+			"├─ no NS instance in the inventory",
+			"└─ history (status.history, newest first)",
+			"   no apply recorded",
+		)},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			var out strings.Builder
+			RenderTrace(&out, test.trace)
+			if diff := cmp.Diff(test.want, out.String()); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The JSON trace is valid JSON that holds OSM's message, with its escape character written as
+// a JSON escape, never raw.
+func TestRenderTraceJSON(t *testing.T) {
+	trace := TraceOf(tracedDeployment(), "").WithOSM(nil, []osm.Operation{
+		{ID: "op-2", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "FAILED", ErrorMessage: "helm: \x1b[31mboom \u202eevil"}}, nil)
+	var out strings.Builder
+	if err := RenderTraceJSON(&out, trace); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\u202e") {
+		t.Errorf("a raw control or formatting character in:\n%s", out.String())
+	}
+	var decoded Trace
+	if err := json.Unmarshal([]byte(out.String()), &decoded); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if got := decoded.Instances[0].Operations[0]; got.Message != "helm: \x1b[31mboom \u202eevil" || got.Revision != "main@sha1:2222" {
+		t.Errorf("the operation read back: %+v", got)
+	}
+}
+
+// After an apply, the trace shows the NS instance, its KDU and the instantiate operation with
+// its OSM id and the revision that started it, reading OSM with the OsmCluster's credentials
+// and sending it no change.
+func TestTraceOfAnAppliedDeployment(t *testing.T) {
+	ctx := context.Background()
+	c, kubeconfig := startCluster(t)
+	sim, url := startSimulator(t)
+	sim.SetOperationDelay(0)
+	const namespace, name = "telco", "gitops"
+	deployment := osmtenant.Deployment(namespace, name, "osm-gitops")
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		osmtenant.CredentialsSecret(namespace, nbisim.DefaultUsername, nbisim.DefaultPassword),
+		osmtenant.Cluster(namespace, url), osmtenant.ValuesSecret(namespace, "ldap-admin", map[string]string{"password": "secret"}), deployment,
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The operator's apply of the demo repository, and the status it writes.
+	identity, err := controller.ResolveOwnerIdentity(ctx, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview, err := controller.PreviewPlan(ctx, c, deployment, demoRepo(t, nil), identity, "osmops-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nbi, err := osm.NewClient(url, osm.Credentials{Username: nbisim.DefaultUsername, Password: nbisim.DefaultPassword, Project: nbisim.DefaultProject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := engine.Apply(ctx, nbi, &preview.Plan, preview.Observed, 1)
+	if len(result.Errors) > 0 {
+		t.Fatalf("applying the demo repository: %v", result.Errors)
+	}
+	const revision = "main@sha1:0123456789abcdef0123456789abcdef01234567"
+	deployment.Status.Inventory = &preview.Plan.Inventory
+	snapshot := gitopsv1alpha1.ApplySnapshot{Revision: revision, PlanDigest: preview.Plan.Digest(), StartTime: metav1.Now(), Outcome: gitopsv1alpha1.ApplyRunning}
+	instantiates := map[string]string{}
+	for _, op := range result.Operations {
+		snapshot.Operations = append(snapshot.Operations, gitopsv1alpha1.HistoryOperation{ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationProcessing})
+		instantiates[op.NsInstance] = op.ID
+	}
+	for i, e := range deployment.Status.Inventory.NsInstances {
+		deployment.Status.Inventory.NsInstances[i].ID = result.NsInstanceIDs[e.Name]
+	}
+	deployment.Status.History = []gitopsv1alpha1.ApplySnapshot{snapshot}
+	if err := c.Status().Update(ctx, deployment); err != nil {
+		t.Fatal(err)
+	}
+
+	before := sim.Stats()
+	code, stdout, stderr := run(t, "trace", namespace+"/"+name, "-o", "json", "--kubeconfig", kubeconfig)
+	if code != ExitOK {
+		t.Fatalf("exit status %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if after := sim.Stats(); after.MutatingRequests != before.MutatingRequests {
+		t.Errorf("the trace sent %d mutating requests", after.MutatingRequests-before.MutatingRequests)
+	}
+	var trace Trace
+	if err := json.Unmarshal([]byte(stdout), &trace); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if trace.OSMError != "" || len(trace.Instances) == 0 {
+		t.Fatalf("trace: %s", stdout)
+	}
+	for _, in := range trace.Instances {
+		if len(in.VNFs) == 0 || len(in.VNFs[0].KDUs) == 0 || in.VNFs[0].KDUs[0].Chart == "" || !strings.HasPrefix(in.VNFs[0].KDUs[0].ValuesDigest, "hmac-sha256:") {
+			t.Errorf("NS instance %s: VNFs and KDUs %+v", in.Name, in.VNFs)
+		}
+		want := TracedOperation{ID: instantiates[in.Name], Type: osm.OperationTypeInstantiate, State: osm.OperationCompleted, Revision: revision, PlanDigest: preview.Plan.Digest()}
+		if len(in.Operations) != 1 {
+			t.Fatalf("NS instance %s: operations %+v, want its instantiate", in.Name, in.Operations)
+		}
+		got := in.Operations[0]
+		got.Start, got.End, got.Message = nil, nil, ""
+		if diff := cmp.Diff(want, got); diff != "" || in.Operations[0].Start == nil {
+			t.Errorf("NS instance %s: its operation (-want +got):\n%s", in.Name, diff)
+		}
+	}
+	code, stdout, stderr = run(t, "trace", name, "-n", namespace, "--kubeconfig", kubeconfig)
+	if code != ExitOK || !strings.Contains(stdout, "NS instance ldap (") || !strings.Contains(stdout, "instantiate "+instantiates["ldap"]+" COMPLETED") ||
+		!strings.Contains(stdout, "KDU ldap: chart ") {
+		t.Errorf("text trace: exit %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
