@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
@@ -252,6 +253,39 @@ func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
 	for _, tc := range tests {
 		if got := sameRevision(tc.a, tc.b); got != tc.same {
 			t.Errorf("sameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
+
+// osmops_rollout_held tells a site held by a wave (Waiting, Baking) from one halted by a
+// dependency (Halted), and both from a site that failed the revision itself, which no wave
+// holds (all 0: its Ready reason says why).
+func TestRolloutHeldGaugeTellsWaitingBakingHaltedAndFailedApart(t *testing.T) {
+	held := func(name string, phase gitopsv1alpha1.RolloutPhase) *gitopsv1alpha1.OsmDeployment {
+		obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "gauge", Name: name}}
+		if phase != "" {
+			obj.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Revision: "main@sha1:1", Dependency: "canary", Phase: phase}
+		}
+		return obj
+	}
+	sites := map[string]gitopsv1alpha1.RolloutPhase{"waiting": gitopsv1alpha1.RolloutWaiting,
+		"baking": gitopsv1alpha1.RolloutBaking, "halted": gitopsv1alpha1.RolloutHalted, "failed": ""}
+	for name, phase := range sites {
+		recordMetrics(held(name, phase), time.Now())
+	}
+	for name, phase := range sites {
+		for _, p := range rolloutPhases {
+			want := 0.0
+			if p == phase {
+				want = 1
+			}
+			var got dto.Metric
+			if err := rollouts.WithLabelValues("gauge", name, string(p)).Write(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got.GetGauge().GetValue() != want {
+				t.Errorf("osmops_rollout_held{name=%q, phase=%q} = %v, want %v", name, p, got.GetGauge().GetValue(), want)
+			}
 		}
 	}
 }
