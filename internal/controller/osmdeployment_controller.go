@@ -426,6 +426,9 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, err)
 		return nil, stalling(0)
 	case errors.Is(err, artifact.ErrInvalidArtifact):
+		// Like an invalid revision, a failure of the revision: the waves after it halt on it
+		// (judgeWave), rather than wait for a revision it will never apply.
+		obj.Status.LastAttemptedRevision = a.Revision
 		markStalled(obj, gitopsv1alpha1.ArtifactFailedReason, "artifact of %s: %s", a.Revision, err)
 		return nil, stalling(0)
 	case err != nil:
