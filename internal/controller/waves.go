@@ -5,7 +5,9 @@ package controller
 // whichever source object), is Ready on it with every NS instance ready, and has stayed so for
 // its bakeTime. A dependency that failed the revision halts the OsmDeployment on its previous
 // one. Held back, the reconcile ends at this precondition: nothing is sent to OSM, and no drift
-// check runs, until the wave starts (docs/rollouts.md).
+// check runs, until the wave starts: the revision it runs is no longer served by its source,
+// and applied again with the values of now it would reach every held site at once
+// (docs/rollouts.md).
 
 import (
 	"context"
