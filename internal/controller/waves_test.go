@@ -243,9 +243,10 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		}
 	})
 
-	// An artifact the canary rejects (its digest does not match) is a revision it failed,
-	// before anything reached OSM: the regions halt, they do not wait for it forever.
-	It("halts the regions on a revision whose artifact the canary rejected", func() {
+	// An artifact the canary rejects (its digest does not match), or a revision it finds
+	// invalid, is a revision it failed before anything reached OSM: the regions halt, they do
+	// not wait for it forever.
+	It("halts the regions on a revision whose artifact the canary rejected, or found invalid", func() {
 		tn := newTenant(GinkgoTB())
 		first := tn.publish("gitops", demoRepo("1", "ldap"))
 		canary := tn.newSite("canary", "gitops", 0)
@@ -262,6 +263,15 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, bad.Revision, "canary", And(
 			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(bad.Revision)),
 			ContainSubstring("digest"), HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+
+		// So does a revision the canary found invalid.
+		files := demoRepo("2", "ldap")
+		files["deploy/broken.osmops.yaml"] = "kind: NsInstance\nname: broken\nnsdName: [openldap_ns]\n"
+		invalid := tn.publish("gitops", files)
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
+		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, invalid, "canary",
+			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(invalid)))
 		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 
 		fix := tn.publish("gitops", demoRepo("3", "ldap"))
