@@ -149,7 +149,7 @@ func BuildRollout(items []gitopsv1alpha1.OsmDeployment, now time.Time) []Rollout
 		if rollout := d.Status.Rollout; rollout != nil {
 			site.Target = rollout.Revision
 			site.WaitsOn = dependencyKey(d, "", rollout.Dependency)
-			site.Gate, site.HaltedBy = gateOf(rollout, byKey[site.WaitsOn], byKey, now)
+			site.Gate, site.HaltedBy = gateOf(rollout, site.WaitsOn, byKey[site.WaitsOn], byKey, now)
 			if rollout.BakedAt != nil {
 				bakedAt := rollout.BakedAt.UTC()
 				site.BakedAt = &bakedAt
@@ -234,28 +234,25 @@ func stateOf(d *gitopsv1alpha1.OsmDeployment) string {
 	return StateNotReady
 }
 
-// gateOf says what the dependency dep has yet to do for the held revision, and, when halted,
-// which site failed it: the first along the halted ones that is not halted itself.
-func gateOf(rollout *gitopsv1alpha1.RolloutStatus, dep *gitopsv1alpha1.OsmDeployment, byKey map[string]*gitopsv1alpha1.OsmDeployment, now time.Time) (gate, haltedBy string) {
+// gateOf says what the dependency dep (waitsOn) has yet to do for the held revision, and, when
+// halted, which site failed it: the first along the halted ones that is not halted itself.
+func gateOf(rollout *gitopsv1alpha1.RolloutStatus, waitsOn string, dep *gitopsv1alpha1.OsmDeployment, byKey map[string]*gitopsv1alpha1.OsmDeployment, now time.Time) (gate, haltedBy string) {
 	short := gitopsv1alpha1.ShortRevision(rollout.Revision)
 	switch {
 	case rollout.Phase == gitopsv1alpha1.RolloutHalted:
-		failed := dep
-		for range byKey { // at most once per site: a cycle of halted sites ends
-			next := failed
-			if failed != nil && failed.Status.Rollout != nil && failed.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted {
-				next = byKey[dependencyKey(failed, "", failed.Status.Rollout.Dependency)]
-			}
-			if next == nil || next == failed {
+		haltedBy, failed := waitsOn, dep
+		for range byKey { // once per site at most: a cycle of halted sites ends
+			if failed == nil || failed.Status.Rollout == nil || failed.Status.Rollout.Phase != gitopsv1alpha1.RolloutHalted {
 				break
 			}
-			failed = next
+			haltedBy = dependencyKey(failed, "", failed.Status.Rollout.Dependency)
+			failed = byKey[haltedBy]
 		}
-		if failed == nil {
-			return "halted: " + short + " failed at " + rollout.Dependency, rollout.Dependency
+		why := "not listed"
+		if failed != nil {
+			why = conditions.GetReason(failed, meta.ReadyCondition)
 		}
-		haltedBy = failed.Namespace + "/" + failed.Name
-		return fmt.Sprintf("halted: %s failed %s (%s)", haltedBy, short, conditions.GetReason(failed, meta.ReadyCondition)), haltedBy
+		return fmt.Sprintf("halted: %s failed %s (%s)", haltedBy, short, why), haltedBy
 	case rollout.Phase == gitopsv1alpha1.RolloutBaking && rollout.BakedAt != nil:
 		if left := rollout.BakedAt.Sub(now); left > 0 {
 			return fmt.Sprintf("bake time, %s left", left.Round(time.Second)), ""

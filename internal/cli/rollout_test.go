@@ -114,10 +114,13 @@ func TestRenderRollout(t *testing.T) {
 			siteOf("region-a", firstRevision, firstRevision, held("staging", gitopsv1alpha1.RolloutWaiting, 0), waiting, after("staging", 0)),
 			siteOf("region-b", firstRevision, firstRevision, held("edge/gone", gitopsv1alpha1.RolloutWaiting, 0), waiting,
 				gitopsv1alpha1.DependencyReference{Name: "gone", Namespace: "edge", Revision: gitopsv1alpha1.DependencyRevisionSame}),
+			siteOf("region-c", firstRevision, firstRevision, held("edge/gone", gitopsv1alpha1.RolloutHalted, 0), haltedSite,
+				gitopsv1alpha1.DependencyReference{Name: "gone", Namespace: "edge", Revision: gitopsv1alpha1.DependencyRevisionSame}),
 		}, lines(
 			"WAVE  SITE            RUNS          TARGET        STATE     WAITS ON                                                       READY    HEALTHY  AFTER",
 			"1     telco/lab       main@3f1c0a2  main@3f1c0a2  Applying  -                                                              Unknown  Unknown  -",
 			"1     telco/region-b  main@9a8b7c6  main@3f1c0a2  Waiting   edge/gone: not listed (another namespace without -A, or none)  False    True     edge/gone (Same, not listed)",
+			"1     telco/region-c  main@9a8b7c6  main@3f1c0a2  Halted    halted: edge/gone failed main@3f1c0a2 (not listed)             False    True     edge/gone (Same, not listed)",
 			"1     telco/staging   main@9a8b7c6  main@9a8b7c6  Applied   -                                                              True     True     -",
 			"2     telco/canary    main@9a8b7c6  main@3f1c0a2  Waiting   telco/lab: health check                                        False    True     telco/lab (Same)",
 			"2     telco/region-a  main@9a8b7c6  main@3f1c0a2  Waiting   telco/staging: main@3f1c0a2 not attempted yet                  False    True     telco/staging (Same)",
