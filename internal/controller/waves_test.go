@@ -282,6 +282,33 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		}
 	})
 
+	// A revision rejected while OSM operations of the previous one run does not take their
+	// place: mended, it is sent to OSM, never marked applied by their end.
+	It("applies a rejected revision once mended, though it was rejected while operations ran", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		region := tn.newSite("region-a", "gitops", 0, "canary")
+		tn.eventuallyApplied(canary.d, first)
+
+		canary.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(canary.d, second)
+		bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("3", "ldap"))
+		good := *bad
+		bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+		tn.setArtifact("gitops", bad)
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
+		tn.g.Expect(tn.get(canary.d).Status.LastAttemptedRevision).To(Equal(second), "the operations in flight are the second revision's")
+		canary.sim.ReleaseOperations()
+
+		tn.setArtifact("gitops", &good)
+		tn.eventuallyApplied(canary.d, good.Revision)
+		tn.g.Expect(canary.replicaCount()).To(Equal("3"), tn.describe(canary.d))
+		tn.eventuallyApplied(region.d, good.Revision)
+		tn.g.Expect(region.replicaCount()).To(Equal("3"))
+	})
+
 	// Suspended, a site waits for nothing: it reports no rollout wait (status.rollout, the
 	// gauge) until it is resumed and judges the wave again.
 	It("reports no rollout wait of a suspended site", func() {
