@@ -124,6 +124,15 @@ func TestOsmDeploymentColumnsFit(t *testing.T) {
 				d.Status.LastAttemptedRevision = gitRevisionNext
 				d.Spec.Suspend = true
 			}),
+		deployment("openldap-region-eu1", metav1.ConditionFalse, gitopsv1alpha1.WaitingForWaveReason,
+			"waiting for OsmDeployment openldap-canary: Ready on revision main@9a8b7c6 since 2026-11-26T03:40:15Z, bake time 2h0m0s: 1h12m4s left",
+			func(d *gitopsv1alpha1.OsmDeployment) {
+				d.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Revision: gitRevisionNext, Dependency: "openldap-canary", Phase: gitopsv1alpha1.RolloutBaking}
+			}),
+		deployment("openldap-region-us1", metav1.ConditionFalse, gitopsv1alpha1.RolloutHaltedReason,
+			"rollout of main@9a8b7c6 halted by OsmDeployment openldap-canary: it failed revision main@9a8b7c6", func(d *gitopsv1alpha1.OsmDeployment) {
+				d.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Revision: gitRevisionNext, Dependency: "openldap-canary", Phase: gitopsv1alpha1.RolloutHalted}
+			}),
 	}
 	for _, wide := range []bool{false, true} {
 		rows := render(t, "osmdeployments", wide, objects...)
@@ -134,6 +143,15 @@ func TestOsmDeploymentColumnsFit(t *testing.T) {
 	for _, want := range []string{"CLUSTER", "ATTEMPTED", "SUSPENDED", "osm-prod-east", "main@9a8b7c6", "true"} {
 		if !strings.Contains(strings.Join(wide, "\n"), want) {
 			t.Errorf("-o wide lacks %q:\n%s", want, strings.Join(wide, "\n"))
+		}
+	}
+	// A site held by a wave, one halted by a dependency that failed the revision, and one that
+	// failed it itself read apart in the STATUS column (the Ready reason); Waiting from Baking
+	// only in status.rollout.phase, the osmops_rollout_held gauge and osmops rollout: a column
+	// more would not fit -o wide in 120 characters.
+	for i, want := range map[int]string{2: gitopsv1alpha1.ValidationFailedReason, 4: gitopsv1alpha1.WaitingForWaveReason, 5: gitopsv1alpha1.RolloutHaltedReason} {
+		if !strings.Contains(wide[i], want) {
+			t.Errorf("-o wide row %d lacks the reason %q:\n%s", i, want, strings.Join(wide, "\n"))
 		}
 	}
 }

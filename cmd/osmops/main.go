@@ -1,6 +1,6 @@
 // Command osmops checks, previews and drives osmops: validate and diff a GitOps repository with
-// the operator's own code, and get, reconcile, suspend, resume and see the events of the
-// OsmDeployments of a cluster. Installed as kubectl-osmops, it runs as "kubectl osmops".
+// the operator's own code, and get, reconcile, suspend, resume, see the events and the rollout
+// waves of the OsmDeployments of a cluster. Installed as kubectl-osmops, it runs as "kubectl osmops".
 //
 // Its commands live in internal/cli; this file only runs them.
 package main

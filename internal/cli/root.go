@@ -73,8 +73,10 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "osmops",
 		Short: "Check, preview and drive osmops, GitOps for Open Source MANO",
 		Long: `osmops checks a GitOps repository the way the operator reads it (validate), shows the plan
-a revision would make in OSM (diff), and drives the OsmDeployments of a cluster (get, reconcile,
-suspend, resume, events), and follows one from its revision to OSM's operations (trace). Installed as kubectl-osmops, it also runs as "kubectl osmops".`,
+a revision would make in OSM (diff), drives the OsmDeployments of a cluster (get, reconcile,
+suspend, resume, events), follows one from its revision to OSM's operations (trace), and shows
+the waves of a rollout across them (rollout). Installed as kubectl-osmops, it also runs as
+"kubectl osmops".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -90,6 +92,7 @@ suspend, resume, events), and follows one from its revision to OSM's operations 
 		newResumeCommand(kube),
 		newEventsCommand(kube),
 		newTraceCommand(kube),
+		newRolloutCommand(kube),
 	)
 	return root
 }

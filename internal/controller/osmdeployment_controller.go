@@ -474,11 +474,12 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
-		obj.Status.LastAttemptedRevision = a.Revision
+		recordFailedRevision(obj, a.Revision)
 		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", a.Revision, err)
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, err)
 		return nil, stalling(0)
 	case errors.Is(err, artifact.ErrInvalidArtifact):
+		recordFailedRevision(obj, a.Revision)
 		markStalled(obj, gitopsv1alpha1.ArtifactFailedReason, "artifact of %s: %s", a.Revision, err)
 		return nil, stalling(0)
 	case err != nil:
@@ -491,6 +492,17 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		}
 	}
 	return rev, outcome{}
+}
+
+// recordFailedRevision records a revision rejected before anything reached OSM (invalid, or
+// its artifact) as attempted, so that the waves after it halt on it (judgeWave) rather than
+// wait for a revision it will never apply. Not while OSM operations of the previous revision
+// are in flight: lastAttemptedRevision is theirs, which settleOperations marks applied once
+// they end, and the rejected revision, mended, would be marked applied without being sent.
+func recordFailedRevision(obj *gitopsv1alpha1.OsmDeployment, revision string) {
+	if len(obj.Status.Operations) == 0 {
+		obj.Status.LastAttemptedRevision = revision
+	}
 }
 
 // fetchArtifact downloads an artifact, checks its digest and unpacks it into dir, within

@@ -82,6 +82,9 @@ func summarize(obj *gitopsv1alpha1.OsmDeployment) {
 // suspended: Current when it was Ready, Failed (Stalled) otherwise. A Normal event says so once.
 func (r *OsmDeploymentReconciler) suspend(obj *gitopsv1alpha1.OsmDeployment) {
 	obj.Status.ObservedGeneration = obj.Generation
+	// Suspended, it waits for no wave (the Ready message keeps the last wait): its resume
+	// judges the waves again (docs/rollouts.md).
+	obj.Status.Rollout = nil
 	conditions.Delete(obj, meta.ReconcilingCondition)
 	if conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.SuspendedReason {
 		return

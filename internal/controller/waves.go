@@ -5,7 +5,9 @@ package controller
 // whichever source object), is Ready on it with every NS instance ready, and has stayed so for
 // its bakeTime. A dependency that failed the revision halts the OsmDeployment on its previous
 // one. Held back, the reconcile ends at this precondition: nothing is sent to OSM, and no drift
-// check runs, until the wave starts (docs/rollouts.md).
+// check runs, until the wave starts: the revision it runs is no longer served by its source,
+// and applied again with the values of now it would reach every held site at once
+// (docs/rollouts.md).
 
 import (
 	"context"
@@ -31,8 +33,9 @@ func revisionDigest(revision string) string {
 	return revision[strings.LastIndex(revision, "@")+1:]
 }
 
-// sameRevision tells whether two Flux revisions carry the same commit or digest.
-func sameRevision(a, b string) bool {
+// SameRevision tells whether two Flux revisions carry the same commit or digest (the waves of a
+// rollout, and osmops rollout, compare revisions so).
+func SameRevision(a, b string) bool {
 	return a != "" && b != "" && revisionDigest(a) == revisionDigest(b)
 }
 
@@ -63,15 +66,15 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "not found"}
 	case !dep.DeletionTimestamp.IsZero():
 		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "being deleted"}
-	case sameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
+	case SameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
 		conditions.GetReason(dep, meta.StalledCondition) != gitopsv1alpha1.SuspendedReason:
 		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
 			why: fmt.Sprintf("it failed revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
 	case dep.Status.Rollout != nil && dep.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted &&
-		sameRevision(dep.Status.Rollout.Revision, revision):
+		SameRevision(dep.Status.Rollout.Revision, revision):
 		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
 			why: fmt.Sprintf("it is halted on revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
-	case !sameRevision(dep.Status.LastAppliedRevision, revision):
+	case !SameRevision(dep.Status.LastAppliedRevision, revision):
 		runs := "nothing applied yet"
 		if dep.Status.LastAppliedRevision != "" {
 			runs = "it runs " + gitopsv1alpha1.ShortRevision(dep.Status.LastAppliedRevision)

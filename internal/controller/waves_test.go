@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -214,6 +215,135 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		}
 	})
 
+	// A health gate is part of the revision: the canary's smoke test not passing within
+	// healthCheckTimeout fails the revision there, and the regions stay on the previous one.
+	It("halts the regions on a revision whose health check timed out at the canary", func() {
+		tn := newTenant(GinkgoTB())
+		smoke := tn.smokeTest("passed")
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
+			gatedBySmokeTest(d)
+			d.Spec.HealthCheckTimeout = &metav1.Duration{Duration: time.Millisecond}
+		})
+		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+		for _, s := range append([]*site{canary}, regions...) {
+			tn.eventuallyApplied(s.d, first)
+			s.sim.ResetStats()
+		}
+
+		// The smoke test of the new revision starts once OSM has it, and never passes.
+		canary.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(canary.d, second)
+		tn.setResult(smoke, "running")
+		canary.sim.ReleaseOperations()
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.HealthCheckFailedReason))
+		tn.g.Expect(tn.get(canary.d).Status.LastAppliedRevision).To(Equal(second))
+		for _, s := range regions {
+			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
+				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: it failed revision"),
+				ContainSubstring("health check ConfigMap smoke not ready within 1ms"),
+				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
+			tn.g.Expect(s.replicaCount()).To(Equal("1"))
+		}
+	})
+
+	// An artifact the canary rejects (its digest does not match), or a revision it finds
+	// invalid, is a revision it failed before anything reached OSM: the regions halt, they do
+	// not wait for it forever.
+	It("halts the regions on a revision whose artifact the canary rejected, or found invalid", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		region := tn.newSite("region-a", "gitops", 0, "canary")
+		for _, s := range []*site{canary, region} {
+			tn.eventuallyApplied(s.d, first)
+			s.sim.ResetStats()
+		}
+
+		bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("2", "ldap"))
+		bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+		tn.setArtifact("gitops", bad)
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
+		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, bad.Revision, "canary", And(
+			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(bad.Revision)),
+			ContainSubstring("digest"), HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+
+		// So does a revision the canary found invalid.
+		files := demoRepo("2", "ldap")
+		files["deploy/broken.osmops.yaml"] = "kind: NsInstance\nname: broken\nnsdName: [openldap_ns]\n"
+		invalid := tn.publish("gitops", files)
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
+		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, invalid, "canary",
+			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(invalid)))
+		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+
+		fix := tn.publish("gitops", demoRepo("3", "ldap"))
+		for _, s := range []*site{canary, region} {
+			got := tn.eventuallyApplied(s.d, fix)
+			tn.g.Expect(got.Status.Rollout).To(BeNil())
+			tn.g.Expect(s.replicaCount()).To(Equal("3"))
+		}
+	})
+
+	// A revision rejected while OSM operations of the previous one run does not take their
+	// place: mended, it is sent to OSM, never marked applied by their end.
+	It("applies a rejected revision once mended, though it was rejected while operations ran", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		region := tn.newSite("region-a", "gitops", 0, "canary")
+		tn.eventuallyApplied(canary.d, first)
+
+		canary.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(canary.d, second)
+		bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("3", "ldap"))
+		good := *bad
+		bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+		tn.setArtifact("gitops", bad)
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
+		tn.g.Expect(tn.get(canary.d).Status.LastAttemptedRevision).To(Equal(second), "the operations in flight are the second revision's")
+		canary.sim.ReleaseOperations()
+
+		tn.setArtifact("gitops", &good)
+		tn.eventuallyApplied(canary.d, good.Revision)
+		tn.g.Expect(canary.replicaCount()).To(Equal("3"), tn.describe(canary.d))
+		tn.eventuallyApplied(region.d, good.Revision)
+		tn.g.Expect(region.replicaCount()).To(Equal("3"))
+	})
+
+	// Suspended, a site waits for nothing: it reports no rollout wait (status.rollout, the
+	// gauge) until it is resumed and judges the wave again.
+	It("reports no rollout wait of a suspended site", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		lab := tn.newSite("lab", "gitops", 0)
+		canary := tn.newSite("canary", "gitops", 0, "lab")
+		tn.eventuallyApplied(lab.d, first)
+		tn.eventuallyApplied(canary.d, first)
+
+		lab.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyAttempted(lab.d, second)
+		waiting := ContainSubstring("waiting for OsmDeployment lab: revision " + gitopsv1alpha1.ShortRevision(second) + " not applied yet")
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
+		tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(Equal(1.0))
+
+		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+		tn.eventuallyCondition(canary.d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.SuspendedReason))
+		tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
+		tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(BeZero())
+
+		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = false })
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
+		lab.sim.ReleaseOperations()
+		tn.eventuallyApplied(canary.d, second)
+	})
+
 	It("lets the dependents of a site deleted mid-rollout wait for it", func() {
 		tn := newTenant(GinkgoTB())
 		first := tn.publish("gitops", demoRepo("1", "ldap"))
@@ -257,8 +387,46 @@ func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
 		{"main@" + commit, "", false},
 	}
 	for _, tc := range tests {
-		if got := sameRevision(tc.a, tc.b); got != tc.same {
-			t.Errorf("sameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		if got := SameRevision(tc.a, tc.b); got != tc.same {
+			t.Errorf("SameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}
+
+// rolloutHeld is the osmops_rollout_held gauge of the OsmDeployment in phase.
+func rolloutHeld(d *gitopsv1alpha1.OsmDeployment, phase gitopsv1alpha1.RolloutPhase) float64 {
+	var m dto.Metric
+	if err := rollouts.WithLabelValues(d.Namespace, d.Name, string(phase)).Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetGauge().GetValue()
+}
+
+// osmops_rollout_held tells a site held by a wave (Waiting, Baking) from one halted by a
+// dependency (Halted), and both from a site that failed the revision itself, which no wave
+// holds (all 0: its Ready reason says why).
+func TestRolloutHeldGaugeTellsWaitingBakingHaltedAndFailedApart(t *testing.T) {
+	held := func(name string, phase gitopsv1alpha1.RolloutPhase) *gitopsv1alpha1.OsmDeployment {
+		obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "gauge", Name: name}}
+		if phase != "" {
+			obj.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Revision: "main@sha1:1", Dependency: "canary", Phase: phase}
+		}
+		return obj
+	}
+	sites := map[string]gitopsv1alpha1.RolloutPhase{"waiting": gitopsv1alpha1.RolloutWaiting,
+		"baking": gitopsv1alpha1.RolloutBaking, "halted": gitopsv1alpha1.RolloutHalted, "failed": ""}
+	for name, phase := range sites {
+		recordMetrics(held(name, phase), time.Now())
+	}
+	for name, phase := range sites {
+		for _, p := range rolloutPhases {
+			want := 0.0
+			if p == phase {
+				want = 1
+			}
+			if got := rolloutHeld(held(name, phase), p); got != want {
+				t.Errorf("osmops_rollout_held{name=%q, phase=%q} = %v, want %v", name, p, got, want)
+			}
 		}
 	}
 }
