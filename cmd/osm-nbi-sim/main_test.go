@@ -151,6 +151,7 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--autoremove-delay", "-1s"}, "--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive"},
 		{[]string{"extra"}, "unexpected arguments: extra"},
 		{[]string{"--lcm-profile", "fast"}, `--lcm-profile "fast": want one of real`},
+		{[]string{"--request-log-size", "0"}, "--request-log-size must be positive"},
 	}
 	for _, test := range tests {
 		err := run(context.Background(), append([]string{"--listen", "127.0.0.1:0"}, test.args...), io.Discard, io.Discard)
