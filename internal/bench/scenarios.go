@@ -131,9 +131,7 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 		result.Errors = append(result.Errors, "operator: "+err.Error())
 	}
 	if b.Settings.LCMProfile != "" && slices.Contains(b.Settings.ProfileSizes, n) {
-		if result.Profiled, _, err = b.runOperator(ctx, workload, b.Settings.LCMProfile); err != nil {
-			result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
-		}
+		b.runProfiled(ctx, &result)
 	}
 	if result.CLI, err = b.runCLI(ctx, workload, false); err != nil {
 		result.Errors = append(result.Errors, "CLI pattern: "+err.Error())
@@ -147,6 +145,22 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 }
 
 // startSimulator starts a simulator with the bench's settings and the LCM profile, if any.
+// RunCloseness runs the scenarios with n instances through the operator against the simulator
+// with Settings.LCMProfile alone (SizeResult.Profiled).
+func (b *Bench) RunCloseness(ctx context.Context, n int) SizeResult {
+	result := SizeResult{N: n, Changed: Workload{N: n, Prefix: repository}.ChangedNames()}
+	b.runProfiled(ctx, &result)
+	return result
+}
+
+// runProfiled runs the operator against the simulator with Settings.LCMProfile into result.
+func (b *Bench) runProfiled(ctx context.Context, result *SizeResult) {
+	var err error
+	if result.Profiled, _, err = b.runOperator(ctx, Workload{N: result.N, Prefix: repository}, b.Settings.LCMProfile); err != nil {
+		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
+	}
+}
+
 func (b *Bench) startSimulator(ctx context.Context, lcmProfile string) (*Simulator, error) {
 	return StartSimulator(ctx, SimulatorOptions{
 		Binary: b.Settings.SimulatorBinary, Credentials: b.Credentials, VIMAccount: VIMAccount,
