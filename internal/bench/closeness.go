@@ -15,9 +15,12 @@ type Closeness struct {
 	// FirstRequest holds, per OsmDeployment, the time from its new artifact being served to
 	// the first request that changes OSM reaching the simulator (none when none was sent).
 	FirstRequest []time.Duration
-	// CompletedToReady holds, per operation OSM COMPLETED, the time from that to the
-	// OsmDeployment being Ready with the revision.
+	// CompletedToReady holds, per OsmDeployment, the time from OSM's end of the last of its
+	// operations, which Ready waits for, to its being Ready with the revision.
 	CompletedToReady []time.Duration
+	// CompletedToPoll holds, per operation OSM COMPLETED, the time from that to the next read of
+	// the operations reaching the simulator: when the operator could first know of the end.
+	CompletedToPoll []time.Duration
 	// Operations counts the operations OSM accepted.
 	Operations int
 	// OSMTime is OSM's own time: from the first changing request to the last operation's end,
@@ -76,14 +79,27 @@ func measureCloseness(served, ready time.Time, requests []nbisim.RequestRecord, 
 		if op.Ended.After(lastEnd) {
 			lastEnd = *op.Ended
 		}
-		if op.State == "COMPLETED" {
-			c.CompletedToReady = append(c.CompletedToReady, ready.Sub(*op.Ended))
+		if op.State != "COMPLETED" {
+			continue
 		}
+		if i := slices.IndexFunc(requests, func(r nbisim.RequestRecord) bool {
+			return readsOperations(r) && !r.Time.Before(*op.Ended)
+		}); i >= 0 {
+			c.CompletedToPoll = append(c.CompletedToPoll, requests[i].Time.Sub(*op.Ended))
+		}
+	}
+	if !lastEnd.IsZero() {
+		c.CompletedToReady = append(c.CompletedToReady, ready.Sub(lastEnd))
 	}
 	if !first.IsZero() && lastEnd.After(first) {
 		c.OSMTime = lastEnd.Sub(first)
 	}
 	return c
+}
+
+// readsOperations says whether a request reads OSM's operations (the list or one of them).
+func readsOperations(r nbisim.RequestRecord) bool {
+	return r.Method == "GET" && strings.HasPrefix(r.Route, operationsListRoute)
 }
 
 // changesOSM says whether a request changes OSM: a write, not a login.

@@ -43,8 +43,8 @@ func TestPercentile(t *testing.T) {
 }
 
 // The closeness of one scenario, from a request log and the simulator's operations: the first
-// changing request (not a login, not a read, not before the artifact), each COMPLETED
-// operation's wait for Ready, OSM's own time from that request to the last end, the ratio.
+// changing request (not a login, not a read, not before the artifact), the wait for Ready after
+// the last end, each COMPLETED operation's wait for the next read of the operations, OSM's own time from that request to the last end, the ratio.
 func TestMeasureCloseness(t *testing.T) {
 	served := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return served.Add(time.Duration(ms) * time.Millisecond) }
@@ -55,6 +55,9 @@ func TestMeasureCloseness(t *testing.T) {
 		{Time: at(200), Method: "GET", Route: "/osm/nslcm/v1/ns_instances_content"},
 		{Time: at(450), Method: "POST", Route: "/osm/nslcm/v1/ns_instances/{nsInstanceId}/action"},
 		{Time: at(500), Method: "POST", Route: "/osm/nslcm/v1/ns_instances/{nsInstanceId}/action"},
+		{Time: at(4000), Method: "GET", Route: "/osm/nslcm/v1/ns_lcm_op_occs"},
+		{Time: at(4500), Method: "GET", Route: "/osm/nslcm/v1/ns_instances_content"},
+		{Time: at(4600), Method: "GET", Route: "/osm/nslcm/v1/ns_lcm_op_occs"},
 	}
 	operations := []nbisim.OperationState{
 		{ID: "before", State: "COMPLETED", Accepted: at(-50), Ended: ended(-10)},
@@ -66,7 +69,8 @@ func TestMeasureCloseness(t *testing.T) {
 	got := measureCloseness(served, at(5000), requests, operations)
 	want := Closeness{
 		FirstRequest:     []time.Duration{450 * time.Millisecond},
-		CompletedToReady: []time.Duration{550 * time.Millisecond, 450 * time.Millisecond},
+		CompletedToReady: []time.Duration{450 * time.Millisecond},
+		CompletedToPoll:  []time.Duration{150 * time.Millisecond, 50 * time.Millisecond},
 		Operations:       4,
 		OSMTime:          4100 * time.Millisecond,
 		OperatorTime:     5 * time.Second,
