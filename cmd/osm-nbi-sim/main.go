@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -55,6 +56,8 @@ type options struct {
 	vimAccounts    []string
 	seedFile       string
 	operationDelay time.Duration
+	lcmProfile     string
+	requestLogSize int
 	tokenLifetime  time.Duration
 	autoremove     time.Duration
 	tlsCert        string
@@ -82,6 +85,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		"the seed file's charts, the repositories named hold only the versions listed (default: stable/openldap 1.2.7 and 1.2.8, "+
 		"cetic/phpldapadmin 0.1.2, prometheus-community/prometheus-openldap-exporter 0.1.0); other repositories hold every version")
 	flags.DurationVar(&o.operationDelay, "operation-delay", nbisim.DefaultOperationDelay, "how long an LCM operation stays PROCESSING")
+	flags.StringVar(&o.lcmProfile, "lcm-profile", "", `LCM's times by operation type and its message bus's pacing: "real" for OSM 19's as measured `+
+		"(docs/fidelity.md); the types it names run their own time instead of --operation-delay")
+	flags.IntVar(&o.requestLogSize, "request-log-size", nbisim.DefaultRequestLogSize, "how many of the last requests /sim/v1/requests keeps")
 	flags.DurationVar(&o.autoremove, "autoremove-delay", nbisim.DefaultAutoremoveDelay, "how long a terminated NS record stays before OSM's autoremove deletes it")
 	flags.DurationVar(&o.tokenLifetime, "token-lifetime", nbisim.DefaultTokenLifetime, "how long a token is valid")
 	flags.StringVar(&o.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key, serve HTTPS")
@@ -105,6 +111,12 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		if !slices.Contains(nbisim.QuotaNames, name) || quota < 0 {
 			return nil, fmt.Errorf("--quota %s=%d: want one of OSM's quota names and a count of 0 or more", name, quota)
 		}
+	}
+	if _, known := nbisim.LCMProfiles[o.lcmProfile]; o.lcmProfile != "" && !known {
+		return nil, fmt.Errorf("--lcm-profile %q: want one of %s", o.lcmProfile, strings.Join(slices.Sorted(maps.Keys(nbisim.LCMProfiles)), ", "))
+	}
+	if o.requestLogSize <= 0 {
+		return nil, errors.New("--request-log-size must be positive")
 	}
 	if o.operationDelay < 0 || o.autoremove < 0 || o.tokenLifetime <= 0 {
 		return nil, errors.New("--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive")
@@ -191,7 +203,7 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 	if err != nil {
 		return nbisim.Config{}, err
 	}
-	return nbisim.Config{
+	cfg := nbisim.Config{
 		Username:        o.username,
 		Password:        password,
 		Project:         o.project,
@@ -202,11 +214,16 @@ func (o *options) config(out io.Writer) (nbisim.Config, error) {
 		Charts:          charts,
 		Seed:            o.seed,
 		Quotas:          o.quotas,
+		RequestLogSize:  o.requestLogSize,
 		OnRequest: func(r nbisim.RequestRecord) {
 			fmt.Fprintf(out, "%s %s %s %d %s %dB\n",
 				r.Time.UTC().Format(time.RFC3339Nano), r.Method, r.Path, r.Status, r.Duration.Round(time.Microsecond), r.BytesSent)
 		},
-	}, nil
+	}
+	if profile, ok := nbisim.LCMProfiles[o.lcmProfile]; ok {
+		profile.Apply(&cfg)
+	}
+	return cfg, nil
 }
 
 // chartCatalog is the seed file's charts and the --chart flags; nil (the simulator's default

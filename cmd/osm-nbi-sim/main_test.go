@@ -150,6 +150,8 @@ func TestOptionErrors(t *testing.T) {
 		{[]string{"--operation-delay", "-1s"}, "--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive"},
 		{[]string{"--autoremove-delay", "-1s"}, "--operation-delay and --autoremove-delay must not be negative, --token-lifetime must be positive"},
 		{[]string{"extra"}, "unexpected arguments: extra"},
+		{[]string{"--lcm-profile", "fast"}, `--lcm-profile "fast": want one of real`},
+		{[]string{"--request-log-size", "0"}, "--request-log-size must be positive"},
 	}
 	for _, test := range tests {
 		err := run(context.Background(), append([]string{"--listen", "127.0.0.1:0"}, test.args...), io.Discard, io.Discard)
@@ -190,5 +192,21 @@ func TestChartCatalogFlags(t *testing.T) {
 	err = run(context.Background(), []string{"--listen", "127.0.0.1:0", "--chart", "stable/openldap"}, io.Discard, io.Discard)
 	if want := `chart "stable/openldap": want <repo>/<chart>:<version>`; err == nil || err.Error() != want {
 		t.Errorf("run --chart stable/openldap: %v, want %q", err, want)
+	}
+}
+
+// --lcm-profile real gives the simulator the LCM times measured on OSM 19.
+func TestLCMProfileFlag(t *testing.T) {
+	o, err := parseOptions([]string{"--lcm-profile", "real"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := nbisim.LCMProfiles["real"]
+	if cfg.PickupDelay != real.PickupDelay || cfg.PickupInterval != real.PickupInterval || !cmp.Equal(cfg.OperationDelays, real.OperationDelays) {
+		t.Errorf("config: pickup %s every %s, delays %v; want the profile's %+v", cfg.PickupDelay, cfg.PickupInterval, cfg.OperationDelays, real)
 	}
 }

@@ -58,8 +58,9 @@ type options struct {
 	operatorLog  string
 	command      string
 	goBenchmarks bool
-	// onlyHostile runs the hostile tenants scenario alone.
-	onlyHostile bool
+	// onlyHostile runs the hostile tenants scenario alone; onlyCloseness the runs against the
+	// simulator with the LCM profile.
+	onlyHostile, onlyCloseness bool
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -89,8 +90,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.IntVar(&s.FleetInstances, "fleet-instances", 10, "NS instances of each fleet OsmDeployment")
 	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
 	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
+	flags.StringVar(&s.LCMProfile, "lcm-profile", "real", `the simulator's LCM times of the runs that measure how close the operator `+
+		`comes to OSM's own time ("real": OSM 19's as measured; "" for none)`)
+	flags.IntSliceVar(&s.ProfileSizes, "lcm-profile-sizes", []int{10}, "the sizes run again against the simulator with --lcm-profile "+
+		"(one of its operations is taken up every 2 s: N = 100 takes OSM over 200 s)")
 	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
-	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds; write it elsewhere with --out)`)
+	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds) or "closeness" `+
+		`(the runs with --lcm-profile); write it elsewhere with --out`)
 	if err := flags.Parse(args); err != nil {
 		return nil, err
 	}
@@ -98,8 +104,13 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	case "":
 	case "hostile":
 		o.onlyHostile, o.goBenchmarks = true, false
+	case "closeness":
+		o.onlyCloseness, o.goBenchmarks = true, false
+		if s.LCMProfile == "" || len(s.ProfileSizes) == 0 {
+			return nil, errors.New("--only closeness needs --lcm-profile and --lcm-profile-sizes")
+		}
 	default:
-		return nil, fmt.Errorf("--only: %q is not \"hostile\"", *only)
+		return nil, fmt.Errorf("--only: %q is neither \"hostile\" nor \"closeness\"", *only)
 	}
 	if flags.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))
@@ -110,6 +121,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	for _, n := range s.Sizes {
 		if n < 2 {
 			return nil, fmt.Errorf("--sizes: %d is too small: 10%% of the instances change and 10%% go", n)
+		}
+	}
+	for _, n := range s.ProfileSizes {
+		if !o.onlyCloseness && !slices.Contains(s.Sizes, n) {
+			return nil, fmt.Errorf("--lcm-profile-sizes: %d is not one of --sizes", n)
 		}
 	}
 	for _, n := range s.CLIWaitSizes {
@@ -197,6 +213,16 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	}
 	if o.onlyHostile {
 		return measureHostile(ctx, b, report)
+	}
+	if o.onlyCloseness {
+		for _, n := range o.settings.ProfileSizes {
+			result := b.RunCloseness(ctx, n)
+			for _, e := range result.Errors {
+				report.Errors = append(report.Errors, fmt.Sprintf("N=%d %s", n, e))
+			}
+			report.Sizes = append(report.Sizes, result)
+		}
+		return ctx.Err()
 	}
 	for _, n := range o.settings.Sizes {
 		result := b.RunSize(ctx, n)

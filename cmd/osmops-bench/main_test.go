@@ -18,9 +18,9 @@ func TestParseOptions(t *testing.T) {
 	}
 	s := defaults.settings
 	got := []any{s.Sizes, s.Latency, s.OperationDelay, s.OperationPollInterval, s.CLIPollInterval, s.CLIWaitSizes, s.MaxConcurrentRequests,
-		s.Fleets, s.FleetDeployments, s.FleetInstances, s.FleetTarget, defaults.out}
+		s.Fleets, s.FleetDeployments, s.FleetInstances, s.FleetTarget, s.LCMProfile, s.ProfileSizes, defaults.out}
 	want := []any{[]int{10, 100, 1000}, 5 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 5 * time.Second, []int{10, 100}, 32,
-		[]bench.FleetSource{bench.SeparateSources, bench.SharedSource}, 1000, 10, time.Minute, "docs/benchmarks.md"}
+		[]bench.FleetSource{bench.SeparateSources, bench.SharedSource}, 1000, 10, time.Minute, "real", []int{10}, "docs/benchmarks.md"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -30,6 +30,10 @@ func TestParseOptions(t *testing.T) {
 	hostile, err := parseOptions([]string{"--only=hostile"}, io.Discard)
 	if err != nil || !hostile.onlyHostile || hostile.goBenchmarks {
 		t.Errorf("--only=hostile: %+v, %v; want the hostile tenants alone", hostile, err)
+	}
+	closeness, err := parseOptions([]string{"--only=closeness", "--lcm-profile-sizes=20"}, io.Discard)
+	if err != nil || !closeness.onlyCloseness || closeness.goBenchmarks {
+		t.Errorf("--only=closeness: %+v, %v; want the runs with the LCM profile alone, at sizes of their own", closeness, err)
 	}
 
 	for _, tt := range []struct {
@@ -42,7 +46,9 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"--sizes=10", "--cli-wait-sizes=100"}, "--cli-wait-sizes: 100 is not one of --sizes"},
 		{[]string{"--fleets=shared,mixed"}, `--fleets: "mixed" is neither "separate" nor "shared"`},
 		{[]string{"--latency=soon"}, `invalid argument "soon"`},
-		{[]string{"--only=fleets"}, `--only: "fleets" is not "hostile"`},
+		{[]string{"--only=fleets"}, `--only: "fleets" is neither "hostile" nor "closeness"`},
+		{[]string{"--sizes=100", "--lcm-profile-sizes=10"}, "--lcm-profile-sizes: 10 is not one of --sizes"},
+		{[]string{"--only=closeness", "--lcm-profile="}, "--only closeness needs --lcm-profile and --lcm-profile-sizes"},
 	} {
 		_, err := parseOptions(tt.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -247,3 +247,57 @@ func endpointBytes(m Measurement, route string) int64 {
 	}
 	return n
 }
+
+// closenessSample is the profiled run an explanation describes: B at the smallest size, else
+// the first run.
+func closenessSample(r *Report) (profiled, bool) {
+	runs := r.profiledRuns()
+	if i := slices.IndexFunc(runs, func(run profiled) bool { return run.scenario == ChangedValues }); i >= 0 {
+		return runs[i], true
+	}
+	if len(runs) == 0 {
+		return profiled{}, false
+	}
+	return runs[0], true
+}
+
+func whyCompletedToReady(r *Report) string {
+	run, ok := closenessSample(r)
+	if !ok {
+		return notMeasured + " Run with `--lcm-profile real`."
+	}
+	c := run.m.Closeness
+	return fmt.Sprintf("In %s at N = %d the last operation's end reached Ready %s after OSM's COMPLETED, and the next "+
+		"read of the operations came %s after an operation's end at the median, %s at p99, with the reconciler polling "+
+		"pending operations every %s: an end waits for the next poll, up to one interval, then for the confirmation and "+
+		"the status write. A first poll timed on the operation type's usual duration, then a short interval until it "+
+		"ends, would bring it under %s without more polls.", run.scenario, run.n,
+		formatDuration(percentile(c.CompletedToReady, 99)), formatDuration(percentile(c.CompletedToPoll, 50)),
+		formatDuration(percentile(c.CompletedToPoll, 99)), formatDuration(r.Settings.OperationPollInterval), formatDuration(completedToReadyTarget))
+}
+
+func whyRequestsPerOperation(r *Report) string {
+	run, ok := closenessSample(r)
+	if !ok {
+		return notMeasured + " Run with `--lcm-profile real`."
+	}
+	polls := endpointRequests(run.m.Stats, "GET", operationsListRoute)
+	return fmt.Sprintf("In %s at N = %d the operator sent %d requests for %d operation(s), %d of them reads of the "+
+		"operations (`%s`), polled every %s while OSM ran them for %s: polls at a fixed short interval cost a request "+
+		"each; a first poll when operations of the type usually end would cost one or two.", run.scenario, run.n,
+		run.m.Stats.Requests, run.m.Closeness.Operations, polls, operationsListRoute, formatDuration(r.Settings.OperationPollInterval),
+		formatDuration(run.m.Closeness.OSMTime))
+}
+
+func whyClosenessRatio(r *Report) string {
+	run, ok := closenessSample(r)
+	if !ok {
+		return notMeasured + " Run with `--lcm-profile real`."
+	}
+	c := run.m.Closeness
+	return fmt.Sprintf("In %s at N = %d the operator took %s from the artifact to Ready against OSM's own %s: its first "+
+		"changing request came %s after the artifact, and the last operation's end reached Ready %s after OSM's "+
+		"COMPLETED; the rest is OSM's. The second is the poll's wait (see the target on COMPLETED to Ready).",
+		run.scenario, run.n, formatDuration(c.OperatorTime), formatDuration(c.OSMTime), formatDuration(percentile(c.FirstRequest, 50)),
+		formatDuration(percentile(c.CompletedToReady, 99)))
+}

@@ -116,7 +116,7 @@ func (b *Bench) runHostile(ctx context.Context, result *HostileResult) error {
 		files: RepositoryFiles(Workload{N: 10, Prefix: "victim"}.First(), b.Packages), applies: true})
 	var deployments []hostileDeployment
 	for _, a := range attacks {
-		sim, err := b.startSimulator(ctx)
+		sim, err := b.startSimulator(ctx, "")
 		if err != nil {
 			return err
 		}

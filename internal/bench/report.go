@@ -66,6 +66,7 @@ func Render(w io.Writer, r *Report) error {
 	for _, scenario := range Scenarios {
 		renderScenario(md, r, scenario)
 	}
+	renderCloseness(md, r)
 	for _, f := range r.Fleets {
 		renderFleet(md, r, f)
 	}
@@ -127,6 +128,7 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("command", "`"+r.Command+"`")
 	md.row("NBI latency injected per request", formatDuration(s.Latency))
 	md.row("simulator OperationDelay (each LCM operation)", formatDuration(s.OperationDelay))
+	md.row("simulator LCM profile (sizes run with it)", fmt.Sprintf("%s (%s)", cmp.Or(s.LCMProfile, "none"), joinInts(s.ProfileSizes)))
 	md.row("reconciler OperationPollInterval", formatDuration(s.OperationPollInterval))
 	md.row("OsmCluster maxConcurrentRequests", fmt.Sprint(s.MaxConcurrentRequests))
 	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst))
@@ -466,6 +468,7 @@ func renderMethod(md *markdown, r *Report) {
 			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own.",
 			formatCount(int64(s.FleetDeployments)), fleetWriters, formatDuration(s.FleetTimeout), s.FleetInstances,
 			s.FleetInstances, sharedVariable, sharedVariable),
+		closenessMethod(s),
 		"**Minimum.** The physical minimum of a scenario: each change sent once (packages, then the NS changes), plus one " +
 			"log in for a first revision, with the bytes the operator's own changes took; its wall time is one latency per " +
 			"package and per round of maxConcurrentRequests NS changes, plus one operation's delay. Reading what OSM runs, " +

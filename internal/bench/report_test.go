@@ -53,14 +53,38 @@ func withWait(s SizeResult) SizeResult {
 	return s
 }
 
+// withCloseness adds the operator's figures against the LCM profile to a size of 10: A's ten
+// instantiations and B's one upgrade, near OSM's own time.
+func withCloseness(s SizeResult) SizeResult {
+	a := measured(22, 12, 10_000, 0, 26*time.Second)
+	a.Closeness = &Closeness{
+		FirstRequest:     []time.Duration{450 * time.Millisecond},
+		CompletedToReady: []time.Duration{990 * time.Millisecond},
+		CompletedToPoll:  []time.Duration{300, 400, 500, 600, 700, 800, 900, 950, 980, 990},
+		Operations:       10, OSMTime: 25 * time.Second, OperatorTime: 26 * time.Second,
+	}
+	for i := range a.Closeness.CompletedToPoll {
+		a.Closeness.CompletedToPoll[i] *= time.Millisecond
+	}
+	b := measured(7, 1, 1000, 1, 4500*time.Millisecond)
+	b.Closeness = &Closeness{
+		FirstRequest: []time.Duration{200 * time.Millisecond}, CompletedToReady: []time.Duration{300 * time.Millisecond},
+		CompletedToPoll: []time.Duration{100 * time.Millisecond},
+		Operations:      1, OSMTime: 4100 * time.Millisecond, OperatorTime: 4400 * time.Millisecond,
+	}
+	s.Profiled = map[Scenario]Measurement{FirstRevision: a, ChangedValues: b}
+	return s
+}
+
 func goodReport() *Report {
 	return &Report{
 		Command: "make bench",
 		Settings: Settings{
 			Sizes: []int{10, 1000}, Latency: 5 * time.Millisecond, OperationDelay: 100 * time.Millisecond, MaxConcurrentRequests: 32,
 			CLIPollInterval: 5 * time.Second, CLIWaitSizes: []int{10}, FleetTarget: time.Minute, Fleets: FleetSources,
+			LCMProfile: "real", ProfileSizes: []int{10}, OperationPollInterval: 5 * time.Second,
 		},
-		Sizes: []SizeResult{withWait(goodSize(10)), goodSize(1000)},
+		Sizes: []SizeResult{withCloseness(withWait(goodSize(10))), goodSize(1000)},
 		Fleets: []FleetResult{
 			{
 				Source: SeparateSources, Deployments: 1000, InstancesEach: 10, AllReady: 30 * time.Second,
@@ -160,6 +184,31 @@ func TestEvaluate(t *testing.T) {
 			},
 		},
 		{
+			name: "an end seen late, polled too often, too slow against OSM",
+			edit: func(r *Report) {
+				b := r.Sizes[0].Profiled[ChangedValues]
+				b.Stats.Requests = 12
+				c := *b.Closeness
+				c.CompletedToReady, c.OperatorTime = []time.Duration{4 * time.Second}, 8100*time.Millisecond
+				b.Closeness = &c
+				r.Sizes[0].Profiled[ChangedValues] = b
+			},
+			wantM: []string{
+				`A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
+				`A, B: requests per operation at or under today's (A 2.4, B 8) (LCM profile "real")`,
+				`A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
+			},
+		},
+		{
+			name: "without the LCM profile, the closeness targets are not measured",
+			edit: func(r *Report) { r.Sizes[0].Profiled = nil },
+			wantM: []string{
+				`A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
+				`A, B: requests per operation at or under today's (A 2.4, B 8) (LCM profile "real")`,
+				`A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
+			},
+		},
+		{
 			name: "a size that was not measured misses its targets",
 			edit: func(r *Report) { delete(r.Sizes[0].Operator, ChangedValues) },
 			wantM: []string{
@@ -233,7 +282,7 @@ func TestRenderExplainsOnlyMissedTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"## Targets", "16 of 16 targets met.", "## Scenario A", "**N = 1,000**", "## Method", "`make bench`",
+		"## Targets", "19 of 19 targets met.", "## Scenario A", "**N = 1,000**", "## Method", "`make bench`",
 		// The CLI pattern with --wait beside the default one where it ran, and only there.
 		"|  | operator | CLI | CLI ÷ operator | CLI --wait | CLI --wait ÷ operator | minimum |",
 		"|  | operator | CLI | CLI ÷ operator | minimum |",
@@ -350,5 +399,55 @@ func TestResourceOf(t *testing.T) {
 		if got := resourceOf(path); got != want {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// The closeness section, its targets and their explanations, rendered from fixed figures.
+func TestRenderCloseness(t *testing.T) {
+	r := goodReport()
+	var good strings.Builder
+	if err := Render(&good, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## How close to OSM's own time",
+		"| N | scenario | operations | first request p50, p99 | COMPLETED to Ready p50, p99 | COMPLETED to next poll p50, p99 | requests per operation | OSM's own time | artifact to Ready | ratio |",
+		"| 10 | A | 10 | 450 ms, 450 ms | 990 ms, 990 ms | 700 ms, 990 ms | 2.2 (22 requests) | 25 s | 26 s | 1.04x |",
+		"| 10 | B | 1 | 200 ms, 200 ms | 300 ms, 300 ms | 100 ms, 100 ms | 7.0 (7 requests) | 4.1 s | 4.4 s | 1.07x |",
+		`| A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real") | A N=10: 990 ms; B N=10: 300 ms | pass |`,
+		`| A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real") | A N=10: 1.04x; B N=10: 1.07x | pass |`,
+		"| simulator LCM profile (sizes run with it) | real (10) |",
+		"**How close to OSM.** At N = 10 the operator runs the scenarios once more against a simulator started with `--lcm-profile real`",
+	} {
+		if !strings.Contains(good.String(), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+
+	b := r.Sizes[0].Profiled[ChangedValues]
+	c := *b.Closeness
+	c.CompletedToReady, c.CompletedToPoll, c.OperatorTime = []time.Duration{4 * time.Second}, []time.Duration{3900 * time.Millisecond}, 8300*time.Millisecond
+	b.Closeness = &c
+	r.Sizes[0].Profiled[ChangedValues] = b
+	var missed strings.Builder
+	if err := Render(&missed, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"In B at N = 10 the last operation's end reached Ready 4 s after OSM's COMPLETED, and the next read of the operations came 3.9 s after an operation's end at the median, 3.9 s at p99, with the reconciler polling pending operations every 5 s",
+		"In B at N = 10 the operator took 8.3 s from the artifact to Ready against OSM's own 4.1 s: its first changing request came 200 ms after the artifact, and the last operation's end reached Ready 4 s after",
+	} {
+		if !strings.Contains(missed.String(), want) {
+			t.Errorf("the report lacks %q:\n%s", want, missed.String())
+		}
+	}
+
+	r.Settings.LCMProfile = ""
+	var none strings.Builder
+	if err := Render(&none, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(none.String(), "Not run (`--lcm-profile` empty or `--lcm-profile-sizes` none).") {
+		t.Error("a run without the LCM profile does not say the section was not run")
 	}
 }

@@ -66,6 +66,11 @@ type Settings struct {
 	FleetInstances   int
 	FleetTarget      time.Duration
 	FleetTimeout     time.Duration
+	// LCMProfile names the simulator's LCM times (nbisim.LCMProfiles) of the operator's runs
+	// at ProfileSizes, which measure how close it comes to OSM's own time (Closeness): "real"
+	// for OSM 19's; empty for none.
+	LCMProfile   string
+	ProfileSizes []int
 	// ScenarioTimeout bounds each scenario.
 	ScenarioTimeout time.Duration
 	// SimulatorBinary is the path of cmd/osm-nbi-sim.
@@ -76,6 +81,8 @@ type Settings struct {
 type Measurement struct {
 	Stats nbisim.Stats
 	Usage Usage
+	// Closeness is measured on the operator's A and B, nil elsewhere.
+	Closeness *Closeness
 }
 
 // SizeResult holds the figures of one repository size.
@@ -87,6 +94,9 @@ type SizeResult struct {
 	Operator map[Scenario]Measurement
 	CLI      map[Scenario]Measurement
 	CLIWait  map[Scenario]Measurement
+	// Profiled are the operator's figures against the simulator with Settings.LCMProfile (nil
+	// when not run at this size).
+	Profiled map[Scenario]Measurement
 	// Changed are the instances B changes; Upgraded those OSM ran an upgrade on.
 	Changed  []string
 	Upgraded []string
@@ -117,8 +127,11 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 	workload := Workload{N: n, Prefix: repository}
 	result.Changed = workload.ChangedNames()
 	var err error
-	if result.Operator, result.Upgraded, err = b.runOperator(ctx, workload); err != nil {
+	if result.Operator, result.Upgraded, err = b.runOperator(ctx, workload, ""); err != nil {
 		result.Errors = append(result.Errors, "operator: "+err.Error())
+	}
+	if b.Settings.LCMProfile != "" && slices.Contains(b.Settings.ProfileSizes, n) {
+		b.runProfiled(ctx, &result)
 	}
 	if result.CLI, err = b.runCLI(ctx, workload, false); err != nil {
 		result.Errors = append(result.Errors, "CLI pattern: "+err.Error())
@@ -131,10 +144,27 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 	return result
 }
 
-func (b *Bench) startSimulator(ctx context.Context) (*Simulator, error) {
+// startSimulator starts a simulator with the bench's settings and the LCM profile, if any.
+// RunCloseness runs the scenarios with n instances through the operator against the simulator
+// with Settings.LCMProfile alone (SizeResult.Profiled).
+func (b *Bench) RunCloseness(ctx context.Context, n int) SizeResult {
+	result := SizeResult{N: n, Changed: Workload{N: n, Prefix: repository}.ChangedNames()}
+	b.runProfiled(ctx, &result)
+	return result
+}
+
+// runProfiled runs the operator against the simulator with Settings.LCMProfile into result.
+func (b *Bench) runProfiled(ctx context.Context, result *SizeResult) {
+	var err error
+	if result.Profiled, _, err = b.runOperator(ctx, Workload{N: result.N, Prefix: repository}, b.Settings.LCMProfile); err != nil {
+		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
+	}
+}
+
+func (b *Bench) startSimulator(ctx context.Context, lcmProfile string) (*Simulator, error) {
 	return StartSimulator(ctx, SimulatorOptions{
 		Binary: b.Settings.SimulatorBinary, Credentials: b.Credentials, VIMAccount: VIMAccount,
-		OperationDelay: b.Settings.OperationDelay, Latency: b.Settings.Latency,
+		OperationDelay: b.Settings.OperationDelay, Latency: b.Settings.Latency, LCMProfile: lcmProfile,
 	})
 }
 
@@ -143,7 +173,12 @@ type step func(ctx context.Context) (span, error)
 
 // span is a step's own figures where the window's would not do (the wall time ends at Ready,
 // or the step measures one reconcile within a longer wait); zero fields take the window's.
-type span struct{ wall, cpu time.Duration }
+// served and ready, when set, are when the step's artifact was served to the OsmDeployment
+// and when it was Ready with it: the step's Closeness is then measured.
+type span struct {
+	wall, cpu     time.Duration
+	served, ready time.Time
+}
 
 // measure runs a step with the simulator's counters zeroed and the meter's window open.
 func (b *Bench) measure(ctx context.Context, sim *Simulator, label string, run step) (Measurement, error) {
@@ -165,9 +200,30 @@ func (b *Bench) measure(ctx context.Context, sim *Simulator, label string, run s
 	if err = errors.Join(err, statsErr); err != nil {
 		return Measurement{}, fmt.Errorf("%s: %w", label, err)
 	}
+	var closeness *Closeness
+	if !own.ready.IsZero() {
+		if closeness, err = readCloseness(ctx, sim, own); err != nil {
+			return Measurement{}, fmt.Errorf("%s: %w", label, err)
+		}
+	}
 	fmt.Fprintf(b.Progress, "%-24s %6d requests (%5d mutating), %10d bytes, %9s wall, %9s CPU\n", label,
 		stats.Requests, stats.MutatingRequests, stats.BytesReceived+stats.BytesSent, usage.Wall.Round(time.Millisecond), usage.CPU.Round(time.Millisecond))
-	return Measurement{Stats: stats, Usage: usage}, nil
+	return Measurement{Stats: stats, Usage: usage, Closeness: closeness}, nil
+}
+
+// readCloseness measures a step's Closeness from the simulator's request log (zeroed with its
+// stats as the step began) and its operations.
+func readCloseness(ctx context.Context, sim *Simulator, own span) (*Closeness, error) {
+	requests, err := sim.RequestLog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	state, err := sim.State(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := measureCloseness(own.served, own.ready, requests, stateOperations(state))
+	return &c, nil
 }
 
 // timed runs work and returns how long it took.
@@ -177,15 +233,22 @@ func timed(ctx context.Context, work func(context.Context) error) (span, error) 
 	return span{wall: time.Since(started)}, err
 }
 
-// runOperator drives the scenarios through the real reconcilers.
-func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measurement, []string, error) {
-	sim, err := b.startSimulator(ctx)
+// runOperator drives the scenarios through the real reconcilers, against a simulator with the
+// LCM profile if one is named.
+func (b *Bench) runOperator(ctx context.Context, w Workload, lcmProfile string) (map[Scenario]Measurement, []string, error) {
+	sim, err := b.startSimulator(ctx, lcmProfile)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer func() { _ = sim.Stop() }()
+	// Closeness is measured against the LCM's times only, whose simulator keeps a long request log.
+	withCloseness := lcmProfile != ""
+	namespace := fmt.Sprintf("bench-%d", w.N)
+	if withCloseness {
+		namespace += "-lcm-" + lcmProfile
+	}
 	tenant, err := b.Operator.NewTenant(ctx, TenantOptions{
-		Namespace: fmt.Sprintf("bench-%d", w.N), NBI: sim.URL(), Credentials: b.Credentials,
+		Namespace: namespace, NBI: sim.URL(), Credentials: b.Credentials,
 		MaxConcurrentRequests: b.Settings.MaxConcurrentRequests,
 	})
 	if err != nil {
@@ -212,6 +275,8 @@ func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measu
 		return results, nil, err
 	}
 	err = record(FirstRevision, func(ctx context.Context) (span, error) {
+		// The artifact is new to the OsmDeployment as it is created.
+		served := time.Now()
 		untilReady, err := timed(ctx, func(ctx context.Context) error {
 			if err := tenant.CreateDeployment(ctx, repository, repository, nil); err != nil {
 				return err
@@ -221,24 +286,37 @@ func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measu
 		if err != nil {
 			return span{}, err
 		}
+		if withCloseness {
+			untilReady.served, untilReady.ready = served, served.Add(untilReady.wall)
+		}
 		return untilReady, tenant.WaitClusterReconciled(ctx, clusterBefore)
 	})
 	if err != nil {
 		return results, nil, err
 	}
 
-	publishAndWait := func(instances []Instance) step {
+	// publishAndWait publishes a revision and waits for it; measured says whether to measure
+	// its Closeness.
+	publishAndWait := func(instances []Instance, measured bool) step {
 		return func(ctx context.Context) (span, error) {
-			return timed(ctx, func(ctx context.Context) error {
+			var served, ready time.Time
+			own, err := timed(ctx, func(ctx context.Context) error {
 				revision, err := tenant.Publish(ctx, repository, RepositoryFiles(instances, b.Packages))
 				if err != nil {
 					return err
 				}
-				return tenant.WaitApplied(ctx, repository, revision)
+				served = time.Now()
+				err = tenant.WaitApplied(ctx, repository, revision)
+				ready = time.Now()
+				return err
 			})
+			if measured {
+				own.served, own.ready = served, ready
+			}
+			return own, err
 		}
 	}
-	if err := record(ChangedValues, publishAndWait(w.WithChangedValues())); err != nil {
+	if err := record(ChangedValues, publishAndWait(w.WithChangedValues(), withCloseness)); err != nil {
 		return results, nil, err
 	}
 	upgraded, err := upgradedInstances(ctx, sim)
@@ -254,7 +332,7 @@ func (b *Bench) runOperator(ctx context.Context, w Workload) (map[Scenario]Measu
 	if err := b.driftCheck(ctx, tenant, record); err != nil {
 		return results, upgraded, err
 	}
-	return results, upgraded, record(Pruned, publishAndWait(w.Pruned()))
+	return results, upgraded, record(Pruned, publishAndWait(w.Pruned(), false))
 }
 
 // driftCheck measures one periodic reconcile: it shortens the OsmDeployment's interval, waits
@@ -314,7 +392,7 @@ func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
 // (unmeasured) before the next scenario, as they would be by the time a user makes the next
 // change.
 func (b *Bench) runCLI(ctx context.Context, w Workload, wait bool) (map[Scenario]Measurement, error) {
-	sim, err := b.startSimulator(ctx)
+	sim, err := b.startSimulator(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -442,7 +520,7 @@ func (b *Bench) RunFleets(ctx context.Context) ([]FleetResult, error) {
 // runFleet measures one fleet into result, and then removes it when remove is set; it returns
 // the removal's error.
 func (b *Bench) runFleet(ctx context.Context, result *FleetResult, remove bool) error {
-	sim, err := b.startSimulator(ctx)
+	sim, err := b.startSimulator(ctx, "")
 	if err != nil {
 		result.Error = err.Error()
 		return nil

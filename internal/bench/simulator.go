@@ -22,8 +22,11 @@ type SimulatorOptions struct {
 	Credentials osm.Credentials
 	// VIMAccount is the name of the one VIM account (with a Kubernetes cluster) it starts with.
 	VIMAccount string
-	// OperationDelay is how long each LCM operation stays PROCESSING.
+	// OperationDelay is how long each LCM operation stays PROCESSING; LCMProfile, when set,
+	// names the simulator's LCM times (nbisim.LCMProfiles), which replace it for the types it
+	// names, and then the request log keeps the closeRequestLog last requests.
 	OperationDelay time.Duration
+	LCMProfile     string
 	// Latency is added to every NBI request (not to the control API).
 	Latency time.Duration
 }
@@ -33,6 +36,10 @@ type SimulatorOptions struct {
 var benchQuotas = fmt.Sprintf("%s=%d,%s=%d,%s=%d", nbisim.QuotaNSInstances, benchQuota, nbisim.QuotaVNFDs, benchQuota, nbisim.QuotaNSDs, benchQuota)
 
 const benchQuota = 1_000_000
+
+// closeRequestLog is the request log of a simulator with an LCM profile: it must hold a whole
+// scenario, whose first changing request the closeness measures.
+const closeRequestLog = 1 << 16
 
 // Simulator is a devstack simulator process started with the bench's credentials and latency.
 type Simulator struct {
@@ -53,11 +60,12 @@ func StartSimulator(ctx context.Context, opts SimulatorOptions) (*Simulator, err
 	if err := os.WriteFile(passwordFile, []byte(opts.Credentials.Password), 0o600); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}
-	process, err := devstack.StartSimulator(ctx, devstack.SimulatorOptions{
-		Binary: opts.Binary, WorkDir: workDir,
-		Args: []string{"--username=" + opts.Credentials.Username, "--password-file=" + passwordFile, "--project=" + opts.Credentials.Project,
-			"--vim-account=" + opts.VIMAccount, "--operation-delay=" + opts.OperationDelay.String(), "--quota=" + benchQuotas},
-	})
+	args := []string{"--username=" + opts.Credentials.Username, "--password-file=" + passwordFile, "--project=" + opts.Credentials.Project,
+		"--vim-account=" + opts.VIMAccount, "--operation-delay=" + opts.OperationDelay.String(), "--quota=" + benchQuotas}
+	if opts.LCMProfile != "" {
+		args = append(args, "--lcm-profile="+opts.LCMProfile, fmt.Sprintf("--request-log-size=%d", closeRequestLog))
+	}
+	process, err := devstack.StartSimulator(ctx, devstack.SimulatorOptions{Binary: opts.Binary, WorkDir: workDir, Args: args})
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(workDir))
 	}

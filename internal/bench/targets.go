@@ -62,6 +62,7 @@ func Evaluate(r *Report) []Verdict {
 		bytesFewer(r, FirstRevision, whyBytesA),
 		bytesFewer(r, ChangedValues, whyBytesB),
 	}
+	verdicts = append(verdicts, closenessVerdicts(r)...)
 	verdicts = append(verdicts, fleetVerdicts(r)...)
 	if r.Hostile != nil {
 		verdicts = append(verdicts, hostileVerdicts(r.Hostile)...)

@@ -39,6 +39,14 @@ type Config struct {
 	// accepted (the Kafka message's way); until then the NS record does not
 	// show it. Zero: LCM takes it up at once, seen from the next request on.
 	PickupDelay time.Duration
+	// PickupInterval is the least time between two operations LCM takes up: OSM 19's local
+	// message bus (osm_common msglocal aioread) reads one message, then sleeps 2 s, so
+	// operations accepted together are taken up one per 2 s. Zero: no such pacing.
+	PickupInterval time.Duration
+	// OperationDelays are how long LCM runs an operation of each type, by its
+	// lcmOperationType ("instantiate", "action", "terminate", "update", "scale"); a type
+	// it does not name runs OperationDelay.
+	OperationDelays map[string]time.Duration
 	// AutoremoveDelay is how long a terminated NS record stays (NOT_INSTANTIATED, its terminate
 	// COMPLETED) before the NBI removes it: with autoremove, LCM only sends a "terminated"
 	// message and the NBI's subscription thread deletes the record when it reads it
@@ -89,6 +97,7 @@ type VIMAccount struct {
 
 func (c Config) withDefaults() Config {
 	c.Quotas = maps.Clone(c.Quotas)
+	c.OperationDelays = maps.Clone(c.OperationDelays)
 	if c.Username == "" {
 		c.Username = DefaultUsername
 	}
@@ -142,7 +151,41 @@ func epoch(t time.Time) epochTime {
 	return epochTime(float64(t.UnixNano()) / 1e9)
 }
 
+// time is the instant the epoch time stands for, to the microsecond (what a float64 of
+// today's epoch seconds holds).
+func (e epochTime) time() time.Time {
+	return time.Unix(0, int64(float64(e)*1e9)).Round(time.Microsecond)
+}
+
 // MarshalJSON writes the float as Python's json.dumps does.
 func (e epochTime) MarshalJSON() ([]byte, error) {
 	return []byte(python.FloatDumps(float64(e))), nil
+}
+
+// LCMTimes are how long LCM takes to take operations up and to run them: Config's
+// PickupDelay, PickupInterval and OperationDelays.
+type LCMTimes struct {
+	PickupDelay, PickupInterval time.Duration
+	OperationDelays             map[string]time.Duration
+}
+
+// Apply sets cfg's LCM times.
+func (t LCMTimes) Apply(cfg *Config) {
+	cfg.PickupDelay, cfg.PickupInterval, cfg.OperationDelays = t.PickupDelay, t.PickupInterval, maps.Clone(t.OperationDelays)
+}
+
+// LCMProfiles are the named LCM times of osm-nbi-sim's --lcm-profile.
+var LCMProfiles = map[string]LCMTimes{
+	// "real": OSM 19's LCM with real Helm as measured on ../shared/real-osm (docs/fidelity.md,
+	// "LCM's times"). Its message bus takes one operation up every 2 s (1 s on average after
+	// the NBI accepted it); a KDU upgrade then runs 3 s, an instantiate 6 s, a terminate 2.5 s:
+	// one value change takes OSM 4.1 s to a client polling every 0.5 s, ten instantiations
+	// 25.4 s.
+	"real": {
+		PickupDelay: time.Second, PickupInterval: 2 * time.Second,
+		OperationDelays: map[string]time.Duration{
+			opInstantiate: 6 * time.Second, opAction: 3 * time.Second, opTerminate: 2500 * time.Millisecond,
+			opUpdate: 2 * time.Second, opScale: 3 * time.Second,
+		},
+	},
 }

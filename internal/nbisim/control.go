@@ -200,6 +200,7 @@ func (s *Server) resetLocked() {
 		op.removed = true
 	}
 	s.pending = nil
+	s.lastPickup = time.Time{}
 	s.db = newDatabase()
 	s.tokens = map[string]*token{}
 	now := s.now()
@@ -292,6 +293,11 @@ type OperationState struct {
 	Primitive    string `json:"primitive,omitempty"`
 	State        string `json:"state"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
+	// Accepted is when the NBI accepted the operation (its startTime); Ended when LCM marked
+	// it COMPLETED or FAILED (its statusEnteredTime then), null while it is PROCESSING. The
+	// benchmark measures from them how long OSM itself took, and how soon a client saw the end.
+	Accepted time.Time  `json:"accepted"`
+	Ended    *time.Time `json:"ended,omitempty"`
 }
 
 // State returns a summary of the NBI's state, after moving due operations forward.
@@ -353,7 +359,10 @@ func nsState(ns *nsRecord) NSInstanceState {
 		}
 	}
 	for _, op := range ns.operations {
-		operation := OperationState{ID: op.id, Type: op.kind, State: op.fields.OperationState}
+		operation := OperationState{ID: op.id, Type: op.kind, State: op.fields.OperationState, Accepted: op.fields.StartTime.time()}
+		if op.fields.OperationState != stateProcessing {
+			operation.Ended = new(op.fields.StatusEnteredTime.time())
+		}
 		if op.action != nil {
 			operation.Primitive = op.action.primitive
 		}

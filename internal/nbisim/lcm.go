@@ -196,7 +196,7 @@ func (s *Server) stepOperation(op *operationRecord, at time.Time) {
 func (s *Server) acceptOperation(ns *nsRecord, kind string, params *python.Dict, action *actionTarget, now time.Time) *operationRecord {
 	s.operationSeq++
 	id := uuid.NewString()
-	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: now.Add(s.pickupDelay), seq: s.operationSeq}
+	op := &operationRecord{id: id, ns: ns, kind: kind, action: action, due: s.pickupTime(now), seq: s.operationSeq}
 	op.fields = operationDoc{
 		ID: id, UID: id, OperationState: stateProcessing,
 		StatusEnteredTime: epoch(now), NsInstanceID: ns.id, LcmOperationType: kind, StartTime: epoch(now),
@@ -210,6 +210,32 @@ func (s *Server) acceptOperation(ns *nsRecord, kind string, params *python.Dict,
 	heap.Push(&s.pending, op)
 	s.renderOperation(op, now)
 	return op
+}
+
+// pickupTime is when LCM takes up an operation accepted at now: after the pickup delay, and
+// not before the pickup interval has passed since it took up the one before.
+func (s *Server) pickupTime(now time.Time) time.Time {
+	at := now.Add(s.pickupDelay)
+	if s.pickupInterval > 0 && !s.lastPickup.IsZero() {
+		at = maxTime(at, s.lastPickup.Add(s.pickupInterval))
+	}
+	s.lastPickup = at
+	return at
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// runTime is how long LCM runs an operation of a type (Config.OperationDelays).
+func (s *Server) runTime(kind string) time.Duration {
+	if d, ok := s.cfg.OperationDelays[kind]; ok {
+		return d
+	}
+	return s.operationDelay
 }
 
 // waitForRelated is one round of LCM's waitfor_related_HA: with no
@@ -269,7 +295,7 @@ func (s *Server) runOperation(op *operationRecord, at time.Time) {
 	ns := op.ns
 	steps := lcmSteps[op.kind]
 	op.phase = phaseRunning
-	op.due = at.Add(s.operationDelay)
+	op.due = at.Add(s.runTime(op.kind))
 	heap.Push(&s.pending, op)
 
 	ns.current = op

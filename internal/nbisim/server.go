@@ -38,6 +38,9 @@ type Server struct {
 	account        *userRecord
 	operationDelay time.Duration
 	pickupDelay    time.Duration
+	// pickupInterval is Config.PickupInterval; lastPickup when LCM last took an operation up.
+	pickupInterval time.Duration
+	lastPickup     time.Time
 	// autoremoveDelay is Config.AutoremoveDelay.
 	autoremoveDelay time.Duration
 	queuePoll       time.Duration
@@ -63,6 +66,7 @@ func New(cfg Config) *Server {
 		projectCreated:  cfg.Clock(),
 		operationDelay:  cfg.OperationDelay,
 		pickupDelay:     max(cfg.PickupDelay, 0),
+		pickupInterval:  max(cfg.PickupInterval, 0),
 		autoremoveDelay: max(cfg.AutoremoveDelay, 0),
 		queuePoll:       cfg.QueuePollInterval,
 		queueTimeout:    cfg.QueueTimeout,

@@ -310,7 +310,7 @@ func upgradeOperations(state nbisim.State, name string) []nbisim.OperationState 
 	for _, ns := range state.NSInstances {
 		for _, op := range ns.Operations {
 			if ns.Name == name && op.Type == "action" && op.Primitive == "upgrade" {
-				op.ID = ""
+				op.ID, op.Accepted, op.Ended = "", time.Time{}, nil // compared by what happened, not when
 				ops = append(ops, op)
 			}
 		}
