@@ -39,11 +39,12 @@ type Revision struct {
 }
 
 // Load reads and validates the revision unpacked at root. Every problem of
-// the revision is returned at once in a *ValidationError (bounded: MaxProblems), with
-// what parsed of it, so that the references of each file that parsed can be checked
-// too (ValidationError.Parsed); the Revision then holds only Settings and Warnings
-// (for status and events) and must not be applied. Other errors are I/O failures. Files are read through an
-// os.Root, so no symlink can lead the reads outside root.
+// the revision is returned at once in a *ValidationError (at most MaxProblems
+// kept), with what parsed of it (ValidationError.Parsed), so that the
+// references of each file that parsed can be checked too; the Revision then
+// holds only Settings and Warnings (for status and events) and must not be
+// applied. Other errors are I/O failures. Files are read through an os.Root,
+// so no symlink can lead the reads outside root.
 func Load(root string, opts Options) (*Revision, error) {
 	dir, err := os.OpenRoot(root)
 	if err != nil {
