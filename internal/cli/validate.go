@@ -76,43 +76,53 @@ type Validation struct {
 	OSM string
 	// Revision is the valid revision; nil with problems.
 	Revision *gitops.Revision
+	// Problems are the first gitops.MaxProblems found, sorted by file and line; More counts
+	// the others.
 	Problems []gitops.Problem
+	More     int
 	Warnings []string
 }
 
-// validate reads the checkout at dir with opts, as the reconciler does (gitops.Load), then,
-// when nbi is not nil and the files are valid, checks the references against what it holds,
-// as engine.Compute does first. An error is an I/O or OSM failure, not a problem of the
-// repository.
+// validate reads the checkout at dir with opts, as the reconciler does (gitops.Load), then
+// checks the references of what parsed, valid or not: against what nbi holds, as engine.Compute
+// does first, or, when nbi is nil, against the repository's own packages. An error is an I/O
+// or OSM failure, not a problem of the repository.
 func validate(ctx context.Context, dir string, opts gitops.Options, nbi engine.OSM) (Validation, error) {
 	result := Validation{Dir: dir}
 	rev, err := gitops.Load(dir, opts)
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
-		result.Problems, result.Warnings = invalid.Problems, rev.Warnings
-		return result, nil
+		result.Warnings = rev.Warnings
+		if rev = invalid.Parsed; rev == nil {
+			result.Problems, result.More = invalid.Problems, invalid.More
+			return result, nil
+		}
 	case err != nil:
 		return result, err
+	default:
+		invalid = &gitops.ValidationError{} // none yet: the references may find some
+		result.Warnings = slices.Clone(rev.Warnings)
 	}
-	result.Revision, result.Warnings = rev, slices.Clone(rev.Warnings)
-	if nbi == nil {
-		if result.Problems = rev.CheckOwnReferences(); len(result.Problems) > 0 {
-			result.Revision = nil
+	catalog, references := gitops.NewCatalog(nil, nil, nil, rev), rev.CheckOwnReferences()
+	if nbi != nil {
+		// The empty scope reads the descriptors and VIM accounts only: no NS instance is needed.
+		observed, err := engine.Observe(ctx, nbi, engine.Scope{})
+		if err != nil {
+			return result, fmt.Errorf("reading OSM: %w", err)
 		}
-		result.warnFloatingCharts(rev, gitops.NewCatalog(nil, nil, nil, rev))
-		return result, nil
+		nsds, vnfds := observed.Descriptors()
+		catalog, references = gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev), engine.CheckReferences(rev, observed)
 	}
-	// The empty scope reads the descriptors and VIM accounts only: no NS instance is needed.
-	observed, err := engine.Observe(ctx, nbi, engine.Scope{})
-	if err != nil {
-		return result, fmt.Errorf("reading OSM: %w", err)
+	found := invalid.With(references)
+	result.Problems, result.More = found.Problems, found.More
+	if invalid.Parsed != nil {
+		return result, nil // what parsed is no revision to run: its charts are not warned of
 	}
-	if result.Problems = engine.CheckReferences(rev, observed); len(result.Problems) > 0 {
-		result.Revision = nil
+	if len(result.Problems) == 0 {
+		result.Revision = rev
 	}
-	nsds, vnfds := observed.Descriptors()
-	result.warnFloatingCharts(rev, gitops.NewCatalog(nsds, vnfds, observed.VIMNames(), rev))
+	result.warnFloatingCharts(rev, catalog)
 	return result, nil
 }
 
@@ -129,6 +139,9 @@ func RenderValidation(w io.Writer, v Validation) {
 	for _, problem := range v.Problems {
 		printf(w, "✗ %s\n", problem)
 	}
+	if v.More > 0 {
+		printf(w, "✗ and %s, not shown\n", plural(v.More, "more problem", "more problems"))
+	}
 	for _, warning := range v.Warnings {
 		printf(w, "! %s\n", warning)
 	}
@@ -137,7 +150,7 @@ func RenderValidation(w io.Writer, v Validation) {
 		checked = "references checked against OSM " + v.OSM
 	}
 	if len(v.Problems) > 0 {
-		printf(w, "%s: %s (%s)\n", v.Dir, plural(len(v.Problems), "problem", "problems"), checked)
+		printf(w, "%s: %s (%s)\n", v.Dir, plural(len(v.Problems)+v.More, "problem", "problems"), checked)
 		return
 	}
 	printf(w, "✔ %s is valid: %s, %s (%s)\n", v.Dir, plural(len(v.Revision.NsInstances), "NS instance", "NS instances"),

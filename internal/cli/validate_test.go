@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/openldap"
 )
@@ -76,6 +78,31 @@ func TestValidate(t *testing.T) {
 	badField := ldapRepo(t, map[string]string{
 		"deploy/ldap.osmops.yaml": strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "  params:", "  parms:", 1),
 	})
+	stackFile := openldap.StackInstanceFile("ldap-stack", simVIM,
+		openldap.Stack{LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})
+	// Issue 29: a parse problem hid every reference problem of the revision.
+	twoFiles := ldapRepo(t, map[string]string{
+		"deploy/ldap-stack.osmops.yaml": strings.Replace(stackFile, "        params:", "        parms:", 1),
+		"deploy/ldap.osmops.yaml":       strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "vnfName: openldap", "vnfName: openldapx", 1),
+	})
+	twoFilesWant := []string{
+		`✗ deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[0].kdus[0].parms"`,
+		`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
+		"2 problems"}
+	threeInOne := ldapRepo(t, map[string]string{"deploy/ldap-stack.osmops.yaml": strings.NewReplacer(
+		"memberVnfIndex: directory", "memberVnfIndex: directroy",
+		"- name: admin\n        params:", "- name: admni\n        parms:").Replace(stackFile)})
+	threeInOneWant := []string{
+		`✗ deploy/ldap-stack.osmops.yaml:10: vnfs[0].memberVnfIndex "directroy" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "directory", "web")`,
+		`✗ deploy/ldap-stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
+		`✗ deploy/ldap-stack.osmops.yaml:19: unknown field "vnfs[1].kdus[0].parms"`,
+		"3 problems"}
+	var unknownFields strings.Builder
+	unknownFields.WriteString(openldap.NsInstanceFile("ldap", simVIM, "1"))
+	for i := range gitops.MaxProblems + 50 {
+		fmt.Fprintf(&unknownFields, "unknown%03d: x\n", i)
+	}
+	manyProblems := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": unknownFields.String()})
 	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
 		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})})
 	valid := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
@@ -110,6 +137,15 @@ func TestValidate(t *testing.T) {
 			`! deploy/stack.osmops.yaml:18: NS instance "stack": KDU admin of VNF web runs chart "cetic/phpldapadmin", which names no version`,
 			`! deploy/stack.osmops.yaml:22: NS instance "stack": KDU metrics of VNF web runs chart "prometheus-community/prometheus-openldap-exporter", which names no version`,
 			"is valid: 1 NS instance"}},
+		{"an unknown field in one file and a wrong vnfName in another, offline", []string{"validate", twoFiles}, ExitFindings, twoFilesWant},
+		{"an unknown field in one file and a wrong vnfName in another, against OSM", append([]string{"validate", twoFiles}, osmArgs...), ExitFindings, twoFilesWant},
+		{"a field's typo, a wrong vnf-profile and a wrong KDU beside the typo, offline", []string{"validate", threeInOne}, ExitFindings, threeInOneWant},
+		{"a field's typo, a wrong vnf-profile and a wrong KDU beside the typo, against OSM", append([]string{"validate", threeInOne}, osmArgs...), ExitFindings, threeInOneWant},
+		{"the first problems of many, and how many more", []string{"validate", manyProblems}, ExitFindings, []string{
+			`✗ deploy/ldap.osmops.yaml:11: unknown field "unknown000"`,
+			fmt.Sprintf(`✗ deploy/ldap.osmops.yaml:%d: unknown field "unknown%03d"`, 11+gitops.MaxProblems-1, gitops.MaxProblems-1),
+			"✗ and 50 more problems, not shown",
+			fmt.Sprintf("%d problems", gitops.MaxProblems+50)}},
 		{"a file problem, in the operator's words", []string{"validate", badField}, ExitFindings,
 			[]string{`✗ deploy/ldap.osmops.yaml:9: unknown field "kdu.parms"`, "1 problem"}},
 		{"variables substituted from flags and a file, a flag winning", []string{"validate", variables, "--substitute-from", varsFile, "--substitute", "VIM=" + simVIM, "--substitute-strict"}, ExitOK,

@@ -457,8 +457,10 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 
 // reconcileRevision fetches, verifies, unpacks and validates the artifact (once per artifact
 // digest and settings, for every OsmDeployment that reads it so: revisionCache), and rejects
-// the whole revision if any file is invalid.
-func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, a *meta.Artifact) (*gitops.Revision, outcome) {
+// the whole revision if any file is invalid, with the reference problems of what parsed
+// (invalidWithReferences).
+func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection,
+	a *meta.Artifact) (*gitops.Revision, outcome) {
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
 	case err != nil:
@@ -474,9 +476,10 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
+		invalid = r.invalidWithReferences(ctx, obj, conn, invalid)
 		recordFailedRevision(obj, a.Revision)
-		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", a.Revision, err)
-		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, err)
+		markStalled(obj, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected, nothing applied: %s", a.Revision, invalid)
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.ValidationFailedReason, "revision %s rejected: %s", a.Revision, invalid)
 		return nil, stalling(0)
 	case errors.Is(err, artifact.ErrInvalidArtifact):
 		recordFailedRevision(obj, a.Revision)
@@ -503,6 +506,26 @@ func recordFailedRevision(obj *gitopsv1alpha1.OsmDeployment, revision string) {
 	if len(obj.Status.Operations) == 0 {
 		obj.Status.LastAttemptedRevision = revision
 	}
+}
+
+// invalidWithReferences adds to the problems of an invalid revision those of the references of
+// what parsed of it, checked as a plan checks them (engine.CheckReferences), so that one push
+// shows every problem, as osmops validate --osm does. It reads OSM's descriptors and VIM
+// accounts (no NS instance); when OSM does not answer, the references are checked against the
+// revision's own packages only, as osmops validate does offline: the files must change anyway.
+// invalid is not changed: the revision cache shares it.
+func (r *OsmDeploymentReconciler) invalidWithReferences(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection,
+	invalid *gitops.ValidationError) *gitops.ValidationError {
+	if invalid.Parsed == nil {
+		return invalid
+	}
+	observed, err := engine.Observe(ctx, conn.NBI, engine.Scope{})
+	if err != nil {
+		log.FromContext(ctx).Info("references of an invalid revision checked without OSM",
+			"error", r.secrets.mask(client.ObjectKeyFromObject(obj), err.Error()))
+		return invalid.With(invalid.Parsed.CheckOwnReferences())
+	}
+	return invalid.With(engine.CheckReferences(invalid.Parsed, observed))
 }
 
 // fetchArtifact downloads an artifact, checks its digest and unpacks it into dir, within

@@ -20,6 +20,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
 // kduValues returns the live values of the first KDU of the only NS instance named name.
@@ -175,6 +176,30 @@ var _ = Describe("The OsmDeployment reconciler", func() {
 
 		fixed := tn.publish("gitops", demoRepo("1", "ldap"))
 		tn.eventuallyApplied(d, fixed)
+	})
+
+	// Issue 29: a parse problem anywhere hid every reference problem of the revision.
+	It("invalid revision lists every problem at once", func() {
+		t := GinkgoTB()
+		tn := newTenant(t)
+		files := merge(stackRepo(stackDefaults), demoRepo("1"))
+		delete(files, "deploy/stack.osmops.yaml")
+		files["deploy/ldap-stack.osmops.yaml"] = strings.Replace(openldap.StackInstanceFile("ldap-stack", testVIMAccount, stackDefaults),
+			"        params:", "        parms:", 1)
+		files["deploy/ldap.osmops.yaml"] = strings.Replace(nsInstanceFile("ldap", "1"), "vnfName: openldap", "vnfName: openldapx", 1)
+		// Only OSM can tell this one: the revision holds no VIM account.
+		files["deploy/other.osmops.yaml"] = strings.Replace(nsInstanceFile("other", "1"), testVIMAccount, "nowhere", 1)
+		revision := tn.publish("gitops", files)
+		d := tn.deployment("ldap", "gitops")
+
+		tn.eventuallyCondition(d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
+		got := tn.get(d)
+		tn.g.Expect(got.Status.LastAttemptedRevision).To(Equal(revision))
+		tn.g.Expect(conditionOf(got.Status.Conditions, meta.ReadyCondition).Message).To(Equal("revision " + revision + " rejected, nothing applied: invalid revision, 3 problems: " +
+			`deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[0].kdus[0].parms"; ` +
+			`deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap"); ` +
+			`deploy/other.osmops.yaml:6: vimAccountName "nowhere" is not a VIM account of OSM (known: "` + testVIMAccount + `")`))
+		tn.g.Expect(tn.mutatingRequests()).To(BeZero())
 	})
 
 	It("unknown reference is rejected before OSM is touched", func() {

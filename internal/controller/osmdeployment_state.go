@@ -209,7 +209,7 @@ func (r *OsmDeploymentReconciler) checkPreconditions(ctx context.Context, obj *g
 	if out, ready := r.reconcileWaves(ctx, obj, artifactRef.Revision); !ready {
 		return given{}, out, false
 	}
-	rev, out := r.reconcileRevision(ctx, obj, artifactRef)
+	rev, out := r.reconcileRevision(ctx, obj, conn, artifactRef)
 	if rev == nil {
 		if conditions.IsStalled(obj) && requested != "" {
 			obj.Status.SetLastHandledReconcileRequest(requested) // the revision is invalid: nothing to retry

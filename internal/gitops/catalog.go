@@ -163,14 +163,19 @@ func chartFloats(chart string) bool {
 }
 
 // checkReferences checks one NS instance; a reference is checked only when
-// the one it depends on resolved.
+// the one it depends on resolved. An empty name is not checked: only an
+// instance of an invalid file (ValidationError.Parsed) has one, where it was
+// reported missing or unreadable already.
 func (n NsInstance) checkReferences(c Catalog) []Problem {
 	var problems []Problem
 	at := func(field, format string, args ...any) {
 		problems = append(problems, problemf(n.Source.File, n.Source.LineOf(field), format, args...))
 	}
-	if !c.VIMAccounts[n.VimAccountName] {
+	if n.VimAccountName != "" && !c.VIMAccounts[n.VimAccountName] {
 		at("vimAccountName", "vimAccountName %q is not a VIM account of OSM (known: %s)", n.VimAccountName, listSome(slices.Collect(maps.Keys(c.VIMAccounts)), maxListedVIMAccounts))
+	}
+	if n.NsdName == "" {
+		return problems
 	}
 	nsd, known := c.NSDs[n.NsdName]
 	if !known {
@@ -183,8 +188,12 @@ func (n NsInstance) checkReferences(c Catalog) []Problem {
 	return problems
 }
 
-// checkVNF checks that a VNF of the instance is a vnf-profile of nsd, whose VNFD has each KDU.
+// checkVNF checks that a VNF of the instance is a vnf-profile of nsd, whose VNFD has each KDU
+// (each named: see checkReferences).
 func (n NsInstance) checkVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Problem {
+	if vnf.MemberVnfIndex == "" {
+		return nil
+	}
 	var problems []Problem
 	at := func(field, format string, args ...any) {
 		problems = append(problems, problemf(n.Source.File, n.Source.LineOf(field), format, args...))
@@ -204,7 +213,7 @@ func (n NsInstance) checkVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Proble
 		return problems
 	}
 	for _, kdu := range vnf.KDUs {
-		if !slices.ContainsFunc(vnfd.KDUs, func(k osmpkg.KDU) bool { return k.Name == kdu.Name }) {
+		if kdu.Name != "" && !slices.ContainsFunc(vnfd.KDUs, func(k osmpkg.KDU) bool { return k.Name == kdu.Name }) {
 			nameField := FieldPath(kdu.Path, "name")
 			at(nameField, "%s %q is not a KDU of VNFD %q (valid: %s)", nameField, kdu.Name, vnfd.ID, listSome(namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name }), 0))
 		}

@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -155,5 +156,109 @@ func TestCheckOwnReferences(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, problemStrings(revision.CheckOwnReferences())); diff != "" {
 		t.Errorf("CheckOwnReferences (-want +got):\n%s", diff)
+	}
+}
+
+// everyProblemRepo is a revision of two NS packages and their VNFDs, with deployment files.
+func everyProblemRepo(t *testing.T, deployments map[string]string) string {
+	t.Helper()
+	files := map[string]string{
+		"osm-pkgs/openldap_knf/openldap_vnfd.yaml":   vnfd("openldap_knf", "ldap"),
+		"osm-pkgs/ldapweb_knf/ldapweb_vnfd.yaml":     vnfd("ldapweb_knf", "admin", "metrics"),
+		"osm-pkgs/openldap_ns/openldap_nsd.yaml":     nsd("openldap_ns", "openldap_knf"),
+		"osm-pkgs/ldap_stack_ns/ldap_stack_nsd.yaml": nsd("ldap_stack_ns", "openldap_knf", "ldapweb_knf"),
+	}
+	for name, text := range deployments {
+		files[name] = text
+	}
+	return writeTree(t, files)
+}
+
+// stackDeployment is a valid deployment file of ldap_stack_ns in the full form.
+const stackDeployment = `kind: NsInstance
+name: ldap-stack
+nsdName: ldap_stack_ns
+vimAccountName: mylocation1
+vnfs:
+  - memberVnfIndex: openldap_knf-profile
+    kdus:
+      - name: ldap
+        params:
+          replicaCount: "1"
+  - memberVnfIndex: ldapweb_knf-profile
+    kdus:
+      - name: admin
+        params:
+          service: {type: ClusterIP}
+`
+
+// A parse problem in one file hides no reference problem of another, nor of the fields of its
+// own file that parsed: one push shows every problem, offline and against OSM alike.
+func TestAnInvalidRevisionKeepsTheReferencesOfWhatParsed(t *testing.T) {
+	ldap := strings.Replace(deployment("ldap"), "vnfName: openldap", "vnfName: openldapx", 1)
+	tests := []struct {
+		name        string
+		deployments map[string]string
+		want        []string
+	}{{
+		name: "an unknown field in one file, a wrong vnfName in another",
+		deployments: map[string]string{
+			"deploy/ldap-stack.osmops.yaml": strings.Replace(stackDeployment, "        params:\n          replicaCount", "        parms:\n          replicaCount", 1),
+			"deploy/ldap.osmops.yaml":       ldap,
+		},
+		want: []string{
+			`deploy/ldap-stack.osmops.yaml:9: unknown field "vnfs[0].kdus[0].parms"`,
+			`deploy/ldap.osmops.yaml:4: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap_knf-profile")`,
+		},
+	}, {
+		name: "a field's typo, a wrong vnf-profile and a wrong KDU beside the typo, in one file",
+		deployments: map[string]string{"deploy/ldap-stack.osmops.yaml": strings.NewReplacer(
+			"memberVnfIndex: openldap_knf-profile", "memberVnfIndex: openldap",
+			"      - name: admin\n        params:", "      - name: admni\n        parms:",
+		).Replace(stackDeployment)},
+		want: []string{
+			`deploy/ldap-stack.osmops.yaml:6: vnfs[0].memberVnfIndex "openldap" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "ldapweb_knf-profile", "openldap_knf-profile")`,
+			`deploy/ldap-stack.osmops.yaml:13: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
+			`deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[1].kdus[0].parms"`,
+		},
+	}, {
+		name: "a file that is no map, a missing field, a name declared twice: nothing more, nor less",
+		deployments: map[string]string{
+			"deploy/a-list.osmops.yaml":  "- kind: NsInstance\n",
+			"deploy/b-ldap.osmops.yaml":  strings.Replace(deployment("ldap"), "nsdName: openldap_ns\n", "", 1),
+			"deploy/c-twice.osmops.yaml": ldap,
+		},
+		want: []string{
+			`deploy/a-list.osmops.yaml:1: the document is a list; it must be a map with kind: NsInstance`,
+			`deploy/b-ldap.osmops.yaml:1: missing required field "nsdName"`,
+			`deploy/c-twice.osmops.yaml:2: NS instance "ldap" is already declared in deploy/b-ldap.osmops.yaml:2`,
+			`deploy/c-twice.osmops.yaml:4: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap_knf-profile")`,
+		},
+	}}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			_, err := Load(everyProblemRepo(t, test.deployments), Options{})
+			var invalid *ValidationError
+			if !errors.As(err, &invalid) || invalid.Parsed == nil {
+				t.Fatalf("Load: %v, want a ValidationError with what parsed", err)
+			}
+			offline := invalid.With(invalid.Parsed.CheckOwnReferences())
+			if diff := cmp.Diff(test.want, problemStrings(offline.Problems)); diff != "" {
+				t.Errorf("offline (-want +got):\n%s", diff)
+			}
+			osm := invalid.With(invalid.Parsed.CheckReferences(NewCatalog(nil, nil, []string{"mylocation1"}, invalid.Parsed)))
+			if diff := cmp.Diff(test.want, problemStrings(osm.Problems)); diff != "" {
+				t.Errorf("against OSM (-want +got):\n%s", diff)
+			}
+			for _, instance := range invalid.Parsed.NsInstances {
+				for _, vnf := range instance.Members() {
+					for _, kdu := range vnf.KDUs {
+						if kdu.Params != nil || kdu.ValuesFrom != nil {
+							t.Errorf("an invalid revision keeps the values of %s %s", instance.Source.File, kdu.Path)
+						}
+					}
+				}
+			}
+		})
 	}
 }

@@ -39,10 +39,12 @@ type Revision struct {
 }
 
 // Load reads and validates the revision unpacked at root. Every problem of
-// the revision is returned at once in a *ValidationError; the Revision then
+// the revision is returned at once in a *ValidationError (at most MaxProblems
+// kept), with what parsed of it (ValidationError.Parsed), so that the
+// references of each file that parsed can be checked too; the Revision then
 // holds only Settings and Warnings (for status and events) and must not be
-// applied. Other errors are I/O failures. Files are read through an
-// os.Root, so no symlink can lead the reads outside root.
+// applied. Other errors are I/O failures. Files are read through an os.Root,
+// so no symlink can lead the reads outside root.
 func Load(root string, opts Options) (*Revision, error) {
 	dir, err := os.OpenRoot(root)
 	if err != nil {
@@ -59,15 +61,15 @@ func Load(root string, opts Options) (*Revision, error) {
 	problems = append(problems, settingProblems...)
 	revision := &Revision{Settings: settings, Warnings: warnings}
 	if len(problems) > 0 {
-		return revision, newValidationError(problems)
+		return revision, NewValidationError(problems)
 	}
 	if problem := checkScanFolder(fsys, settings, opts, config); problem != nil {
-		return revision, newValidationError([]Problem{*problem})
+		return revision, NewValidationError([]Problem{*problem})
 	}
 
 	if opts.Substitution != nil {
 		if problems := opts.Substitution.checkVariables(); len(problems) > 0 {
-			return revision, newValidationError(problems)
+			return revision, NewValidationError(problems)
 		}
 	}
 	instances, problems, err := loadNsInstances(fsys, settings, opts.Substitution)
@@ -81,7 +83,9 @@ func Load(root string, opts Options) (*Revision, error) {
 	}
 	problems = append(problems, packageProblems...)
 	if len(problems) > 0 {
-		return revision, newValidationError(problems)
+		invalid := NewValidationError(problems)
+		invalid.Parsed = parsedReferences(instances, packages, settings)
+		return revision, invalid
 	}
 	for i := range instances {
 		instances[i] = instances[i].Sealed()
@@ -90,10 +94,20 @@ func Load(root string, opts Options) (*Revision, error) {
 	return revision, nil
 }
 
-// newValidationError sorts the problems into a ValidationError.
-func newValidationError(problems []Problem) *ValidationError {
-	sortProblems(problems)
-	return &ValidationError{Problems: problems}
+// parsedReferences is what an invalid revision keeps of what parsed (ValidationError.Parsed):
+// the NS instances without their values, the packages without their bytes, what their
+// references need.
+func parsedReferences(instances []NsInstance, packages []Package, settings Settings) *Revision {
+	parsed := &Revision{Settings: settings, NsInstances: make([]NsInstance, len(instances)), Packages: make([]Package, len(packages))}
+	for i, instance := range instances {
+		parsed.NsInstances[i] = instance.withoutValues()
+	}
+	for i, pkg := range packages {
+		summary := *pkg.Package
+		summary.Tarball = nil
+		parsed.Packages[i] = Package{Source: pkg.Source, Package: &summary}
+	}
+	return parsed
 }
 
 // checkScanFolder makes sure the scanned folder exists, reporting it where
@@ -114,7 +128,9 @@ func checkScanFolder(fsys fs.FS, settings Settings, opts Options, config repoCon
 // loadNsInstances parses every deployment file below the scanned folder
 // (in path order, leaving out the packages folder and the settings file),
 // after substituting its variables when subst is not nil, and refuses a name
-// declared twice. It returns the instances sorted by name.
+// declared twice. It returns the instances sorted by name: those of every file
+// that parsed, with problems or a name declared twice too, so that their
+// references can still be checked; without problems, every one is valid.
 func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsInstance, []Problem, error) {
 	files, problems, err := deploymentFiles(fsys, settings)
 	if err != nil {
@@ -149,17 +165,17 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 			fileProblems = subst.redact(fileProblems)
 			instance = instance.withDigestKey(string(subst.DigestKey))
 		}
-		if len(fileProblems) > 0 {
-			problems = append(problems, fileProblems...)
-			continue
+		problems = append(problems, fileProblems...)
+		if instance.Source.File == "" {
+			continue // not a map of kind NsInstance: nothing of it was read
 		}
 		instance = instance.withOrigins(append(variables, git)...)
 		if first, declared := declaredAt[instance.Name]; declared {
 			problems = append(problems, problemf(file, instance.Source.LineOf("name"),
 				"NS instance %q is already declared in %s:%d", instance.Name, first.Source.File, first.Source.LineOf("name")))
-			continue
+		} else if instance.Name != "" {
+			declaredAt[instance.Name] = instance
 		}
-		declaredAt[instance.Name] = instance
 		instances = append(instances, instance)
 	}
 	slices.SortFunc(instances, func(a, b NsInstance) int { return strings.Compare(a.Name, b.Name) })

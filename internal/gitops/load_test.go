@@ -608,6 +608,49 @@ func TestValidationErrorText(t *testing.T) {
 	}
 }
 
+// A hostile file makes a problem a line: a revision keeps the first MaxProblems, in file and
+// line order, and counts the others, also once reference problems are added.
+func TestProblemsAreBoundedAtMaxProblems(t *testing.T) {
+	withUnknownFields := func(count int) string {
+		var text strings.Builder
+		text.WriteString(deployment("ldap"))
+		for i := range count {
+			fmt.Fprintf(&text, "unknown%04d: x\n", i)
+		}
+		return text.String()
+	}
+	for _, test := range []struct {
+		fields, kept, more int
+		suffix             string
+	}{
+		{fields: MaxProblems, kept: MaxProblems, more: 0, suffix: "; and 80 more"},
+		{fields: MaxProblems + 1, kept: MaxProblems, more: 1, suffix: "; and 81 more"},
+		{fields: 5000, kept: MaxProblems, more: 5000 - MaxProblems, suffix: "; and 4980 more"},
+	} {
+		_, err := Load(writeTree(t, map[string]string{"z.osmops.yaml": withUnknownFields(test.fields)}), Options{})
+		var invalid *ValidationError
+		if !errors.As(err, &invalid) {
+			t.Fatalf("%d unknown fields: %v", test.fields, err)
+		}
+		if len(invalid.Problems) != test.kept || invalid.More != test.more || invalid.Count() != test.fields {
+			t.Errorf("%d unknown fields: %d problems kept and %d more, want %d and %d", test.fields, len(invalid.Problems), invalid.More, test.kept, test.more)
+		}
+		if first := invalid.Problems[0].String(); first != `z.osmops.yaml:8: unknown field "unknown0000"` {
+			t.Errorf("%d unknown fields: the first problem kept is %q", test.fields, first)
+		}
+		if !strings.HasSuffix(invalid.Error(), test.suffix) || !strings.HasPrefix(invalid.Error(), fmt.Sprintf("invalid revision, %d problems: ", test.fields)) {
+			t.Errorf("%d unknown fields: Error() = %q", test.fields, invalid.Error())
+		}
+		earlier := invalid.With([]Problem{{File: "a.osmops.yaml", Line: 1, Message: "first"}})
+		if len(earlier.Problems) != test.kept || earlier.Count() != test.fields+1 || earlier.Problems[0].File != "a.osmops.yaml" {
+			t.Errorf("%d unknown fields and one more before: %d kept of %d, first %v", test.fields, len(earlier.Problems), earlier.Count(), earlier.Problems[0])
+		}
+		if invalid.Count() != test.fields {
+			t.Errorf("With changed the error it was called on")
+		}
+	}
+}
+
 func BenchmarkLoad1000DeploymentFiles(b *testing.B) {
 	files := map[string]string{}
 	for i := range 1000 {

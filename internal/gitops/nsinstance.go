@@ -170,6 +170,22 @@ func (n NsInstance) Members() []VNF {
 	return members
 }
 
+// withoutValues returns the instance without its parameters and values, its references
+// alone: what an invalid revision keeps of it (ValidationError.Parsed).
+func (n NsInstance) withoutValues() NsInstance {
+	n.Params, n.KDU.Params, n.KDU.ValuesFrom, n.digestKey, n.sealed = nil, nil, nil, nil, nil
+	if n.VNFs != nil {
+		n.VNFs = slices.Clone(n.VNFs)
+	}
+	for i := range n.VNFs {
+		n.VNFs[i].Params, n.VNFs[i].KDUs = nil, slices.Clone(n.VNFs[i].KDUs)
+		for j := range n.VNFs[i].KDUs {
+			n.VNFs[i].KDUs[j].Params, n.VNFs[i].KDUs[j].ValuesFrom = nil, nil
+		}
+	}
+	return n
+}
+
 // kduKey names a KDU of the instance in sealedForms.
 func kduKey(member, kdu string) string { return member + "\x00" + kdu }
 

@@ -51,30 +51,66 @@ func shorten(text string) string {
 // so that a condition message stays readable.
 const maxProblemsInError = 20
 
-// ValidationError holds every problem found in a revision, sorted by file
-// then line. Retrying cannot help: the revision or the spec must change.
+// MaxProblems bounds the problems a ValidationError keeps, the first in file and line order:
+// a hostile revision can make thousands (an unknown field a line), and an invalid revision is
+// kept in memory (internal/controller's revision cache) and printed whole by osmops validate.
+// The others are only counted (More).
+const MaxProblems = 100
+
+// ValidationError holds the problems found in a revision, sorted by file
+// then line, at most MaxProblems of them. Retrying cannot help: the revision
+// or the spec must change.
 type ValidationError struct {
 	Problems []Problem
+	// More is how many problems were found past the MaxProblems kept.
+	More int
+	// Parsed is what parsed of the revision, for CheckReferences and CheckOwnReferences to
+	// check the references of every file, and every field, that could be read; nil when the
+	// revision could not be read at all (its settings, its folder, its variables). Its NS
+	// instances may repeat a name or lack a field, and hold no values: it is never applied.
+	Parsed *Revision
 }
+
+// NewValidationError sorts the problems and keeps the first MaxProblems.
+func NewValidationError(problems []Problem) *ValidationError {
+	sortProblems(problems)
+	kept := min(len(problems), MaxProblems)
+	return &ValidationError{Problems: slices.Clip(problems[:kept]), More: len(problems) - kept}
+}
+
+// With returns a new ValidationError of e's problems and the others, sorted and bounded as
+// NewValidationError does, with e's Parsed; e is not changed (it may be shared: a revision's
+// is kept for every OsmDeployment that reads it).
+func (e *ValidationError) With(others []Problem) *ValidationError {
+	merged := NewValidationError(append(slices.Clone(e.Problems), others...))
+	// e's problems past the bound came after all it kept, so after all the merge keeps too.
+	merged.More += e.More
+	merged.Parsed = e.Parsed
+	return merged
+}
+
+// Count is how many problems were found, kept or not.
+func (e *ValidationError) Count() int { return len(e.Problems) + e.More }
 
 // Error lists the first 20 problems, separated by "; ", and says how many
 // more there are.
 func (e *ValidationError) Error() string {
 	noun := "problems"
-	if len(e.Problems) == 1 {
+	if e.Count() == 1 {
 		noun = "problem"
 	}
-	return fmt.Sprintf("invalid revision, %d %s: %s", len(e.Problems), noun, listProblems(e.Problems))
+	return fmt.Sprintf("invalid revision, %d %s: %s", e.Count(), noun, listProblems(e.Problems, e.More))
 }
 
-// listProblems joins the first 20 problems with "; " and says how many more there are.
-func listProblems(problems []Problem) string {
+// listProblems joins the first 20 problems with "; " and says how many more there are, more
+// of them counting beside those given.
+func listProblems(problems []Problem, more int) string {
 	shown := problems[:min(len(problems), maxProblemsInError)]
 	lines := make([]string, 0, len(shown)+1)
 	for _, problem := range shown {
 		lines = append(lines, problem.String())
 	}
-	if hidden := len(problems) - len(shown); hidden > 0 {
+	if hidden := len(problems) - len(shown) + more; hidden > 0 {
 		lines = append(lines, fmt.Sprintf("and %d more", hidden))
 	}
 	return strings.Join(lines, "; ")

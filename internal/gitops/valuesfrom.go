@@ -200,7 +200,7 @@ type ValuesProblems struct {
 }
 
 func (e *ValuesProblems) Error() string {
-	return fmt.Sprintf("%d unresolved values reference(s): %s", len(e.Problems), listProblems(e.Problems))
+	return fmt.Sprintf("%d unresolved values reference(s): %s", len(e.Problems), listProblems(e.Problems, 0))
 }
 
 // ResolveValues returns a copy of the revision whose every KDU's Params are its valuesFrom
