@@ -122,7 +122,7 @@ func TestDiffOfADeployment(t *testing.T) {
 	if preview, err = controller.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system"); err != nil {
 		t.Fatal(err)
 	}
-	deployment.Status.Inventory = &preview.Plan.Inventory
+	deployment.Status.Inventory = controller.APIInventory(preview.Plan.Inventory)
 	if err := c.Status().Update(ctx, deployment); err != nil {
 		t.Fatal(err)
 	}

@@ -175,7 +175,7 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 		t.Fatalf("applying the demo repository: %v", result.Errors)
 	}
 	const revision = "main@sha1:0123456789abcdef0123456789abcdef01234567"
-	deployment.Status.Inventory = &preview.Plan.Inventory
+	deployment.Status.Inventory = controller.APIInventory(preview.Plan.Inventory)
 	snapshot := gitopsv1alpha1.ApplySnapshot{Revision: revision, PlanDigest: preview.Plan.Digest(), StartTime: metav1.Now(), Outcome: gitopsv1alpha1.ApplyRunning}
 	instantiates := map[string]string{}
 	for _, op := range result.Operations {

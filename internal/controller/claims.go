@@ -283,7 +283,7 @@ func (r *OsmDeploymentReconciler) yieldContested(obj *gitopsv1alpha1.OsmDeployme
 // OsmDeployment holds one of the names, or the claims cannot be read or written, it stops the
 // reconcile with that outcome.
 func (r *OsmDeploymentReconciler) claimPlanned(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) (outcome, bool) {
-	contested, err := r.holdClaims(ctx, obj, st.identity, st.plan.Inventory)
+	contested, err := r.holdClaims(ctx, obj, st.identity, *APIInventory(st.plan.Inventory))
 	switch {
 	case err != nil:
 		return retrying(err), true

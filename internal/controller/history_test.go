@@ -52,7 +52,7 @@ func TestHistoryAtItsBounds(t *testing.T) {
 	message := "\x1b[2J" + strings.Repeat("é", gitopsv1alpha1.MaxHistoryMessageLength)
 	var ended []engine.Outcome
 	for j, op := range history[0].Operations {
-		entry := gitopsv1alpha1.OperationEntry{ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationCompleted}
+		entry := engine.OperationRecord{ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: osm.OperationCompleted}
 		if j == 0 {
 			entry.State = "FAILED"
 			ended = append(ended, engine.Outcome{Operation: entry, Failed: true, Message: message})

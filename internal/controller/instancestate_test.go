@@ -15,8 +15,8 @@ import (
 // ended takes the state engine.Transition gives, on the apply and the deletion path alike, and
 // keeps or drops its id and reason as the event says.
 func TestFinishedOperationsFollowTheLifecycle(t *testing.T) {
-	op := func(kind string, more bool) gitopsv1alpha1.OperationEntry {
-		return gitopsv1alpha1.OperationEntry{ID: "op", Type: kind, NsInstance: "ldap", MoreUpgrades: more}
+	op := func(kind string, more bool) engine.OperationRecord {
+		return engine.OperationRecord{ID: "op", Type: kind, NsInstance: "ldap", MoreUpgrades: more}
 	}
 	entry := func(state gitopsv1alpha1.NsInstanceState, id, reason string) []gitopsv1alpha1.NsInstanceEntry {
 		return []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: id, State: state, Reason: reason}}
@@ -43,8 +43,8 @@ func TestFinishedOperationsFollowTheLifecycle(t *testing.T) {
 			entry(gitopsv1alpha1.NsInstanceFailed, "id", "why")},
 		{"OperationFailed at the timeout", gitopsv1alpha1.NsInstanceProgressing, engine.Outcome{Operation: op(osm.OperationTypeAction, true), Failed: true, TimedOut: true},
 			entry(gitopsv1alpha1.NsInstanceFailed, "id", "why")},
-		{"not allowed: no state", engine.NoInstance, engine.Outcome{Operation: op(osm.OperationTypeTerminate, false)},
-			entry(engine.NoInstance, "id", "why")},
+		{"not allowed: no state", apiState(engine.NoInstance), engine.Outcome{Operation: op(osm.OperationTypeTerminate, false)},
+			entry(apiState(engine.NoInstance), "id", "why")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &gitopsv1alpha1.OsmDeployment{}

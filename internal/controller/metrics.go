@@ -86,5 +86,5 @@ func recordOperationMetric(outcome engine.Outcome) {
 		result = "failed"
 	}
 	operations.WithLabelValues(outcome.Operation.Type, result).Inc()
-	operationDuration.WithLabelValues(outcome.Operation.Type, result).Observe(time.Since(outcome.Operation.StartTime.Time).Seconds())
+	operationDuration.WithLabelValues(outcome.Operation.Type, result).Observe(time.Since(outcome.Operation.StartTime).Seconds())
 }

@@ -600,7 +600,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		return retrying(err)
 	}
 	obj.Status.LastAttemptedRevision = revision
-	obj.Status.Inventory = &plan.Inventory
+	obj.Status.Inventory = APIInventory(plan.Inventory)
 	setSummary(obj, len(st.rev.NsInstances))
 	for _, warning := range plan.Warnings {
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.PackageMayBeRefusedReason, "%s", warning)
@@ -773,7 +773,7 @@ func clusterIdentity(obj *gitopsv1alpha1.OsmCluster) string {
 // OSM to remove the instances, until the deletion's timeout.
 func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
 	plan := &st.plan
-	obj.Status.Inventory = &plan.Inventory
+	obj.Status.Inventory = APIInventory(plan.Inventory)
 	if len(plan.Deletes) > 0 {
 		// A deletion applies no revision: its terminates are audited with the last one applied.
 		ctx := withChangeOrigin(ctx, obj, obj.Status.LastAppliedRevision, plan)

@@ -268,12 +268,12 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 // those that ended or ran past spec.timeout.
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
-	running, finished, err := engine.CheckOperations(ctx, conn.NBI, obj.Status.Operations)
+	running, finished, err := engine.CheckOperations(ctx, conn.NBI, engineOperations(obj.Status.Operations))
 	if err != nil {
 		return nil, nil, err
 	}
 	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
-	return running, append(finished, expired...), nil
+	return apiOperations(running), append(finished, expired...), nil
 }
 
 // determineDeletionState finds what the deletion of an OsmDeployment needs, as spec.deletionPolicy
@@ -318,7 +318,7 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
 	// OSM still say this OsmDeployment owns.
 	owner := r.owner(obj)
-	scope := engine.ScopeOf(&gitops.Revision{}, inventory, owner)
+	scope := engine.ScopeOf(&gitops.Revision{}, EngineInventory(inventory), owner)
 	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
 	observed, err := engine.Observe(ctx, conn.NBI, scope)
 	switch {
@@ -332,7 +332,7 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 		return readFailed(err)
 	}
 	st := deploymentState{conn: conn, observed: observed, previous: inventory,
-		plan: engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: inventory,
+		plan: engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: EngineInventory(inventory),
 			Owner: owner, LiveOwners: liveOwners, Prune: true})}
 	if len(st.plan.Inventory.NsInstances) == 0 {
 		st.status, st.reason = statusDeleted, "OSM runs no NS instance of it"
@@ -378,7 +378,7 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed *engine.Observed,
 	inventory gitopsv1alpha1.Inventory, owner engine.Owner, liveOwners map[string]bool, claims map[string]string) engine.Input {
 	return engine.Input{
-		Revision: rev, Observed: observed, Inventory: inventory, Claims: claims,
+		Revision: rev, Observed: observed, Inventory: EngineInventory(inventory), Claims: claims,
 		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
 		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
 		Remediation: remediationOf(obj),
@@ -401,9 +401,9 @@ func observationScope(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, r
 	inventory gitopsv1alpha1.Inventory, owner engine.Owner) engine.Scope {
 	driftCheck := obj.Status.LastAppliedRevision == revision && obj.GetDriftDetectionMode() != gitopsv1alpha1.DriftDetectionDisabled
 	if revision == "" || driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
-		return engine.ScopeOf(rev, inventory, owner)
+		return engine.ScopeOf(rev, EngineInventory(inventory), owner)
 	}
-	return engine.RevisionScope(rev, inventory, owner)
+	return engine.RevisionScope(rev, EngineInventory(inventory), owner)
 }
 
 // packagesChanged tells whether the revision holds a package the inventory lacks or lists with
@@ -505,7 +505,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	case statusInSync:
 		r.reportDrift(obj, st.plan)
 		obj.Status.LastAttemptedRevision = st.revision
-		obj.Status.Inventory = &st.plan.Inventory
+		obj.Status.Inventory = APIInventory(st.plan.Inventory)
 		setSummary(obj, len(st.rev.NsInstances))
 		return r.reportHealth(ctx, obj, st.observed, r.finishWithoutChanges(obj, st.revision, st.plan))
 	case statusOutOfSync:
@@ -520,7 +520,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		return done(0)
 	case statusDeleted:
 		if st.observed != nil {
-			obj.Status.Inventory = &st.plan.Inventory
+			obj.Status.Inventory = APIInventory(st.plan.Inventory)
 		}
 		r.release(obj)
 		return done(0)

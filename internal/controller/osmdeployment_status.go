@@ -49,6 +49,17 @@ func cut(s string, limit int) string { //nolint:unparam // the bound reads best 
 	return s[:end] + "…"
 }
 
+// boundReasons bounds the reasons of the status inventory (engine.BoundReasons), so that the
+// status of the most NS instances a revision declares fits in what the API server stores.
+func boundReasons(status *gitopsv1alpha1.OsmDeploymentStatus) {
+	if status.Inventory == nil {
+		return
+	}
+	inventory := EngineInventory(*status.Inventory)
+	engine.BoundReasons(&inventory)
+	status.Inventory = APIInventory(inventory)
+}
+
 // summarize keeps the conditions consistent for kstatus: Stalled is final; Reconciling means
 // in progress and makes Ready Unknown unless a step said False, also when Ready was True
 // (a new revision, a drift correction: Ready=True says every operation of the revision
@@ -57,7 +68,7 @@ func cut(s string, limit int) string { //nolint:unparam // the bound reads best 
 func summarize(obj *gitopsv1alpha1.OsmDeployment) {
 	defer func() {
 		boundMessages(obj.Status.Conditions)
-		engine.BoundReasons(obj.Status.Inventory)
+		boundReasons(&obj.Status)
 		boundHistory(obj.Status.History)
 	}()
 	obj.Status.LastAppliedRevisionShort = gitopsv1alpha1.ShortRevision(obj.Status.LastAppliedRevision)
@@ -296,13 +307,15 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 		if refused[e.Name] {
 			// A replacement OSM refused stays: its old instance is gone, and the next plan
 			// creates it again rather than forget it.
-			if e.State = engine.Next(e.State, engine.CreateRefused); e.State == engine.NoInstance {
+			next := engine.Next(engineState(e.State), engine.CreateRefused)
+			if next == engine.NoInstance {
 				continue
 			}
+			e.State = apiState(next)
 		}
 		if id, ok := result.NsInstanceIDs[e.Name]; ok {
 			e.ID = id
-			e.State = engine.Next(e.State, engine.CreateAccepted)
+			e.State = apiState(engine.Next(engineState(e.State), engine.CreateAccepted))
 		}
 		kept = append(kept, e)
 	}
@@ -329,8 +342,10 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome)
 			continue
 		}
 		event := outcome.Event()
-		remediationOf(obj).CountFailure(&entries[i], outcome)
-		next, err := engine.Transition(entries[i].State, event)
+		counted := engineInstance(entries[i])
+		remediationOf(obj).CountFailure(&counted, outcome)
+		entries[i] = apiInstance(counted)
+		next, err := engine.Transition(counted.State, event)
 		switch {
 		case err != nil:
 			// No answer is allowed about an entry whose state is none of the API's: it is left as it is.
@@ -340,8 +355,8 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome)
 			// The old instance of a replace is gone: the next plan creates the new one.
 			entries[i].ID = ""
 		default:
-			entries[i].State = next
-			if next == gitopsv1alpha1.NsInstanceReady {
+			entries[i].State = apiState(next)
+			if next == engine.InstanceReady {
 				entries[i].Reason = ""
 			}
 		}

@@ -32,8 +32,9 @@ func remediationExhausted(obj *gitopsv1alpha1.OsmDeployment) bool {
 	return anyInstance(obj, remediationOf(obj).Exhausted)
 }
 
-func anyInstance(obj *gitopsv1alpha1.OsmDeployment, test func(gitopsv1alpha1.NsInstanceEntry) bool) bool {
-	return obj.Status.Inventory != nil && slices.ContainsFunc(obj.Status.Inventory.NsInstances, test)
+func anyInstance(obj *gitopsv1alpha1.OsmDeployment, test func(engine.InstanceRecord) bool) bool {
+	return obj.Status.Inventory != nil && slices.ContainsFunc(obj.Status.Inventory.NsInstances,
+		func(e gitopsv1alpha1.NsInstanceEntry) bool { return test(engineInstance(e)) })
 }
 
 // failureReason is the reason a failed operation stalls the OsmDeployment with:

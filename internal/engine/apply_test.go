@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -141,8 +139,8 @@ func TestApplyStopsAfterAFailedPackageButNotAfterAFailedInstance(t *testing.T) {
 }
 
 func TestClassifyOperations(t *testing.T) {
-	start := metav1.NewTime(time.Unix(1_700_000_000, 0))
-	pending := []gitopsv1alpha1.OperationEntry{
+	start := time.Unix(1_700_000_000, 0)
+	pending := []OperationRecord{
 		{ID: "op-done", Type: osm.OperationTypeInstantiate, NsInstance: "a", State: "PROCESSING", StartTime: start},
 		{ID: "op-running", Type: osm.OperationTypeAction, NsInstance: "b", State: "PROCESSING", StartTime: start},
 		{ID: "op-failed", Type: osm.OperationTypeAction, NsInstance: "c", State: "PROCESSING", StartTime: start},

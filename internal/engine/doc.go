@@ -5,5 +5,6 @@
 //
 // It must not import a Kubernetes client, controller-runtime, internal/controller or the
 // simulator: the controller calls the engine, never the other way round, and the engine's steps
-// run without a cluster (as `osmops diff` runs them).
+// run without a cluster (as `osmops diff` runs them). Nor does it import the API types: it
+// speaks its own records (inventory.go), which the controller maps to the status and back.
 package engine

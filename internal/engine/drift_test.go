@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 )
@@ -13,24 +12,24 @@ import (
 func TestRevisionScope(t *testing.T) {
 	a, b, c := declared("a", "1"), declared("b", "1"), declared("c", "1")
 	rev := &gitops.Revision{NsInstances: []gitops.NsInstance{a, b, c}}
-	ready := gitopsv1alpha1.NsInstanceReady
+	ready := InstanceReady
 	for _, test := range []struct {
 		name      string
-		inventory []gitopsv1alpha1.NsInstanceEntry
+		inventory []InstanceRecord
 		want      Scope
 	}{
 		{"an empty inventory (a first revision, a lost status) is read whole", nil,
 			Scope{Owner: self.Marker(), Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
 		{"instances Ready with their declaration are settled; changed, new and undeclared ones are read",
-			[]gitopsv1alpha1.NsInstanceEntry{entry("a", "ns-a", a.Digest(), ready), entry("b", "ns-b", "sha256:old", ready), entry("d", "ns-d", "sha256:d", ready)},
+			[]InstanceRecord{entry("a", "ns-a", a.Digest(), ready), entry("b", "ns-b", "sha256:old", ready), entry("d", "ns-d", "sha256:d", ready)},
 			Scope{Names: []string{"b", "c", "d"}, WithValues: true, Quotas: true, Settled: map[string]bool{"a": true}}},
 		{"instances not Ready are read, whatever their digest",
-			[]gitopsv1alpha1.NsInstanceEntry{entry("a", "ns-a", a.Digest(), gitopsv1alpha1.NsInstanceFailed), entry("b", "ns-b", b.Digest(), gitopsv1alpha1.NsInstanceProgressing),
-				entry("c", "", c.Digest(), gitopsv1alpha1.NsInstanceCreating)},
+			[]InstanceRecord{entry("a", "ns-a", a.Digest(), InstanceFailed), entry("b", "ns-b", b.Digest(), InstanceProgressing),
+				entry("c", "", c.Digest(), InstanceCreating)},
 			Scope{Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true, Settled: map[string]bool{}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			got := RevisionScope(rev, gitopsv1alpha1.Inventory{NsInstances: test.inventory}, self)
+			got := RevisionScope(rev, Inventory{NsInstances: test.inventory}, self)
 			if diff := cmp.Diff(test.want, got); diff != "" {
 				t.Errorf("RevisionScope (-want +got):\n%s", diff)
 			}
@@ -40,16 +39,16 @@ func TestRevisionScope(t *testing.T) {
 
 func TestSettledInstancesKeepTheirEntryUnread(t *testing.T) {
 	a, b := declared("a", "1"), declared("b", "2")
-	inventory := []gitopsv1alpha1.NsInstanceEntry{
-		entry("a", "ns-a", a.Digest(), gitopsv1alpha1.NsInstanceReady), entry("b", "ns-b", "sha256:old", gitopsv1alpha1.NsInstanceReady)}
+	inventory := []InstanceRecord{
+		entry("a", "ns-a", a.Digest(), InstanceReady), entry("b", "ns-b", "sha256:old", InstanceReady)}
 	// Only b was read: a is in no list of OSM's, which a plan of a whole scope takes for an
 	// instance deleted in OSM.
 	observed := observedWith([]osm.NSInstance{running("ns-b", "b")}, map[string]string{"ns-b": `{"replicaCount": "1"}`})
 	observed.settled = map[string]bool{"a": true}
 	plan := Compute(Input{Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{a, b}}, Observed: observed,
-		Inventory: gitopsv1alpha1.Inventory{NsInstances: inventory}, Owner: self})
+		Inventory: Inventory{NsInstances: inventory}, Owner: self})
 	want := summary{Upgrades: []string{"b@ns-b: KDU ldap of VNF openldap: values changed in Git"},
-		Inventory: []gitopsv1alpha1.NsInstanceEntry{inventory[0], entry("b", "ns-b", b.Digest(), gitopsv1alpha1.NsInstanceProgressing)}}
+		Inventory: []InstanceRecord{inventory[0], entry("b", "ns-b", b.Digest(), InstanceProgressing)}}
 	if diff := cmp.Diff(want, summarise(plan)); diff != "" {
 		t.Errorf("plan (-want +got):\n%s", diff)
 	}
@@ -58,10 +57,10 @@ func TestSettledInstancesKeepTheirEntryUnread(t *testing.T) {
 func TestDriftPolicies(t *testing.T) {
 	ldap := declared("ldap", "2")
 	digest := ldap.Digest()
-	ready := entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)
-	drifted := func(reason string) gitopsv1alpha1.NsInstanceEntry {
+	ready := entry("ldap", "ns-1", digest, InstanceReady)
+	drifted := func(reason string) InstanceRecord {
 		e := ready
-		e.State, e.Reason = gitopsv1alpha1.NsInstanceDrifted, reason
+		e.State, e.Reason = InstanceDrifted, reason
 		return e
 	}
 	const valuesChanged = "KDU ldap of VNF openldap: values changed in OSM outside Git"
@@ -69,44 +68,44 @@ func TestDriftPolicies(t *testing.T) {
 	for _, test := range []struct {
 		name      string
 		observed  *Observed
-		inventory gitopsv1alpha1.NsInstanceEntry
+		inventory InstanceRecord
 		policy    DriftPolicy
 		want      summary
 		drifts    []Drift
 	}{
 		{name: "correct: an instance deleted in OSM is created again", observed: observedWith(nil, nil), inventory: ready, policy: CorrectDrift,
 			want: summary{Creates: []string{"ldap: deleted in OSM outside Git: recreating it"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}}},
+				Inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)}}},
 		{name: "report: an instance deleted in OSM is Drifted", observed: observedWith(nil, nil), inventory: ready, policy: ReportDrift,
-			want:   summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{drifted("deleted in OSM outside Git")}},
+			want:   summary{Inventory: []InstanceRecord{drifted("deleted in OSM outside Git")}},
 			drifts: []Drift{{Name: "ldap", What: "deleted in OSM outside Git"}}},
 		{name: "ignore: an instance deleted in OSM keeps its entry", observed: observedWith(nil, nil), inventory: ready, policy: IgnoreDrift,
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{ready}}},
+			want: summary{Inventory: []InstanceRecord{ready}}},
 		{name: "correct: values changed in OSM are set back", observed: changedValues, inventory: ready, policy: CorrectDrift,
 			want: summary{Upgrades: []string{"ldap@ns-1: " + valuesChanged + ": restoring what Git declares"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)}}},
 		{name: "report: values changed in OSM are reported", observed: changedValues, inventory: ready, policy: ReportDrift,
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{drifted(valuesChanged)}}, drifts: []Drift{{Name: "ldap", What: valuesChanged}}},
+			want: summary{Inventory: []InstanceRecord{drifted(valuesChanged)}}, drifts: []Drift{{Name: "ldap", What: valuesChanged}}},
 		{name: "report: values changed by an operation found running are drift, not a change in Git", observed: changedValues, policy: ReportDrift,
-			inventory: gitopsv1alpha1.NsInstanceEntry{Name: "ldap", ID: "ns-1", Digest: digest, State: gitopsv1alpha1.NsInstanceProgressing, Reason: reasonBusy},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{drifted(valuesChanged)}}, drifts: []Drift{{Name: "ldap", What: valuesChanged}}},
+			inventory: InstanceRecord{Name: "ldap", ID: "ns-1", Digest: digest, State: InstanceProgressing, Reason: reasonBusy},
+			want:      summary{Inventory: []InstanceRecord{drifted(valuesChanged)}}, drifts: []Drift{{Name: "ldap", What: valuesChanged}}},
 		{name: "report: a Drifted instance set back in OSM is Ready again",
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			inventory: drifted(valuesChanged), policy: ReportDrift, want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{ready}}},
+			inventory: drifted(valuesChanged), policy: ReportDrift, want: summary{Inventory: []InstanceRecord{ready}}},
 		{name: "ignore: values changed in OSM are left", observed: changedValues, inventory: ready, policy: IgnoreDrift,
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{ready}}},
+			want: summary{Inventory: []InstanceRecord{ready}}},
 		{name: "report: values changed in Git are applied", observed: changedValues, policy: ReportDrift,
-			inventory: entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady),
+			inventory: entry("ldap", "ns-1", "sha256:old", InstanceReady),
 			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in Git"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)}}},
 		{name: "report: a Drifted instance changed in Git is upgraded", observed: changedValues, policy: ReportDrift,
-			inventory: entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceDrifted),
+			inventory: entry("ldap", "ns-1", "sha256:old", InstanceDrifted),
 			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in Git"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			plan := Compute(Input{Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}}, Observed: test.observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{test.inventory}}, Owner: self, Drift: test.policy})
+				Inventory: Inventory{NsInstances: []InstanceRecord{test.inventory}}, Owner: self, Drift: test.policy})
 			if diff := cmp.Diff(test.want, summarise(plan)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}

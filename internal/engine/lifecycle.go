@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"slices"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
 )
 
 // NoInstance is the state of an NS instance the inventory does not list: the state before the
 // first event of an instance Git newly declares (or that a marker alone names), and the state
 // after the event that removes it from the inventory.
-const NoInstance gitopsv1alpha1.NsInstanceState = ""
+const NoInstance InstanceState = ""
 
 // Event is what moves an NS instance from one state of its lifecycle to the next: what a plan
 // did with it, given what OSM showed of it (the Plan… events, from Compute), or what OSM
@@ -95,45 +94,45 @@ var ErrTransitionNotAllowed = errors.New("transition not allowed")
 
 // listedStates are the states of the instances the inventory lists: an answer of OSM is about
 // one of them.
-var listedStates = []gitopsv1alpha1.NsInstanceState{
-	gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
-	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
-	gitopsv1alpha1.NsInstanceReplacing, gitopsv1alpha1.NsInstanceDrifted,
+var listedStates = []InstanceState{
+	InstanceCreating, InstanceReady, InstanceProgressing,
+	InstanceFailed, InstanceDeleting, InstanceOrphaned,
+	InstanceReplacing, InstanceDrifted,
 }
 
 // rule is where an event leads: to, from the states of from (every state when nil), but for
 // the states of keep, which it leaves as they are.
 type rule struct {
-	to   gitopsv1alpha1.NsInstanceState
-	from []gitopsv1alpha1.NsInstanceState
-	keep []gitopsv1alpha1.NsInstanceState
+	to   InstanceState
+	from []InstanceState
+	keep []InstanceState
 }
 
 var (
-	createAnswered = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReplacing}
-	keepReplacing  = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceReplacing}
-	onlyFailed     = []gitopsv1alpha1.NsInstanceState{gitopsv1alpha1.NsInstanceFailed}
+	createAnswered = []InstanceState{InstanceCreating, InstanceReplacing}
+	keepReplacing  = []InstanceState{InstanceReplacing}
+	onlyFailed     = []InstanceState{InstanceFailed}
 	lifecycle      = [events]rule{
-		PlanCreate:               {to: gitopsv1alpha1.NsInstanceCreating, keep: keepReplacing},
-		PlanUpgrade:              {to: gitopsv1alpha1.NsInstanceProgressing},
-		PlanMove:                 {to: gitopsv1alpha1.NsInstanceProgressing},
-		PlanAwaitUpload:          {to: gitopsv1alpha1.NsInstanceProgressing},
-		PlanBusy:                 {to: gitopsv1alpha1.NsInstanceProgressing},
-		PlanInStep:               {to: gitopsv1alpha1.NsInstanceReady},
-		PlanBroken:               {to: gitopsv1alpha1.NsInstanceFailed},
-		PlanFailedKept:           {to: gitopsv1alpha1.NsInstanceFailed, from: onlyFailed},
-		PlanDriftReported:        {to: gitopsv1alpha1.NsInstanceDrifted},
-		PlanReplace:              {to: gitopsv1alpha1.NsInstanceReplacing},
-		PlanOrphan:               {to: gitopsv1alpha1.NsInstanceOrphaned},
-		PlanPrune:                {to: gitopsv1alpha1.NsInstanceDeleting},
-		CreateAccepted:           {to: gitopsv1alpha1.NsInstanceProgressing, from: createAnswered},
+		PlanCreate:               {to: InstanceCreating, keep: keepReplacing},
+		PlanUpgrade:              {to: InstanceProgressing},
+		PlanMove:                 {to: InstanceProgressing},
+		PlanAwaitUpload:          {to: InstanceProgressing},
+		PlanBusy:                 {to: InstanceProgressing},
+		PlanInStep:               {to: InstanceReady},
+		PlanBroken:               {to: InstanceFailed},
+		PlanFailedKept:           {to: InstanceFailed, from: onlyFailed},
+		PlanDriftReported:        {to: InstanceDrifted},
+		PlanReplace:              {to: InstanceReplacing},
+		PlanOrphan:               {to: InstanceOrphaned},
+		PlanPrune:                {to: InstanceDeleting},
+		CreateAccepted:           {to: InstanceProgressing, from: createAnswered},
 		CreateRefused:            {to: NoInstance, from: createAnswered, keep: keepReplacing},
-		OperationCompleted:       {to: gitopsv1alpha1.NsInstanceReady, from: listedStates},
-		UpgradeCompletedWithMore: {to: gitopsv1alpha1.NsInstanceProgressing, from: listedStates},
-		MoveCompleted:            {to: gitopsv1alpha1.NsInstanceProgressing, from: listedStates},
+		OperationCompleted:       {to: InstanceReady, from: listedStates},
+		UpgradeCompletedWithMore: {to: InstanceProgressing, from: listedStates},
+		MoveCompleted:            {to: InstanceProgressing, from: listedStates},
 		TerminateCompleted:       {to: NoInstance, from: listedStates, keep: keepReplacing},
-		OperationFailed:          {to: gitopsv1alpha1.NsInstanceFailed, from: listedStates},
-		RollbackCompleted:        {to: gitopsv1alpha1.NsInstanceFailed, from: listedStates},
+		OperationFailed:          {to: InstanceFailed, from: listedStates},
+		RollbackCompleted:        {to: InstanceFailed, from: listedStates},
 	}
 )
 
@@ -173,7 +172,7 @@ var (
 // the eight of the API; OSM's answers are about instances the inventory lists, so they are not
 // allowed from NoInstance. Entries a plan does not read (RevisionScope) or whose deletion
 // outside Git IgnoreDrift leaves alone meet no event and keep their state.
-func Transition(from gitopsv1alpha1.NsInstanceState, event Event) (gitopsv1alpha1.NsInstanceState, error) {
+func Transition(from InstanceState, event Event) (InstanceState, error) {
 	if event < 0 || event >= events {
 		return from, fmt.Errorf("%w: unknown event %v from %q", ErrTransitionNotAllowed, event, from)
 	}
@@ -189,7 +188,7 @@ func Transition(from gitopsv1alpha1.NsInstanceState, event Event) (gitopsv1alpha
 
 // Next is the state Transition gives, for callers whose events the table allows from the
 // states they hold: one it does not allow leaves the state as it was.
-func Next(from gitopsv1alpha1.NsInstanceState, event Event) gitopsv1alpha1.NsInstanceState {
+func Next(from InstanceState, event Event) InstanceState {
 	to, _ := Transition(from, event)
 	return to
 }
@@ -211,7 +210,7 @@ func (o Outcome) Event() Event {
 	return OperationCompleted
 }
 
-func stateName(s gitopsv1alpha1.NsInstanceState) string {
+func stateName(s InstanceState) string {
 	if s == NoInstance {
 		return "NoInstance"
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
 )
 
@@ -12,10 +11,10 @@ import (
 // the eight states of the API. "-" is NoInstance (removed from the inventory); "!" is a
 // transition the table does not allow (the state stays, with ErrTransitionNotAllowed).
 func TestLifecycle(t *testing.T) {
-	states := []gitopsv1alpha1.NsInstanceState{NoInstance,
-		gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
-		gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
-		gitopsv1alpha1.NsInstanceReplacing, gitopsv1alpha1.NsInstanceDrifted,
+	states := []InstanceState{NoInstance,
+		InstanceCreating, InstanceReady, InstanceProgressing,
+		InstanceFailed, InstanceDeleting, InstanceOrphaned,
+		InstanceReplacing, InstanceDrifted,
 	}
 	const (
 		C, R, P, F, D, O, X, W = "Creating", "Ready", "Progressing", "Failed", "Deleting", "Orphaned", "Replacing", "Drifted"
@@ -77,15 +76,15 @@ func TestLifecycle(t *testing.T) {
 
 func TestLifecycleUnknownEvent(t *testing.T) {
 	for _, event := range []Event{-1, events} {
-		if got, err := Transition(gitopsv1alpha1.NsInstanceReady, event); !errors.Is(err, ErrTransitionNotAllowed) || got != gitopsv1alpha1.NsInstanceReady {
+		if got, err := Transition(InstanceReady, event); !errors.Is(err, ErrTransitionNotAllowed) || got != InstanceReady {
 			t.Errorf("%v from Ready = %q, %v; want Ready, not allowed", event, got, err)
 		}
 	}
 }
 
 func TestOutcomeEvent(t *testing.T) {
-	op := func(kind string, more bool) gitopsv1alpha1.OperationEntry {
-		return gitopsv1alpha1.OperationEntry{Type: kind, MoreUpgrades: more}
+	op := func(kind string, more bool) OperationRecord {
+		return OperationRecord{Type: kind, MoreUpgrades: more}
 	}
 	for _, tc := range []struct {
 		outcome Outcome
@@ -98,8 +97,8 @@ func TestOutcomeEvent(t *testing.T) {
 		{Outcome{Operation: op(osm.OperationTypeTerminate, false)}, TerminateCompleted},
 		{Outcome{Operation: op(osm.OperationTypeAction, true), Failed: true}, OperationFailed},
 		{Outcome{Operation: op(osm.OperationTypeTerminate, false), Failed: true, TimedOut: true}, OperationFailed},
-		{Outcome{Operation: gitopsv1alpha1.OperationEntry{Type: osm.OperationTypeAction, Rollback: true}}, RollbackCompleted},
-		{Outcome{Operation: gitopsv1alpha1.OperationEntry{Type: osm.OperationTypeAction, Rollback: true}, Failed: true}, OperationFailed},
+		{Outcome{Operation: OperationRecord{Type: osm.OperationTypeAction, Rollback: true}}, RollbackCompleted},
+		{Outcome{Operation: OperationRecord{Type: osm.OperationTypeAction, Rollback: true}, Failed: true}, OperationFailed},
 	} {
 		if got := tc.outcome.Event(); got != tc.want {
 			t.Errorf("%+v: %v, want %v", tc.outcome, got, tc.want)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 )
@@ -99,25 +98,25 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 		declared  gitops.NsInstance
 		change    func(*osm.NSInstance, []osm.VNFInstance) []osm.VNFInstance
 		completed []osm.Operation
-		last      gitopsv1alpha1.NsInstanceEntry
+		last      InstanceRecord
 		upgrades  []string
 		problems  []string
 		// force is spec.force; deletes are the deletes planned, as "name: reason".
 		force   bool
 		deletes []string
-		state   gitopsv1alpha1.NsInstanceState
+		state   InstanceState
 	}{
 		{
 			name:     "nothing changed",
-			declared: core(nil), last: entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			state: gitopsv1alpha1.NsInstanceReady,
+			declared: core(nil), last: entry("core", "ns-1", unchanged, InstanceReady),
+			state: InstanceReady,
 		},
 		{
 			name:     "one KDU of three changed in Git: one upgrade, of that KDU",
 			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"} }),
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf: KDU smf of VNF smf: values changed in Git`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name:     "a values change of a KDU that names no chart names the chart the KDU runs, version included",
@@ -126,18 +125,18 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				vnfs[1].KDURecords[0].HelmChart = "free5gc/smf:3.0.0"
 				return vnfs
 			},
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf:3.0.0: KDU smf of VNF smf: values changed in Git`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name:     "... and the chart an upgrade outside Git moved it to, not the VNF record's",
 			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"} }),
 			completed: []osm.Operation{completedUpgrade("smf", "smf", 10,
 				`{"replicaCount": "1", "kdu_model": "free5gc/smf:3.1.0"}`)},
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`smf/smf {"replicaCount":"2"} free5gc/smf:3.1.0: KDU smf of VNF smf: values changed in Git`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name: "two KDUs changed in Git: one upgrade per plan, the first",
@@ -145,9 +144,9 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.VNFs[0].KDUs[1].Params = map[string]any{"interval": "5s"}
 				ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"}
 			}),
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`amf/metrics {"interval":"5s"} prometheus/exporter: KDU metrics of VNF amf: values changed in Git (more follow)`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name: "once the first upgrade completed, the second KDU follows, still as a change in Git",
@@ -156,9 +155,9 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.VNFs[1].KDUs[0].Params = map[string]any{"replicaCount": "2"}
 			}),
 			completed: []osm.Operation{completedUpgrade("amf", "metrics", 10, `{"interval": "5s", "kdu_reset_values": "true"}`)},
-			last:      entry("core", "ns-1", "", gitopsv1alpha1.NsInstanceProgressing),
+			last:      entry("core", "ns-1", "", InstanceProgressing),
 			upgrades:  []string{`smf/smf {"replicaCount":"2"} free5gc/smf: KDU smf of VNF smf: values changed in Git`},
-			state:     gitopsv1alpha1.NsInstanceProgressing,
+			state:     InstanceProgressing,
 		},
 		{
 			name:     "while OSM runs an operation on the instance, nothing is sent",
@@ -167,46 +166,46 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.CurrentOperation = "UPGRADING"
 				return vnfs
 			},
-			last:  entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceProgressing),
-			state: gitopsv1alpha1.NsInstanceProgressing,
+			last:  entry("core", "ns-1", unchanged, InstanceProgressing),
+			state: InstanceProgressing,
 		},
 		{
 			name:     "a chart version changed in Git upgrades the KDU to it, with its values",
 			declared: core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }),
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.1.0: KDU amf of VNF amf: chart changed in Git`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name:      "after that upgrade completed, the VNF record still names the old chart: nothing is sent again",
 			declared:  core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }),
 			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:1.1.0"}`),
-			last:      entry("core", "ns-1", core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }).Digest(), gitopsv1alpha1.NsInstanceReady),
-			state:     gitopsv1alpha1.NsInstanceReady,
+			last:      entry("core", "ns-1", core(func(ns *gitops.NsInstance) { ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0" }).Digest(), InstanceReady),
+			state:     InstanceReady,
 		},
 		{
 			name:      "a chart changed in OSM outside Git is restored",
 			declared:  core(nil),
 			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/amf:2.0.0"}`),
-			last:      entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:      entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades:  []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring what Git declares`},
-			state:     gitopsv1alpha1.NsInstanceProgressing,
+			state:     InstanceProgressing,
 		},
 		{
 			name:      "an upgrade outside Git without kdu_model drops the chart's version: restored",
 			declared:  core(nil),
 			completed: amfRan(`{"replicaCount": "1", "kdu_reset_values": "true"}`),
-			last:      entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:      entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades:  []string{`amf/amf {"replicaCount":"1"} free5gc/amf:1.0.0: KDU amf of VNF amf: chart changed in OSM outside Git: restoring what Git declares`},
-			state:     gitopsv1alpha1.NsInstanceProgressing,
+			state:     InstanceProgressing,
 		},
 		{
 			name:     "a KDU that names no chart never compares charts",
 			declared: core(nil),
 			completed: []osm.Operation{completedUpgrade("smf", "smf", 10,
 				`{"replicaCount": "1", "kdu_reset_values": "true", "kdu_model": "free5gc/smf:9.9.9"}`)},
-			last:  entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			state: gitopsv1alpha1.NsInstanceReady,
+			last:  entry("core", "ns-1", unchanged, InstanceReady),
+			state: InstanceReady,
 		},
 		{
 			name: "values and chart changed in Git: one upgrade",
@@ -214,9 +213,9 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.VNFs[0].KDUs[0].Model = "free5gc/amf:1.1.0"
 				ns.VNFs[0].KDUs[0].Params = nil
 			}),
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
 			upgrades: []string{`amf/amf {} free5gc/amf:1.1.0: KDU amf of VNF amf: values and chart changed in Git`},
-			state:    gitopsv1alpha1.NsInstanceProgressing,
+			state:    InstanceProgressing,
 		},
 		{
 			name: "NS params, namespace, VNF params and a KDU's namespace changed in Git: OSM cannot change them in place",
@@ -232,7 +231,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				vnfs[0].AdditionalParamsForVnf = map[string]osm.LooseString{"log_level": "debug"}
 				return vnfs
 			},
-			last: entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last: entry("core", "ns-1", unchanged, InstanceReady),
 			problems: []string{
 				`core.osmops.yaml:5: NS instance "core": params differ from the additionalParamsForNs it was created with; OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
 				`core.osmops.yaml:7: NS instance "core": k8sNamespace "core" differs from the one it was created with (""); OSM reads it only when it creates an instance and cannot change it in place: give the instance a new name, delete it first, or set spec.force to replace it`,
@@ -251,10 +250,10 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				return vnfs
 			},
 			force: true,
-			last:  entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
+			last:  entry("core", "ns-1", unchanged, InstanceReady),
 			deletes: []string{`core: replacing it (params differ from the additionalParamsForNs it was created with; ` +
 				`k8sNamespace "core" differs from the one it was created with ("")): terminating the old instance`},
-			state: gitopsv1alpha1.NsInstanceReplacing,
+			state: InstanceReplacing,
 		},
 		{
 			name: "params that OSM keeps as YAML text, and scalars as text, compare equal",
@@ -267,14 +266,14 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				ns.AdditionalParamsForNs["on"] = "true"
 				return vnfs
 			},
-			last:  entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			state: gitopsv1alpha1.NsInstanceReady,
+			last:  entry("core", "ns-1", unchanged, InstanceReady),
+			state: InstanceReady,
 		},
 		{
 			name:     "a deploy timeout changed after creation has nothing left to change",
 			declared: core(func(ns *gitops.NsInstance) { ns.DeployTimeout = time.Hour }),
-			last:     entry("core", "ns-1", unchanged, gitopsv1alpha1.NsInstanceReady),
-			state:    gitopsv1alpha1.NsInstanceReady,
+			last:     entry("core", "ns-1", unchanged, InstanceReady),
+			state:    InstanceReady,
 		},
 	}
 	for _, tc := range tests {
@@ -292,7 +291,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 			}
 			p := Plan{Owner: self}
 			planExisting(Input{Observed: o, Owner: self, Force: tc.force}, &p, tc.declared, tc.last,
-				gitopsv1alpha1.NsInstanceEntry{Name: "core", ID: "ns-1", Digest: tc.declared.Digest()})
+				InstanceRecord{Name: "core", ID: "ns-1", Digest: tc.declared.Digest()})
 			var upgrades, problems, deletes []string
 			for _, d := range p.Deletes {
 				deletes = append(deletes, d.Name+": "+d.Reason)

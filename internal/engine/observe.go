@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -99,7 +98,7 @@ type Scope struct {
 
 // ScopeOf is the whole scope of a plan of the revision against the inventory, for owner (a
 // drift check): every NS instance the owner marked, and those declared or listed.
-func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Owner) Scope {
+func ScopeOf(rev *gitops.Revision, inventory Inventory, owner Owner) Scope {
 	names := make([]string, 0, len(rev.NsInstances)+len(inventory.NsInstances))
 	for _, ns := range rev.NsInstances {
 		names = append(names, ns.Name)
@@ -118,11 +117,11 @@ func ScopeOf(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Own
 // the records of every instance for each revision would cost about 8 kB per instance where
 // only the changed ones can need work. The owner's marker is not listed either: it finds what
 // a lost status forgot, and an empty inventory is read whole (ScopeOf).
-func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, owner Owner) Scope {
+func RevisionScope(rev *gitops.Revision, inventory Inventory, owner Owner) Scope {
 	if len(inventory.NsInstances) == 0 {
 		return ScopeOf(rev, inventory, owner)
 	}
-	entries := make(map[string]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
+	entries := make(map[string]InstanceRecord, len(inventory.NsInstances))
 	for _, e := range inventory.NsInstances {
 		entries[e.Name] = e
 	}
@@ -130,7 +129,7 @@ func RevisionScope(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory, own
 	for _, ns := range rev.NsInstances {
 		e, listed := entries[ns.Name]
 		delete(entries, ns.Name)
-		if listed && e.ID != "" && e.State == gitopsv1alpha1.NsInstanceReady && e.Digest == ns.Digest() {
+		if listed && e.ID != "" && e.State == InstanceReady && e.Digest == ns.Digest() {
 			scope.Settled[ns.Name] = true
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 )
@@ -17,13 +16,13 @@ func TestScopeOf(t *testing.T) {
 	rev := &gitops.Revision{NsInstances: []gitops.NsInstance{{Name: "b"}, {Name: "a"}}}
 	for _, test := range []struct {
 		name      string
-		inventory gitopsv1alpha1.Inventory
+		inventory Inventory
 		want      Scope
 	}{
-		{"a first revision reads the owner's instances and the declared names", gitopsv1alpha1.Inventory{},
+		{"a first revision reads the owner's instances and the declared names", Inventory{},
 			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b"}, WithValues: true, Quotas: true}},
 		{"the inventory's names are read too, once",
-			gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "c"}, {Name: "a"}}},
+			Inventory{NsInstances: []InstanceRecord{{Name: "c"}, {Name: "a"}}},
 			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -58,7 +57,7 @@ func (l *listingOSM) GetProject(context.Context) (*osm.Project, error) {
 
 // The project's quotas are read by the observations of plans that may create, and by no other.
 func TestObserveReadsTheProjectForPlansThatCreate(t *testing.T) {
-	for _, scope := range []Scope{ScopeOf(&gitops.Revision{}, gitopsv1alpha1.Inventory{}, self), {WithValues: true}} {
+	for _, scope := range []Scope{ScopeOf(&gitops.Revision{}, Inventory{}, self), {WithValues: true}} {
 		nbi := &listingOSM{}
 		o, err := Observe(t.Context(), nbi, scope)
 		if err != nil {
@@ -148,9 +147,9 @@ func TestObserveWaitsForOSMsAutoremove(t *testing.T) {
 	if diff := cmp.Diff([][]string{{"id-a", "id-b", "id-e"}}, l.askedTerminates); diff != "" {
 		t.Errorf("completed terminates asked (-want +got):\n%s", diff)
 	}
-	plan := Compute(Input{Revision: &gitops.Revision{}, Observed: o, Owner: self, Prune: true, Inventory: gitopsv1alpha1.Inventory{
-		NsInstances: []gitopsv1alpha1.NsInstanceEntry{entry("a", "id-a", "d", gitopsv1alpha1.NsInstanceDeleting), entry("b", "id-b", "d", gitopsv1alpha1.NsInstanceDeleting),
-			entry("d", "id-d", "d", gitopsv1alpha1.NsInstanceDeleting), entry("e", "id-e", "d", gitopsv1alpha1.NsInstanceDeleting)}}})
+	plan := Compute(Input{Revision: &gitops.Revision{}, Observed: o, Owner: self, Prune: true, Inventory: Inventory{
+		NsInstances: []InstanceRecord{entry("a", "id-a", "d", InstanceDeleting), entry("b", "id-b", "d", InstanceDeleting),
+			entry("d", "id-d", "d", InstanceDeleting), entry("e", "id-e", "d", InstanceDeleting)}}})
 	if diff := cmp.Diff([]string{"b@id-b (forced)", "d@id-d (forced)"}, summarise(plan).Deletes); diff != "" {
 		t.Errorf("deletes (-want +got):\n%s", diff)
 	}

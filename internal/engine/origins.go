@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 )
 
@@ -26,8 +25,8 @@ func originsOf(ns gitops.NsInstance) string {
 // full (last.Origins): the origins whose fingerprints it did not record, by name ("changed
 // in Secret ldap-admin"). What cannot be told (an entry recorded before origins were, an
 // origin beyond gitops.MaxOrigins) is told as a change in Git, where the declaration is.
-func changeReason(last gitopsv1alpha1.NsInstanceEntry, ns gitops.NsInstance) string {
-	if last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == "" {
+func changeReason(last InstanceRecord, ns gitops.NsInstance) string {
+	if last.State == InstanceFailed && last.Digest == "" {
 		return reasonRequested
 	}
 	if last.Origins == "" {

@@ -3,7 +3,6 @@ package engine
 import (
 	"testing"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 )
@@ -18,7 +17,7 @@ func TestComputeSaysWhereAChangeCameFrom(t *testing.T) {
 	outOfStep := observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`})
 	for _, tc := range []struct {
 		name     string
-		last     gitopsv1alpha1.NsInstanceEntry
+		last     InstanceRecord
 		observed *Observed
 		want     string
 		origins  string
@@ -35,7 +34,7 @@ func TestComputeSaysWhereAChangeCameFrom(t *testing.T) {
 			want: "KDU ldap of VNF openldap: values changed in Git, Secret ldap-admin and variable DOMAIN", origins: "g1 c2 s1 v1"},
 		{name: "an entry that recorded no origins", last: applied(""),
 			want: "KDU ldap of VNF openldap: values changed in Git"},
-		{name: "a reconcile request after a failure", last: gitopsv1alpha1.NsInstanceEntry{Name: "ldap", ID: "ns-1", State: gitopsv1alpha1.NsInstanceFailed, Origins: "g2 c2 s2 v2"},
+		{name: "a reconcile request after a failure", last: InstanceRecord{Name: "ldap", ID: "ns-1", State: InstanceFailed, Origins: "g2 c2 s2 v2"},
 			want: "KDU ldap of VNF openldap: values differ: sent again on a reconcile request", origins: "g2 c2 s2 v2"},
 		{name: "in step, the current origins are recorded", last: applied("g1 c1 s1 v1"),
 			observed: observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}), origins: "g2 c2 s2 v2"},
@@ -46,7 +45,7 @@ func TestComputeSaysWhereAChangeCameFrom(t *testing.T) {
 				observed = tc.observed
 			}
 			plan := Compute(Input{Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}}, Observed: observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{tc.last}}, Owner: self})
+				Inventory: Inventory{NsInstances: []InstanceRecord{tc.last}}, Owner: self})
 			var got string
 			if len(plan.Upgrades) == 1 {
 				got = plan.Upgrades[0].Reason
@@ -63,8 +62,8 @@ func TestComputeSaysWhereAChangeCameFrom(t *testing.T) {
 
 // applied is the entry of an instance that ran, in full, an older declaration of the origins
 // whose fingerprints are given.
-func applied(origins string) gitopsv1alpha1.NsInstanceEntry {
-	e := entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)
+func applied(origins string) InstanceRecord {
+	e := entry("ldap", "ns-1", "sha256:old", InstanceReady)
 	e.Origins = origins
 	return e
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -17,7 +16,7 @@ import (
 type Input struct {
 	Revision  *gitops.Revision
 	Observed  *Observed
-	Inventory gitopsv1alpha1.Inventory
+	Inventory Inventory
 	// Owner is the OsmDeployment planned for: the NS instances that carry its marker are its own.
 	Owner Owner
 	// LiveOwners tells, by marker, which owners of Observed.ForeignOwners still exist: an
@@ -131,7 +130,7 @@ type Plan struct {
 	Drifts []Drift
 	// Inventory is what the OsmDeployment owns once the plan is applied; the entries of
 	// creates are Creating with no id yet.
-	Inventory gitopsv1alpha1.Inventory
+	Inventory Inventory
 	// Owner is the marker the creates carry.
 	Owner Owner
 }
@@ -204,7 +203,7 @@ func Compute(in Input) Plan {
 	if len(p.Problems) > 0 {
 		return p
 	}
-	p.Inventory = gitopsv1alpha1.Inventory{}
+	p.Inventory = Inventory{}
 	p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
@@ -212,7 +211,7 @@ func Compute(in Input) Plan {
 		}
 	}
 
-	owned := map[string]gitopsv1alpha1.NsInstanceEntry{}
+	owned := map[string]InstanceRecord{}
 	for _, e := range in.Inventory.NsInstances {
 		owned[e.Name] = e
 	}
@@ -226,7 +225,7 @@ func Compute(in Input) Plan {
 		planUndeclared(in, &p, entry)
 	}
 	checkQuotas(in, &p)
-	slices.SortFunc(p.Inventory.NsInstances, func(a, b gitopsv1alpha1.NsInstanceEntry) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(p.Inventory.NsInstances, func(a, b InstanceRecord) int { return cmp.Compare(a.Name, b.Name) })
 	if len(p.Problems) > 0 {
 		// Nothing is applied: the inventory stays as it was.
 		p.Packages, p.Creates, p.Upgrades, p.PackageMoves, p.Deletes = nil, nil, nil, nil, nil
@@ -244,16 +243,16 @@ func CheckReferences(rev *gitops.Revision, o *Observed) []gitops.Problem {
 
 // planPackages plans the uploads that make OSM hold the revision's packages. A package another
 // live owner marked is shared when that owner uploaded this content, and a Conflict otherwise.
-func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageEntry) {
-	applied := map[string]gitopsv1alpha1.PackageEntry{}
+func planPackages(in Input, p *Plan) ([]PackageAction, []PackageRecord) {
+	applied := map[string]PackageRecord{}
 	for _, e := range in.Inventory.Packages {
 		applied[e.Name] = e
 	}
 	var actions []PackageAction
-	entries := make([]gitopsv1alpha1.PackageEntry, 0, len(in.Revision.Packages))
+	entries := make([]PackageRecord, 0, len(in.Revision.Packages))
 	for _, pkg := range in.Revision.Packages {
 		id, admin := observedPackage(in.Observed, pkg.Descriptor)
-		entry := gitopsv1alpha1.PackageEntry{
+		entry := PackageRecord{
 			Name: pkg.Descriptor.ID, Kind: string(pkg.Descriptor.Kind), ID: id, Digest: pkg.Digest,
 		}
 		if id == "" {
@@ -296,7 +295,7 @@ func planPackages(in Input, p *Plan) ([]PackageAction, []gitopsv1alpha1.PackageE
 		}
 		entries = append(entries, entry)
 	}
-	slices.SortFunc(entries, func(a, b gitopsv1alpha1.PackageEntry) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(entries, func(a, b PackageRecord) int { return cmp.Compare(a.Name, b.Name) })
 	return actions, entries
 }
 
@@ -349,7 +348,7 @@ func observedPackage(o *Observed, d osmpkg.Descriptor) (string, osm.DescriptorAd
 }
 
 // planInstance plans one declared NS instance; entry is its inventory entry when owned.
-func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, owned bool) {
+func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry InstanceRecord, owned bool) {
 	if in.Observed.settled[ns.Name] {
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry) // not read (RevisionScope)
 		return
@@ -360,7 +359,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 		p.problem(ns, fmt.Sprintf("NS instance %q is already managed by OsmDeployment %s on this OSM", ns.Name, other))
 		return
 	}
-	next := in.Remediation.carry(entry, gitopsv1alpha1.NsInstanceEntry{Name: ns.Name, Digest: ns.Digest(), Origins: originsOf(ns)})
+	next := in.Remediation.carry(entry, InstanceRecord{Name: ns.Name, Digest: ns.Digest(), Origins: originsOf(ns)})
 	id, problem := in.instanceOf(ns.Name, entry)
 	switch {
 	case problem != "":
@@ -368,7 +367,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 	case id != "":
 		next.ID = id
 		planExisting(in, p, ns, entry, next)
-	case entry.State == gitopsv1alpha1.NsInstanceReplacing:
+	case entry.State == InstanceReplacing:
 		// The old instance is gone (or its replacement's create was refused): it is created
 		// from the declaration, never deleted again.
 		next.Reason = entry.Reason
@@ -389,7 +388,7 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry gitopsv1alpha1.
 // if no live owner marked it (adopted, or created before markers); else, with adoptExisting,
 // the only one, if no live owner marked it. It returns "" when OSM has none: a create, never a
 // second instance beside one of someone else's. The problem says why nothing can be done.
-func (in Input) instanceOf(name string, entry gitopsv1alpha1.NsInstanceEntry) (id string, problem string) {
+func (in Input) instanceOf(name string, entry InstanceRecord) (id string, problem string) {
 	var ours, others []string
 	for _, candidate := range in.Observed.NSByName[name] {
 		if owner, marked := in.Observed.OwnerOf(candidate); marked && owner == in.Owner {
@@ -456,7 +455,7 @@ func (o Owner) elsewhere(self Owner) string {
 }
 
 // planExisting plans a declared NS instance that OSM runs as next.ID.
-func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
+func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) {
 	record := in.Observed.NSInstances[next.ID]
 	// The origins are those of the declaration last run in full until the instance is in step
 	// again: the upgrades of several KDUs all say where their change came from.
@@ -493,7 +492,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 	// After an upgrade of one KDU of several, the next ones differ still: they were changed in
 	// Git with it, not in OSM. An operation found running was not necessarily this
 	// OsmDeployment's (an upgrade by hand): what it changed is drift.
-	changedInGit := last.Digest != next.Digest || last.State == gitopsv1alpha1.NsInstanceProgressing && last.Reason != reasonBusy
+	changedInGit := last.Digest != next.Digest || last.State == InstanceProgressing && last.Reason != reasonBusy
 	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, changeReason(last, ns), next.ID)
 	switch {
 	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
@@ -503,7 +502,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 		next.State, next.Digest = Next(last.State, PlanBroken), last.Digest
 	case differs && last.Digest == next.Digest && in.Remediation.remediatesUpgrade(last):
 		next = in.Remediation.planUpgradeRemediation(in, p, ns, last, next, upgrade)
-	case differs && last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+	case differs && last.State == InstanceFailed && last.Digest == next.Digest:
 		// A failed intent is not sent again by itself: a new revision (or a reconcile request,
 		// which clears the digest) does. One that OSM carried out after all (an operation given
 		// up on at the timeout, that ended well) is Ready.
@@ -535,7 +534,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1al
 // (the instance is Progressing until a later plan finds it done), and is not sent again
 // after it failed for the same package revision; a VNF record at the package's revision
 // needs none (LCM moves its revision when the update completes).
-func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry) gitopsv1alpha1.NsInstanceEntry {
+func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) InstanceRecord {
 	uploading := map[string]bool{}
 	for _, action := range p.Packages {
 		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
@@ -568,7 +567,7 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1
 			continue
 		}
 		reason := boundReason(fmt.Sprintf("moving VNF %s to revision %d of package %s", vnf.MemberVnfIndex, latest, vnf.VnfdRef))
-		if last.State == gitopsv1alpha1.NsInstanceFailed && last.Reason == reason {
+		if last.State == InstanceFailed && last.Reason == reason {
 			next.State, next.Reason = Next(last.State, PlanFailedKept), reason
 			return next
 		}
@@ -619,8 +618,8 @@ const maxInventoryReasons = 112 << 10
 // BoundReasons cuts the reasons of the inventory's NS instances to an equal share of
 // maxInventoryReasons, at most maxReason each: whatever the reasons quote, the status of
 // gitops.MaxNsInstances instances of the longest names stays well under what the API server
-// stores (TestWorstCaseStatusFitsTheAPIServer).
-func BoundReasons(inventory *gitopsv1alpha1.Inventory) {
+// stores (TestWorstCaseStatusFitsTheAPIServer in internal/controller).
+func BoundReasons(inventory *Inventory) {
 	if inventory == nil || len(inventory.NsInstances) == 0 {
 		return
 	}
@@ -634,12 +633,12 @@ func BoundReasons(inventory *gitopsv1alpha1.Inventory) {
 // and deleted, once; its inventory entry says Replacing, and why, until OSM has removed it
 // (planInstance then plans the create). A terminate that failed is not sent again for the
 // same declaration: a new revision, or a reconcile request, does.
-func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry, change string) {
+func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next InstanceRecord, change string) {
 	next.State, next.Reason = Next(last.State, PlanReplace), change
 	switch {
 	case in.Observed.Busy(next.ID):
 		// The delete was sent, or OSM runs or queued another operation on it: nothing is sent now.
-	case last.State == gitopsv1alpha1.NsInstanceFailed && last.Digest == next.Digest:
+	case last.State == InstanceFailed && last.Digest == next.Digest:
 		next.State = Next(last.State, PlanFailedKept)
 	default:
 		p.Deletes = append(p.Deletes, NsAction{Name: ns.Name, ID: next.ID, Reason: fmt.Sprintf(reasonReplaceDelete, change),
@@ -776,8 +775,8 @@ type fixedChange struct{ field, what string }
 // the inventory, and the instances that carry its marker, which a lost status no longer lists;
 // not those OSM is removing (terminated with autoremove), which the inventory dropped when their
 // terminate completed: nothing is left to do with them.
-func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInstanceEntry {
-	byName := map[string]gitopsv1alpha1.NsInstanceEntry{}
+func undeclaredOwned(in Input, declared map[string]bool) []InstanceRecord {
+	byName := map[string]InstanceRecord{}
 	var names []string
 	for _, e := range in.Inventory.NsInstances {
 		if !declared[e.Name] {
@@ -801,12 +800,12 @@ func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInst
 				names = append(names, name)
 			}
 			if !listed || e.ID == "" {
-				byName[name] = gitopsv1alpha1.NsInstanceEntry{Name: name, ID: id, Digest: e.Digest, State: e.State}
+				byName[name] = InstanceRecord{Name: name, ID: id, Digest: e.Digest, State: e.State}
 			}
 		}
 	}
 	slices.Sort(names)
-	entries := make([]gitopsv1alpha1.NsInstanceEntry, len(names))
+	entries := make([]InstanceRecord, len(names))
 	for i, name := range names {
 		entries[i] = byName[name]
 	}
@@ -815,7 +814,7 @@ func undeclaredOwned(in Input, declared map[string]bool) []gitopsv1alpha1.NsInst
 
 // planUndeclared plans an owned NS instance that Git no longer declares. An instance another
 // live owner marked is no longer this OsmDeployment's: it is dropped, never pruned.
-func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
+func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	if entry.ID == "" {
 		return // never created: a create that was sent carries the marker, and was found by it
 	}
@@ -843,7 +842,7 @@ func planUndeclared(in Input, p *Plan, entry gitopsv1alpha1.NsInstanceEntry) {
 
 // create plans the create of ns; from is the state its inventory entry had (Replacing stays
 // Replacing, the others are Creating).
-func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry, from gitopsv1alpha1.NsInstanceState, reason string) {
+func (p *Plan) create(ns gitops.NsInstance, entry InstanceRecord, from InstanceState, reason string) {
 	entry.ID, entry.State = "", Next(from, PlanCreate)
 	p.Creates = append(p.Creates, NsAction{Name: ns.Name, Instance: ns, Reason: reason})
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, entry)
@@ -851,7 +850,7 @@ func (p *Plan) create(ns gitops.NsInstance, entry gitopsv1alpha1.NsInstanceEntry
 
 // leaveDrift keeps an instance OSM changed outside Git as it is: Drifted and reported with
 // ReportDrift, as the inventory listed it with IgnoreDrift.
-func (p *Plan) leaveDrift(in Input, entry gitopsv1alpha1.NsInstanceEntry, what string) {
+func (p *Plan) leaveDrift(in Input, entry InstanceRecord, what string) {
 	if in.Drift == ReportDrift {
 		entry.State, entry.Reason = Next(entry.State, PlanDriftReported), boundReason(what)
 		p.Drifts = append(p.Drifts, Drift{Name: entry.Name, What: entry.Reason})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 )
@@ -17,7 +16,7 @@ func BenchmarkCompute10000Instances(b *testing.B) {
 	declaredInstances := make([]gitops.NsInstance, n)
 	instances := make([]osm.NSInstance, n)
 	live := make(map[string]string, n)
-	owned := make([]gitopsv1alpha1.NsInstanceEntry, n)
+	owned := make([]InstanceRecord, n)
 	for i := range n {
 		name, id := fmt.Sprintf("ldap-%05d", i), fmt.Sprintf("ns-%05d", i)
 		applied := declared(name, "1")
@@ -27,11 +26,11 @@ func BenchmarkCompute10000Instances(b *testing.B) {
 		}
 		instances[i] = running(id, name)
 		live[id] = `{"replicaCount": "1"}`
-		owned[i] = entry(name, id, applied.Digest(), gitopsv1alpha1.NsInstanceReady)
+		owned[i] = entry(name, id, applied.Digest(), InstanceReady)
 	}
 	input := Input{
 		Revision: &gitops.Revision{NsInstances: declaredInstances}, Observed: observedWith(instances, live),
-		Inventory: gitopsv1alpha1.Inventory{NsInstances: owned}, Prune: true, Owner: self,
+		Inventory: Inventory{NsInstances: owned}, Prune: true, Owner: self,
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -62,15 +61,15 @@ func observedWith(instances []osm.NSInstance, values map[string]string) *Observe
 	return o
 }
 
-func entry(name, id, digest string, state gitopsv1alpha1.NsInstanceState) gitopsv1alpha1.NsInstanceEntry {
-	return gitopsv1alpha1.NsInstanceEntry{Name: name, ID: id, Digest: digest, State: state}
+func entry(name, id, digest string, state InstanceState) InstanceRecord {
+	return InstanceRecord{Name: name, ID: id, Digest: digest, State: state}
 }
 
 // summary is the comparable shape of a plan.
 type summary struct {
 	Creates, Upgrades, Deletes, Orphans []string
 	Problems                            []string
-	Inventory                           []gitopsv1alpha1.NsInstanceEntry
+	Inventory                           []InstanceRecord
 }
 
 func summarise(p Plan) summary {
@@ -111,7 +110,7 @@ func TestComputeNsInstances(t *testing.T) {
 		name      string
 		declared  []gitops.NsInstance
 		observed  *Observed
-		inventory []gitopsv1alpha1.NsInstanceEntry
+		inventory []InstanceRecord
 		claims    map[string]string
 		prune     bool
 		adopt     bool
@@ -121,53 +120,53 @@ func TestComputeNsInstances(t *testing.T) {
 			name: "a new instance is created", declared: []gitops.NsInstance{ldap},
 			observed: observedWith(nil, nil),
 			want: summary{Creates: []string{"ldap: declared in Git"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}},
+				Inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)}},
 		},
 		{
 			name: "an unchanged instance is left alone", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "values changed in Git are upgraded", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", "sha256:old", InstanceReady)},
 			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in Git"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)}},
 		},
 		{
 			name: "values changed in OSM are restored", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "5"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in OSM outside Git: restoring what Git declares"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)}},
 		},
 		{
 			name: "without live values the digest decides", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an instance deleted in OSM is recreated", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith(nil, map[string]string{}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Creates: []string{"ldap: deleted in OSM outside Git: recreating it"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}},
+				Inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)}},
 		},
 		{
 			name: "a create interrupted after OSM made the instance is not sent again", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-9", "ldap")}, map[string]string{"ns-9": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-9", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-9", digest, InstanceReady)}},
 		},
 		{
 			name: "a create interrupted before OSM answered is sent again", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith(nil, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)},
+			inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)},
 			want: summary{Creates: []string{"ldap: its creation was interrupted before OSM answered"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}},
+				Inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)}},
 		},
 		{
 			name: "an instance that is not owned is a conflict", declared: []gitops.NsInstance{ldap},
@@ -177,13 +176,13 @@ func TestComputeNsInstances(t *testing.T) {
 		{
 			name: "an instance that is not owned is adopted when asked", declared: []gitops.NsInstance{ldap}, adopt: true,
 			observed: observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			want:     summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an adopted instance stays owned through the inventory, as OSM cannot mark it", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an instance another OsmDeployment claims is a conflict naming it", declared: []gitops.NsInstance{ldap},
@@ -193,9 +192,9 @@ func TestComputeNsInstances(t *testing.T) {
 		{
 			name: "an instance carrying its own marker is its own, whatever another inventory claims", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			claims:    map[string]string{"ldap": "tenant1/first"},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an unmarked instance another OsmDeployment claims is a conflict, even with adoptExisting", declared: []gitops.NsInstance{ldap}, adopt: true,
@@ -220,51 +219,51 @@ func TestComputeNsInstances(t *testing.T) {
 		{
 			name: "an instance whose marked owner no longer exists is adopted when asked", declared: []gitops.NsInstance{ldap}, adopt: true,
 			observed: observedWith([]osm.NSInstance{ownedBy(gone, unmarked("ns-1", "ldap"))}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			want:     summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an adopted instance whose marked owner is back is given back", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-1) belongs to OsmDeployment tenant2/other`},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an owned instance replaced in OSM by one nobody owns is a conflict, not a second instance", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{unmarked("ns-2", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" (id ns-2) already exists in OSM and no OsmDeployment owns it: set spec.adoptExisting to take it over`},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "an owned instance recreated in OSM under another id is taken back by its marker", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-2", "ldap")}, map[string]string{"ns-2": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-2", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-2", digest, InstanceReady)}},
 		},
 		{
 			name: "a lost status is rebuilt from the markers: no conflict, no upgrade", declared: []gitops.NsInstance{ldap},
 			observed: observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			want:     summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			want:     summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "a lost status is rebuilt from the markers: what Git no longer declares is pruned", prune: true,
 			observed: observedWith([]osm.NSInstance{running("ns-1", "old")}, map[string]string{"ns-1": `{}`}),
 			want: summary{Deletes: []string{"old@ns-1"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("old", "ns-1", "", gitopsv1alpha1.NsInstanceDeleting)}},
+				Inventory: []InstanceRecord{entry("old", "ns-1", "", InstanceDeleting)}},
 		},
 		{
 			name: "an instance a live owner marked is never pruned, even if the inventory lists it", prune: true,
 			observed:  observedWith([]osm.NSInstance{ownedBy(tenant2, unmarked("ns-1", "ldap"))}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want:      summary{},
 		},
 		{
 			name: "two instances made by this OsmDeployment with the declared name are a problem", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap"), running("ns-2", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)},
+			inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)},
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: OSM has 2 NS instances named "ldap" made by this OsmDeployment (ids [ns-1 ns-2]): delete the extra ones in OSM`},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "", digest, gitopsv1alpha1.NsInstanceCreating)}},
+				Inventory: []InstanceRecord{entry("ldap", "", digest, InstanceCreating)}},
 		},
 		{
 			name: "two instances of others with the declared name are a problem", declared: []gitops.NsInstance{ldap}, adopt: true,
@@ -274,9 +273,9 @@ func TestComputeNsInstances(t *testing.T) {
 		{
 			name: "an instance no longer declared is deleted with prune", prune: true,
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Deletes: []string{"ldap@ns-1"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)}},
 		},
 		{
 			name: "an instance OSM never instantiated is deleted with force, as the NBI keeps it otherwise", prune: true,
@@ -285,21 +284,21 @@ func TestComputeNsInstances(t *testing.T) {
 				ns.NSState, ns.Admin.NSState = "BROKEN", osm.NSStateNotInstantiated
 				return ns
 			}()}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceFailed)},
 			want: summary{Deletes: []string{"ldap@ns-1 (forced)"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)}},
 		},
 		{
 			name:      "an instance no longer declared is orphaned without prune",
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Orphans: []string{"ldap"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceOrphaned)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceOrphaned)}},
 		},
 		{
 			name: "an instance that OSM already removed leaves the inventory", prune: true,
 			observed:  observedWith(nil, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)},
 			want:      summary{},
 		},
 		{
@@ -309,24 +308,24 @@ func TestComputeNsInstances(t *testing.T) {
 				busy.NSState = "BUILDING"
 				return observedWith([]osm.NSInstance{busy}, map[string]string{"ns-1": `{"replicaCount": "1"}`})
 			}(),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceProgressing)},
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
-				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", "sha256:old", InstanceProgressing)},
+			want: summary{Inventory: []InstanceRecord{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
+				State: InstanceProgressing, Reason: "OSM runs an operation on it"}}},
 		},
 		{
 			// The NBI accepted an operation that LCM has queued or not taken up yet: the NS record
 			// looks idle, only OSM's operations list shows it. Nothing is sent to the instance.
 			name: "an instance with an operation OSM queued is not upgraded", declared: []gitops.NsInstance{ldap},
 			observed:  queued(observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}), "ns-1"),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
-				State: gitopsv1alpha1.NsInstanceProgressing, Reason: "OSM runs an operation on it"}}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", "sha256:old", InstanceReady)},
+			want: summary{Inventory: []InstanceRecord{{Name: "ldap", ID: "ns-1", Digest: "sha256:old",
+				State: InstanceProgressing, Reason: "OSM runs an operation on it"}}},
 		},
 		{
 			name: "an instance whose terminate OSM queued is not deleted again", prune: true,
 			observed:  queued(observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil), "ns-1"),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)}},
 		},
 		{
 			// Right after a create the NBI shows the record NOT_INSTANTIATED until LCM starts the
@@ -337,20 +336,20 @@ func TestComputeNsInstances(t *testing.T) {
 				ns.NSState, ns.Admin.NSState = osm.NSStateNotInstantiated, osm.NSStateNotInstantiated
 				return ns
 			}()}, nil), "ns-1"),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceProgressing)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceDeleting)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceProgressing)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceDeleting)}},
 		},
 		{
 			name: "a failed intent is not sent again", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceFailed)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceFailed)}},
 		},
 		{
 			name: "a failed intent that OSM carried out after all is Ready", declared: []gitops.NsInstance{ldap},
 			observed:  observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceFailed)},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceFailed)},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 		{
 			name: "a reference OSM lacks is the only problem, and nothing is planned", declared: []gitops.NsInstance{func() gitops.NsInstance {
@@ -359,9 +358,9 @@ func TestComputeNsInstances(t *testing.T) {
 				return ns.Sealed()
 			}()},
 			observed:  observedWith([]osm.NSInstance{unmarked("ns-1", "ldap")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-9", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-9", digest, InstanceReady)},
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: vimAccountName "elsewhere" is not a VIM account of OSM (known: "site1")`},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-9", digest, gitopsv1alpha1.NsInstanceReady)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-9", digest, InstanceReady)}},
 		},
 		{
 			name: "changing the NSD of an instance is refused", declared: []gitops.NsInstance{ldap},
@@ -370,16 +369,16 @@ func TestComputeNsInstances(t *testing.T) {
 				other.NsdRef = "other_ns"
 				return observedWith([]osm.NSInstance{other}, nil)
 			}(),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Problems: []string{`deploy/ldap.osmops.yaml:1: NS instance "ldap" runs NSD "other_ns": OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it`},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := Compute(Input{
 				Revision: &gitops.Revision{NsInstances: tt.declared}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Claims: tt.claims,
+				Inventory: Inventory{NsInstances: tt.inventory}, Claims: tt.claims,
 				Prune: tt.prune, AdoptExisting: tt.adopt, Owner: self, LiveOwners: liveOwners,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
@@ -400,17 +399,17 @@ func TestComputeReplacesWithForce(t *testing.T) {
 		return ns
 	}
 	const why = "NSD changed from old_ns to openldap_ns"
-	replacing := func(id string) gitopsv1alpha1.NsInstanceEntry {
-		e := entry("ldap", id, digest, gitopsv1alpha1.NsInstanceReplacing)
+	replacing := func(id string) InstanceRecord {
+		e := entry("ldap", id, digest, InstanceReplacing)
 		e.Reason = why
 		return e
 	}
 	failed := replacing("ns-1")
-	failed.State = gitopsv1alpha1.NsInstanceFailed
+	failed.State = InstanceFailed
 	tests := []struct {
 		name      string
 		observed  *Observed
-		inventory []gitopsv1alpha1.NsInstanceEntry
+		inventory []InstanceRecord
 		prune     bool
 		declared  []gitops.NsInstance
 		want      summary
@@ -418,35 +417,35 @@ func TestComputeReplacesWithForce(t *testing.T) {
 		{
 			name:      "a new NSD terminates the old instance, and creates nothing yet",
 			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "READY", "IDLE")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", "sha256:old", InstanceReady)},
 			want: summary{Deletes: []string{"ldap@ns-1"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+				Inventory: []InstanceRecord{replacing("ns-1")}},
 		},
 		{
 			name:      "the delete is not sent again while OSM terminates",
 			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+			inventory: []InstanceRecord{replacing("ns-1")},
+			want:      summary{Inventory: []InstanceRecord{replacing("ns-1")}},
 		},
 		{
 			name:      "once OSM removed the old instance, the new one is created, once",
 			observed:  observedWith(nil, map[string]string{}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
+			inventory: []InstanceRecord{replacing("ns-1")},
 			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+				Inventory: []InstanceRecord{replacing("")}},
 		},
 		{
 			name:      "a create OSM refused is sent again, and nothing is deleted",
 			observed:  observedWith(nil, map[string]string{}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
+			inventory: []InstanceRecord{replacing("")},
 			want: summary{Creates: []string{"ldap: replacing it (NSD changed from old_ns to openldap_ns): the old instance is gone"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")}},
+				Inventory: []InstanceRecord{replacing("")}},
 		},
 		{
 			name:      "the new instance, once created, is the declared one",
 			observed:  observedWith([]osm.NSInstance{running("ns-2", "ldap")}, map[string]string{"ns-2": `{"replicaCount": "2"}`}),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("")},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-2", digest, gitopsv1alpha1.NsInstanceReady)}},
+			inventory: []InstanceRecord{replacing("")},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-2", digest, InstanceReady)}},
 		},
 		{
 			name: "an instance OSM never instantiated is deleted with FORCE",
@@ -455,15 +454,15 @@ func TestComputeReplacesWithForce(t *testing.T) {
 				ns.Admin.NSState = "NOT_INSTANTIATED"
 				return observedWith([]osm.NSInstance{ns}, nil)
 			}(),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", "sha256:old", gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", "sha256:old", InstanceReady)},
 			want: summary{Deletes: []string{"ldap@ns-1 (forced)"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")}},
+				Inventory: []InstanceRecord{replacing("ns-1")}},
 		},
 		{
 			name:      "a terminate that failed is not sent again for the same declaration",
 			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "BROKEN", "IDLE")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{failed},
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failed}},
+			inventory: []InstanceRecord{failed},
+			want:      summary{Inventory: []InstanceRecord{failed}},
 		},
 		{
 			name: "another VIM account replaces the instance too",
@@ -472,10 +471,10 @@ func TestComputeReplacesWithForce(t *testing.T) {
 				ns.InstantiateParams.VIMAccountID = "vim-0"
 				return observedWith([]osm.NSInstance{ns}, nil)
 			}(),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReady)},
+			inventory: []InstanceRecord{entry("ldap", "ns-1", digest, InstanceReady)},
 			want: summary{Deletes: []string{"ldap@ns-1"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
-					e := entry("ldap", "ns-1", digest, gitopsv1alpha1.NsInstanceReplacing)
+				Inventory: []InstanceRecord{func() InstanceRecord {
+					e := entry("ldap", "ns-1", digest, InstanceReplacing)
 					e.Reason = "VIM account changed to site1"
 					return e
 				}()}},
@@ -488,10 +487,10 @@ func TestComputeReplacesWithForce(t *testing.T) {
 		{
 			name: "an instance being replaced that Git drops is pruned as any other, and not deleted twice", prune: true, declared: []gitops.NsInstance{},
 			observed:  observedWith([]osm.NSInstance{onOldNSD(self, "TERMINATING", "TERMINATING")}, nil),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{replacing("ns-1")},
-			want: summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{func() gitopsv1alpha1.NsInstanceEntry {
+			inventory: []InstanceRecord{replacing("ns-1")},
+			want: summary{Inventory: []InstanceRecord{func() InstanceRecord {
 				e := replacing("ns-1")
-				e.State = gitopsv1alpha1.NsInstanceDeleting
+				e.State = InstanceDeleting
 				return e
 			}()}},
 		},
@@ -504,7 +503,7 @@ func TestComputeReplacesWithForce(t *testing.T) {
 			}
 			plan := Compute(Input{
 				Revision: &gitops.Revision{NsInstances: declared}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory},
+				Inventory: Inventory{NsInstances: tt.inventory},
 				Prune:     tt.prune, Force: true, Owner: self, LiveOwners: liveOwners,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
@@ -535,11 +534,11 @@ func TestComputePackages(t *testing.T) {
 		return newObserved([]osm.NSDescriptor{{ID: "nsd-1", DescriptorID: "openldap_ns", Admin: admin(1, self, "sha256:ns", 1)}},
 			[]osm.VNFDescriptor{{ID: "vnfd-1", DescriptorID: "openldap_knf", Admin: knfAdmin}}, nil, nil)
 	}
-	known := []gitopsv1alpha1.PackageEntry{{Name: "openldap_knf", ID: "vnfd-1", Digest: "sha256:knf"}, {Name: "openldap_ns", ID: "nsd-1", Digest: "sha256:ns"}}
+	known := []PackageRecord{{Name: "openldap_knf", ID: "vnfd-1", Digest: "sha256:knf"}, {Name: "openldap_ns", ID: "nsd-1", Digest: "sha256:ns"}}
 	tests := []struct {
 		name      string
 		observed  *Observed
-		inventory []gitopsv1alpha1.PackageEntry
+		inventory []PackageRecord
 		drift     DriftPolicy
 		want      []string
 		problems  []string
@@ -576,7 +575,7 @@ func TestComputePackages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := Compute(Input{Revision: &gitops.Revision{Packages: []gitops.Package{knf, ns}}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{Packages: tt.inventory}, Owner: self, LiveOwners: liveOwners, Drift: tt.drift})
+				Inventory: Inventory{Packages: tt.inventory}, Owner: self, LiveOwners: liveOwners, Drift: tt.drift})
 			var got, problems []string
 			for _, a := range plan.Packages {
 				switch {
@@ -682,45 +681,45 @@ func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 		return o
 	}
 	both := []osm.NSInstance{running("ns-1", "ldap"), running("ns-2", "ldap2")}
-	ready := func(name, id string) gitopsv1alpha1.NsInstanceEntry {
-		return entry(name, id, declared(name, "2").Digest(), gitopsv1alpha1.NsInstanceReady)
+	ready := func(name, id string) InstanceRecord {
+		return entry(name, id, declared(name, "2").Digest(), InstanceReady)
 	}
-	with := func(e gitopsv1alpha1.NsInstanceEntry, state gitopsv1alpha1.NsInstanceState, reason string) gitopsv1alpha1.NsInstanceEntry {
+	with := func(e InstanceRecord, state InstanceState, reason string) InstanceRecord {
 		e.State, e.Reason = state, reason
 		return e
 	}
 	const moving = "moving VNF openldap to revision 3 of package openldap_knf"
-	inventory := []gitopsv1alpha1.NsInstanceEntry{ready("ldap", "ns-1"), ready("ldap2", "ns-2")}
+	inventory := []InstanceRecord{ready("ldap", "ns-1"), ready("ldap2", "ns-2")}
 	tests := []struct {
 		name      string
 		observed  *Observed
 		declared  []gitops.NsInstance
-		inventory []gitopsv1alpha1.NsInstanceEntry
+		inventory []InstanceRecord
 		off       bool
 		want      []string
-		entries   []gitopsv1alpha1.NsInstanceEntry
+		entries   []InstanceRecord
 	}{
 		{name: "instances behind the package's revision are moved, each once", observed: at(3, "sha256:knf", both, 1, 3), inventory: inventory,
 			want:    []string{"ldap@ns-1 vnf-ns-1 vnfd-1: " + moving},
-			entries: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, moving), ready("ldap2", "ns-2")}},
+			entries: []InstanceRecord{with(ready("ldap", "ns-1"), InstanceProgressing, moving), ready("ldap2", "ns-2")}},
 		{name: "a record without a revision is at revision 1", observed: at(2, "sha256:knf", both[:1], 0), inventory: inventory[:1],
 			declared: []gitops.NsInstance{ldap},
 			want:     []string{"ldap@ns-1 vnf-ns-1 vnfd-1: moving VNF openldap to revision 2 of package openldap_knf"},
-			entries:  []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "moving VNF openldap to revision 2 of package openldap_knf")}},
+			entries:  []InstanceRecord{with(ready("ldap", "ns-1"), InstanceProgressing, "moving VNF openldap to revision 2 of package openldap_knf")}},
 		{name: "instances at the package's revision are not moved again", observed: at(3, "sha256:knf", both, 3, 3), inventory: inventory,
 			entries: inventory},
 		{name: "nothing is moved before the package's upload is done", observed: at(3, "sha256:old", both, 1, 3), inventory: inventory,
-			entries: []gitopsv1alpha1.NsInstanceEntry{
-				with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "waiting for the upload of VNF package openldap_knf"),
-				with(ready("ldap2", "ns-2"), gitopsv1alpha1.NsInstanceProgressing, "waiting for the upload of VNF package openldap_knf")}},
+			entries: []InstanceRecord{
+				with(ready("ldap", "ns-1"), InstanceProgressing, "waiting for the upload of VNF package openldap_knf"),
+				with(ready("ldap2", "ns-2"), InstanceProgressing, "waiting for the upload of VNF package openldap_knf")}},
 		{name: "a move that failed is not sent again for the same package revision", observed: at(3, "sha256:knf", both, 1, 3),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")},
-			entries:   []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")}},
+			inventory: []InstanceRecord{with(ready("ldap", "ns-1"), InstanceFailed, moving), ready("ldap2", "ns-2")},
+			entries:   []InstanceRecord{with(ready("ldap", "ns-1"), InstanceFailed, moving), ready("ldap2", "ns-2")}},
 		{name: "a move that failed is tried again for a newer package revision", observed: at(4, "sha256:knf", both, 1, 4),
-			inventory: []gitopsv1alpha1.NsInstanceEntry{with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceFailed, moving), ready("ldap2", "ns-2")},
+			inventory: []InstanceRecord{with(ready("ldap", "ns-1"), InstanceFailed, moving), ready("ldap2", "ns-2")},
 			want:      []string{"ldap@ns-1 vnf-ns-1 vnfd-1: moving VNF openldap to revision 4 of package openldap_knf"},
-			entries: []gitopsv1alpha1.NsInstanceEntry{
-				with(ready("ldap", "ns-1"), gitopsv1alpha1.NsInstanceProgressing, "moving VNF openldap to revision 4 of package openldap_knf"), ready("ldap2", "ns-2")}},
+			entries: []InstanceRecord{
+				with(ready("ldap", "ns-1"), InstanceProgressing, "moving VNF openldap to revision 4 of package openldap_knf"), ready("ldap2", "ns-2")}},
 		{name: "only instances this OsmDeployment owns are moved", declared: []gitops.NsInstance{ldap},
 			observed:  at(3, "sha256:knf", []osm.NSInstance{running("ns-1", "ldap"), ownedBy(tenant2, unmarked("ns-2", "ldap2"))}, 3, 1),
 			inventory: inventory[:1], entries: inventory[:1]},
@@ -735,7 +734,7 @@ func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 			}
 			plan := Compute(Input{
 				Revision: &gitops.Revision{NsInstances: ns, Packages: []gitops.Package{knf}}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: tt.inventory}, Owner: self, LiveOwners: liveOwners,
+				Inventory: Inventory{NsInstances: tt.inventory}, Owner: self, LiveOwners: liveOwners,
 				FollowPackages: !tt.off,
 			})
 			var moves []string
@@ -781,8 +780,8 @@ func TestComputeRefusesToMoveKNFs(t *testing.T) {
 			VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: 1}}}
 		return o
 	}
-	inventory := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
-		entry("ldap", "ns-1", ldap.Digest(), gitopsv1alpha1.NsInstanceReady)}}
+	inventory := Inventory{NsInstances: []InstanceRecord{
+		entry("ldap", "ns-1", ldap.Digest(), InstanceReady)}}
 	for _, test := range []struct {
 		name     string
 		observed *Observed

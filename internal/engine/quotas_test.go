@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -19,9 +18,9 @@ func TestComputeRefusesWhatExceedsAQuota(t *testing.T) {
 		return &osm.Project{ID: "project-1", Name: "admin", Quotas: map[string]*osm.Number{name: &q}}
 	}
 	running2 := []osm.NSInstance{running("ns-1", "a"), running("ns-2", "b")}
-	inventory := []gitopsv1alpha1.NsInstanceEntry{
-		entry("a", "ns-1", declared("a", "1").Digest(), gitopsv1alpha1.NsInstanceReady),
-		entry("b", "ns-2", declared("b", "1").Digest(), gitopsv1alpha1.NsInstanceReady),
+	inventory := []InstanceRecord{
+		entry("a", "ns-1", declared("a", "1").Digest(), InstanceReady),
+		entry("b", "ns-2", declared("b", "1").Digest(), InstanceReady),
 	}
 	four := []gitops.NsInstance{declared("a", "1"), declared("b", "1"), declared("c", "1"), declared("d", "1")}
 	newVNFPackage := gitops.Package{Source: "osm-pkgs/other_knf", Package: &osmpkg.Package{DescriptorPath: "other_vnfd.yaml",
@@ -47,7 +46,7 @@ func TestComputeRefusesWhatExceedsAQuota(t *testing.T) {
 			observed := observedWith(running2, nil)
 			observed.Project = test.project
 			plan := Compute(Input{Revision: &gitops.Revision{NsInstances: test.instances, Packages: test.packages}, Observed: observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: inventory}, Owner: self, Prune: true})
+				Inventory: Inventory{NsInstances: inventory}, Owner: self, Prune: true})
 			if test.want == nil {
 				if len(plan.Problems) > 0 || len(plan.Creates) != test.creates {
 					t.Fatalf("problems %+v, %d creates; want none and %d", plan.Problems, len(plan.Creates), test.creates)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/kduoptions"
 	"github.com/osmops/osmops/internal/osm"
@@ -35,7 +34,7 @@ const (
 // carry keeps the failures counted for the declaration an entry was last given while it is
 // the one planned: a new declaration starts with none (and a reconcile request, which clears
 // the digest of failed entries).
-func (r Remediation) carry(last, next gitopsv1alpha1.NsInstanceEntry) gitopsv1alpha1.NsInstanceEntry {
+func (r Remediation) carry(last, next InstanceRecord) InstanceRecord {
 	if last.Digest == next.Digest {
 		next.InstallFailures, next.UpgradeFailures, next.RolledBack = last.InstallFailures, last.UpgradeFailures, last.RolledBack
 	}
@@ -45,23 +44,23 @@ func (r Remediation) carry(last, next gitopsv1alpha1.NsInstanceEntry) gitopsv1al
 // recreates tells whether a failed instantiation of the entry's declaration is remediated
 // now. Only an instantiation this owner sent is counted (CountFailure), so an adopted instance
 // is never terminated.
-func (r Remediation) recreates(last gitopsv1alpha1.NsInstanceEntry) bool {
-	return last.State == gitopsv1alpha1.NsInstanceFailed && last.InstallFailures > 0 && int(last.InstallFailures) <= r.InstallRetries
+func (r Remediation) recreates(last InstanceRecord) bool {
+	return last.State == InstanceFailed && last.InstallFailures > 0 && int(last.InstallFailures) <= r.InstallRetries
 }
 
 // remediatesUpgrade tells whether a failed upgrade of the entry's declaration is remediated
 // now: sent again, or rolled back once no retry is left.
-func (r Remediation) remediatesUpgrade(last gitopsv1alpha1.NsInstanceEntry) bool {
+func (r Remediation) remediatesUpgrade(last InstanceRecord) bool {
 	failures := int(last.UpgradeFailures)
-	return last.State == gitopsv1alpha1.NsInstanceFailed && failures > 0 && !last.RolledBack &&
+	return last.State == InstanceFailed && failures > 0 && !last.RolledBack &&
 		(failures <= r.UpgradeRetries || r.RemediateLastUpgradeFailure)
 }
 
 // Exhausted tells whether a Failed entry failed again after every remediation its failures
 // allowed: nothing more is sent for its declaration. An entry no remediation applies to (none
 // configured, no failure counted) is not exhausted.
-func (r Remediation) Exhausted(e gitopsv1alpha1.NsInstanceEntry) bool {
-	if e.State != gitopsv1alpha1.NsInstanceFailed {
+func (r Remediation) Exhausted(e InstanceRecord) bool {
+	if e.State != InstanceFailed {
 		return false
 	}
 	installSpent := r.InstallRetries > 0 && int(e.InstallFailures) > r.InstallRetries
@@ -72,7 +71,7 @@ func (r Remediation) Exhausted(e gitopsv1alpha1.NsInstanceEntry) bool {
 
 // Pending tells whether the next plan remediates a Failed entry: the OsmDeployment is then
 // not stalled on it.
-func (r Remediation) Pending(e gitopsv1alpha1.NsInstanceEntry) bool {
+func (r Remediation) Pending(e InstanceRecord) bool {
 	return r.recreates(e) || r.remediatesUpgrade(e)
 }
 
@@ -80,7 +79,7 @@ func (r Remediation) Pending(e gitopsv1alpha1.NsInstanceEntry) bool {
 // instantiation or KDU upgrade (a failed rollback is not counted: RolledBack keeps it from
 // being sent again); an operation that completed clears the counts, as helm-controller does on
 // a successful release. Without remediation nothing is counted: the status stays as it was.
-func (r Remediation) CountFailure(e *gitopsv1alpha1.NsInstanceEntry, o Outcome) {
+func (r Remediation) CountFailure(e *InstanceRecord, o Outcome) {
 	switch {
 	case r == Remediation{}:
 	case o.Operation.Rollback || o.Operation.Type != osm.OperationTypeInstantiate && o.Operation.Type != osm.OperationTypeAction:
@@ -99,7 +98,7 @@ const maxFailures = 11
 // planRecreate plans one attempt of the remediation of a failed instantiation: the BROKEN
 // instance's terminate (and delete), once; its entry is Replacing until OSM removed it, and
 // the next plan creates it again (planInstance), its failures carried with the declaration.
-func (r Remediation) planRecreate(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next gitopsv1alpha1.NsInstanceEntry) {
+func (r Remediation) planRecreate(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance, last, next InstanceRecord) {
 	reason := fmt.Sprintf(reasonRecreate, last.InstallFailures, r.InstallRetries)
 	next.State, next.Reason = Next(last.State, PlanReplace), reason
 	if !in.Observed.Busy(next.ID) {
@@ -121,7 +120,7 @@ func (r Remediation) planRecreate(in Input, p *Plan, ns gitops.NsInstance, recor
 // Helm's history that OSM does not show: LCM upgrades atomically, so a failed upgrade already
 // made two revisions (the failed one, then Helm's own rollback), and "the one before" is the
 // failed one.
-func (r Remediation) planUpgradeRemediation(in Input, p *Plan, ns gitops.NsInstance, last, next gitopsv1alpha1.NsInstanceEntry, upgrade NsAction) gitopsv1alpha1.NsInstanceEntry {
+func (r Remediation) planUpgradeRemediation(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord, upgrade NsAction) InstanceRecord {
 	upgrade.Name, upgrade.Instance, upgrade.ID, upgrade.Remediation = ns.Name, ns, next.ID, true
 	if int(last.UpgradeFailures) <= r.UpgradeRetries {
 		upgrade.Reason = fmt.Sprintf(reasonRetryUpgrade, last.UpgradeFailures, r.UpgradeRetries, upgrade.KDU.Name, upgrade.Member)

@@ -6,14 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/kduoptions"
 	"github.com/osmops/osmops/internal/osm"
 )
 
 // failures is an inventory entry with remediation counts.
-func failures(e gitopsv1alpha1.NsInstanceEntry, install, upgrade int32, rolledBack bool, reason string) gitopsv1alpha1.NsInstanceEntry {
+func failures(e InstanceRecord, install, upgrade int32, rolledBack bool, reason string) InstanceRecord {
 	e.InstallFailures, e.UpgradeFailures, e.RolledBack, e.Reason = install, upgrade, rolledBack, reason
 	return e
 }
@@ -29,7 +28,7 @@ func TestComputeRemediation(t *testing.T) {
 	ldap := declared("ldap", "2")
 	digest := ldap.Digest()
 	const (
-		F, P, X = gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceProgressing, gitopsv1alpha1.NsInstanceReplacing
+		F, P, X = InstanceFailed, InstanceProgressing, InstanceReplacing
 		retry1  = "remediation 1/2: upgrading KDU ldap of VNF openldap again after its upgrade failed"
 		retry2  = "remediation 2/2: upgrading KDU ldap of VNF openldap again after its upgrade failed"
 		back    = "remediation: upgrade of KDU ldap of VNF openldap failed 3 time(s): putting it back to the values and chart it last ran successfully"
@@ -41,54 +40,54 @@ func TestComputeRemediation(t *testing.T) {
 		name        string
 		remediation Remediation
 		observed    *Observed
-		inventory   gitopsv1alpha1.NsInstanceEntry
+		inventory   InstanceRecord
 		want        summary
 	}{
 		{
 			name: "without remediation a failed upgrade is not sent again", observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 1, false, ""),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, F), 0, 1, false, "")}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, F), 0, 1, false, "")}},
 		},
 		{
 			name: "a failed upgrade is sent again while retries are left", remediation: upgrades, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 1, false, ""),
 			want: summary{Upgrades: []string{"ldap@ns-1: " + retry1},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 0, 1, false, retry1)}},
+				Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, P), 0, 1, false, retry1)}},
 		},
 		{
 			name: "the last retry", remediation: upgrades, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 2, false, retry1),
 			want: summary{Upgrades: []string{"ldap@ns-1: " + retry2},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 0, 2, false, retry2)}},
+				Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, P), 0, 2, false, retry2)}},
 		},
 		{
 			name: "retries spent, the KDU is put back once", remediation: upgrades, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 3, false, retry2),
 			want: summary{Upgrades: []string{"ldap@ns-1: " + back},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 0, 3, true, back)}},
+				Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, P), 0, 3, true, back)}},
 		},
 		{
 			name: "put back, nothing more is sent", remediation: upgrades, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 3, true, back),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, F), 0, 3, true, "")}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, F), 0, 3, true, "")}},
 		},
 		{
 			name: "retries spent without remediateLastFailure, nothing more is sent", remediation: Remediation{UpgradeRetries: 2}, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", digest, F), 0, 3, false, retry2),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, F), 0, 3, false, "")}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, F), 0, 3, false, "")}},
 		},
 		{
 			name: "a new declaration starts without failures", remediation: upgrades, observed: failedUpgrade,
 			inventory: failures(entry("ldap", "ns-1", "sha256:old", F), 0, 3, true, back),
 			want: summary{Upgrades: []string{"ldap@ns-1: KDU ldap of VNF openldap: values changed in Git"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, P)}},
+				Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, P)}},
 		},
 		{
 			name: "a failed instantiation is terminated to be created again", remediation: installs,
 			observed:  observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil),
 			inventory: failures(entry("ldap", "ns-1", digest, F), 1, 0, false, ""),
 			want: summary{Deletes: []string{"ldap@ns-1"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, X), 1, 0, false,
+				Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, X), 1, 0, false,
 					"remediation 1/2: its instantiation failed: terminating it to create it again")}},
 		},
 		{
@@ -96,39 +95,39 @@ func TestComputeRemediation(t *testing.T) {
 			observed:  observedWith(nil, nil),
 			inventory: failures(entry("ldap", "", digest, X), 1, 0, false, "remediation 1/2: its instantiation failed: terminating it to create it again"),
 			want: summary{Creates: []string{"ldap: replacing it (remediation 1/2: its instantiation failed: terminating it to create it again): the old instance is gone"},
-				Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "", digest, X), 1, 0, false,
+				Inventory: []InstanceRecord{failures(entry("ldap", "", digest, X), 1, 0, false,
 					"remediation 1/2: its instantiation failed: terminating it to create it again")}},
 		},
 		{
 			name: "retries spent, a broken instance stays", remediation: installs,
 			observed:  observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil),
 			inventory: failures(entry("ldap", "ns-1", digest, F), 3, 0, false, ""),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, F), 3, 0, false, "")}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, F), 3, 0, false, "")}},
 		},
 		{
 			name:      "without remediation a broken instance stays",
 			observed:  observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil),
 			inventory: failures(entry("ldap", "ns-1", digest, F), 1, 0, false, ""),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, F), 1, 0, false, "")}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, F), 1, 0, false, "")}},
 		},
 		{
 			name: "an instance no failure of which was counted here is never recreated (adopted)", remediation: installs,
 			observed:  observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil),
 			inventory: entry("ldap", "ns-1", digest, F),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{entry("ldap", "ns-1", digest, F)}},
+			want:      summary{Inventory: []InstanceRecord{entry("ldap", "ns-1", digest, F)}},
 		},
 		{
 			name: "a remediation waits for what OSM runs on the instance", remediation: installs,
 			observed:  queued(observedWith([]osm.NSInstance{broken("ns-1", "ldap")}, nil), "ns-1"),
 			inventory: failures(entry("ldap", "ns-1", digest, F), 1, 0, false, ""),
-			want:      summary{Inventory: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", digest, P), 1, 0, false, reasonBusy)}},
+			want:      summary{Inventory: []InstanceRecord{failures(entry("ldap", "ns-1", digest, P), 1, 0, false, reasonBusy)}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plan := Compute(Input{
 				Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}}, Observed: tt.observed,
-				Inventory: gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{tt.inventory}},
+				Inventory: Inventory{NsInstances: []InstanceRecord{tt.inventory}},
 				Owner:     self, LiveOwners: liveOwners, Remediation: tt.remediation,
 			})
 			if diff := cmp.Diff(tt.want, summarise(plan)); diff != "" {
@@ -146,7 +145,7 @@ func TestComputeRollbackRequest(t *testing.T) {
 	observed.KDUModels = map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": "bitnami/openldap:1.2.7"}}}
 	plan := Compute(Input{
 		Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}}, Observed: observed, Owner: self,
-		Inventory:   gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{failures(entry("ldap", "ns-1", ldap.Digest(), gitopsv1alpha1.NsInstanceFailed), 0, 1, false, "")}},
+		Inventory:   Inventory{NsInstances: []InstanceRecord{failures(entry("ldap", "ns-1", ldap.Digest(), InstanceFailed), 0, 1, false, "")}},
 		Remediation: Remediation{RemediateLastUpgradeFailure: true},
 	})
 	if len(plan.Upgrades) != 1 {
@@ -167,25 +166,25 @@ func TestComputeRollbackRequest(t *testing.T) {
 }
 
 func TestCountFailure(t *testing.T) {
-	op := func(kind string, rollback bool) gitopsv1alpha1.OperationEntry {
-		return gitopsv1alpha1.OperationEntry{Type: kind, Rollback: rollback}
+	op := func(kind string, rollback bool) OperationRecord {
+		return OperationRecord{Type: kind, Rollback: rollback}
 	}
-	start := gitopsv1alpha1.NsInstanceEntry{InstallFailures: 1, UpgradeFailures: 2, RolledBack: true}
+	start := InstanceRecord{InstallFailures: 1, UpgradeFailures: 2, RolledBack: true}
 	for _, tc := range []struct {
 		name    string
 		outcome Outcome
-		want    gitopsv1alpha1.NsInstanceEntry
+		want    InstanceRecord
 	}{
 		{"a failed instantiation counts", Outcome{Operation: op(osm.OperationTypeInstantiate, false), Failed: true},
-			gitopsv1alpha1.NsInstanceEntry{InstallFailures: 2, UpgradeFailures: 2, RolledBack: true}},
+			InstanceRecord{InstallFailures: 2, UpgradeFailures: 2, RolledBack: true}},
 		{"a failed upgrade counts", Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true, TimedOut: true},
-			gitopsv1alpha1.NsInstanceEntry{InstallFailures: 1, UpgradeFailures: 3, RolledBack: true}},
+			InstanceRecord{InstallFailures: 1, UpgradeFailures: 3, RolledBack: true}},
 		{"a failed rollback does not", Outcome{Operation: op(osm.OperationTypeAction, true), Failed: true}, start},
 		{"a completed rollback does not clear", Outcome{Operation: op(osm.OperationTypeAction, true)}, start},
 		{"a terminate (of a recreate) does not clear", Outcome{Operation: op(osm.OperationTypeTerminate, false)}, start},
 		{"a failed terminate does not count", Outcome{Operation: op(osm.OperationTypeTerminate, false), Failed: true}, start},
-		{"a completed upgrade clears", Outcome{Operation: op(osm.OperationTypeAction, false)}, gitopsv1alpha1.NsInstanceEntry{}},
-		{"a completed instantiation clears", Outcome{Operation: op(osm.OperationTypeInstantiate, false)}, gitopsv1alpha1.NsInstanceEntry{}},
+		{"a completed upgrade clears", Outcome{Operation: op(osm.OperationTypeAction, false)}, InstanceRecord{}},
+		{"a completed instantiation clears", Outcome{Operation: op(osm.OperationTypeInstantiate, false)}, InstanceRecord{}},
 	} {
 		got := start
 		Remediation{InstallRetries: 1}.CountFailure(&got, tc.outcome)
@@ -193,26 +192,26 @@ func TestCountFailure(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
-	bounded := gitopsv1alpha1.NsInstanceEntry{UpgradeFailures: maxFailures}
+	bounded := InstanceRecord{UpgradeFailures: maxFailures}
 	Remediation{UpgradeRetries: 1}.CountFailure(&bounded, Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true})
 	if bounded.UpgradeFailures != maxFailures {
 		t.Errorf("failures past the bound: %d", bounded.UpgradeFailures)
 	}
-	unset := gitopsv1alpha1.NsInstanceEntry{}
+	unset := InstanceRecord{}
 	Remediation{}.CountFailure(&unset, Outcome{Operation: op(osm.OperationTypeAction, false), Failed: true})
-	if unset != (gitopsv1alpha1.NsInstanceEntry{}) {
+	if unset != (InstanceRecord{}) {
 		t.Errorf("counted without remediation: %+v", unset)
 	}
 }
 
 func TestRemediationPendingAndExhausted(t *testing.T) {
-	failed := func(install, upgrade int32, rolledBack bool) gitopsv1alpha1.NsInstanceEntry {
-		return gitopsv1alpha1.NsInstanceEntry{State: gitopsv1alpha1.NsInstanceFailed, InstallFailures: install, UpgradeFailures: upgrade, RolledBack: rolledBack}
+	failed := func(install, upgrade int32, rolledBack bool) InstanceRecord {
+		return InstanceRecord{State: InstanceFailed, InstallFailures: install, UpgradeFailures: upgrade, RolledBack: rolledBack}
 	}
 	for _, tc := range []struct {
 		name               string
 		r                  Remediation
-		e                  gitopsv1alpha1.NsInstanceEntry
+		e                  InstanceRecord
 		pending, exhausted bool
 	}{
 		{"none configured", Remediation{}, failed(1, 1, false), false, false},
@@ -222,7 +221,7 @@ func TestRemediationPendingAndExhausted(t *testing.T) {
 		{"rolled back", Remediation{UpgradeRetries: 1, RemediateLastUpgradeFailure: true}, failed(0, 2, true), false, true},
 		{"an install retry left", Remediation{InstallRetries: 2}, failed(2, 0, false), true, false},
 		{"install retries spent", Remediation{InstallRetries: 2}, failed(3, 0, false), false, true},
-		{"not failed", Remediation{InstallRetries: 2}, gitopsv1alpha1.NsInstanceEntry{State: gitopsv1alpha1.NsInstanceReady, InstallFailures: 3}, false, false},
+		{"not failed", Remediation{InstallRetries: 2}, InstanceRecord{State: InstanceReady, InstallFailures: 3}, false, false},
 	} {
 		if pending, exhausted := tc.r.Pending(tc.e), tc.r.Exhausted(tc.e); pending != tc.pending || exhausted != tc.exhausted {
 			t.Errorf("%s: pending %v, exhausted %v; want %v, %v", tc.name, pending, exhausted, tc.pending, tc.exhausted)

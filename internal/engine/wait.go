@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
 )
 
@@ -15,7 +14,7 @@ const clockSkewMargin = 10 * time.Minute
 
 // Outcome is how a finished operation ended.
 type Outcome struct {
-	Operation gitopsv1alpha1.OperationEntry
+	Operation OperationRecord
 	Failed    bool
 	// TimedOut is an operation given up on: OSM did not finish it in time.
 	TimedOut bool
@@ -27,11 +26,11 @@ type Outcome struct {
 // OSM may still finish them, but an OsmDeployment that waited for them forever would never
 // apply a later revision. They are reported as failed; what OSM makes of them is observed
 // again by the next plan.
-func ExpireOperations(running []gitopsv1alpha1.OperationEntry, now time.Time, timeout time.Duration) ([]gitopsv1alpha1.OperationEntry, []Outcome) {
-	var kept []gitopsv1alpha1.OperationEntry
+func ExpireOperations(running []OperationRecord, now time.Time, timeout time.Duration) ([]OperationRecord, []Outcome) {
+	var kept []OperationRecord
 	var expired []Outcome
 	for _, op := range running {
-		if now.Sub(op.StartTime.Time) <= timeout {
+		if now.Sub(op.StartTime) <= timeout {
 			kept = append(kept, op)
 			continue
 		}
@@ -45,15 +44,15 @@ func ExpireOperations(running []gitopsv1alpha1.OperationEntry, now time.Time, ti
 // that OSM lists as not completed since the oldest pending one started. An operation missing from that
 // answer has COMPLETED (or was removed with its NS instance after a terminate). It returns the
 // operations still running, with their state refreshed, and those that finished.
-func CheckOperations(ctx context.Context, nbi OSM, pending []gitopsv1alpha1.OperationEntry) ([]gitopsv1alpha1.OperationEntry, []Outcome, error) {
+func CheckOperations(ctx context.Context, nbi OSM, pending []OperationRecord) ([]OperationRecord, []Outcome, error) {
 	if len(pending) == 0 {
 		return nil, nil, nil
 	}
-	since := pending[0].StartTime.Time
+	since := pending[0].StartTime
 	ids := make([]string, len(pending))
 	for i, op := range pending {
-		if op.StartTime.Time.Before(since) {
-			since = op.StartTime.Time
+		if op.StartTime.Before(since) {
+			since = op.StartTime
 		}
 		ids[i] = op.ID
 	}
@@ -67,12 +66,12 @@ func CheckOperations(ctx context.Context, nbi OSM, pending []gitopsv1alpha1.Oper
 
 // ClassifyOperations splits the pending operations by what OSM reports of them. It is a pure
 // function: an operation OSM does not list as unfinished has completed.
-func ClassifyOperations(pending []gitopsv1alpha1.OperationEntry, unfinished []osm.Operation) ([]gitopsv1alpha1.OperationEntry, []Outcome) {
+func ClassifyOperations(pending []OperationRecord, unfinished []osm.Operation) ([]OperationRecord, []Outcome) {
 	byID := make(map[string]osm.Operation, len(unfinished))
 	for _, op := range unfinished {
 		byID[op.ID] = op
 	}
-	var running []gitopsv1alpha1.OperationEntry
+	var running []OperationRecord
 	var finished []Outcome
 	for _, entry := range pending {
 		op, listed := byID[entry.ID]

@@ -27,7 +27,7 @@ const maxNSNameLength = 255
 // MaxNsInstances bounds the NS instances one revision declares: the status of the OsmDeployment
 // that applies it lists each (its inventory entry and its running operation), and must stay
 // well under what the API server stores of an object (1.5 MiB) with the longest names and
-// reasons (TestWorstCaseStatusFitsTheAPIServer in internal/engine). It is twice OSM's own
+// reasons (TestWorstCaseStatusFitsTheAPIServer in internal/controller). It is twice OSM's own
 // default quota of NS instances per project (500).
 const MaxNsInstances = 1000
 
