@@ -315,7 +315,7 @@ func RenderRollout(w io.Writer, sites []RolloutSite) {
 		case s.State == StateFailed || s.State == StateNotReady:
 			waitsOn = cmp.Or(s.Reason, "-")
 		}
-		var after []string
+		after := make([]string, 0, len(s.After))
 		for _, e := range s.After {
 			edge := e.Site + " (" + e.Revision
 			if e.BakeTime != "" {

@@ -90,10 +90,10 @@ func TestValidate(t *testing.T) {
 		`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
 		"2 problems"}
 	threeInOne := ldapRepo(t, map[string]string{"deploy/ldap-stack.osmops.yaml": strings.NewReplacer(
-		"memberVnfIndex: directory", "memberVnfIndex: directroy",
+		"memberVnfIndex: directory", "memberVnfIndex: directry",
 		"- name: admin\n        params:", "- name: admni\n        parms:").Replace(stackFile)})
 	threeInOneWant := []string{
-		`✗ deploy/ldap-stack.osmops.yaml:10: vnfs[0].memberVnfIndex "directroy" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "directory", "web")`,
+		`✗ deploy/ldap-stack.osmops.yaml:10: vnfs[0].memberVnfIndex "directry" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "directory", "web")`,
 		`✗ deploy/ldap-stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
 		`✗ deploy/ldap-stack.osmops.yaml:19: unknown field "vnfs[1].kdus[0].parms"`,
 		"3 problems"}

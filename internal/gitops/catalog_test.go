@@ -3,6 +3,7 @@ package gitops
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -168,9 +169,7 @@ func everyProblemRepo(t *testing.T, deployments map[string]string) string {
 		"osm-pkgs/openldap_ns/openldap_nsd.yaml":     nsd("openldap_ns", "openldap_knf"),
 		"osm-pkgs/ldap_stack_ns/ldap_stack_nsd.yaml": nsd("ldap_stack_ns", "openldap_knf", "ldapweb_knf"),
 	}
-	for name, text := range deployments {
-		files[name] = text
-	}
+	maps.Copy(files, deployments)
 	return writeTree(t, files)
 }
 

@@ -3,12 +3,12 @@ package osm_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -37,7 +37,7 @@ func (a *auditLines) context(t *testing.T, origin osm.ChangeOrigin) context.Cont
 			a.lines = append(a.lines, line)
 		}
 	}, funcr.Options{})
-	return osm.WithChangeOrigin(log.IntoContext(t.Context(), logr.Logger(logger)), origin)
+	return osm.WithChangeOrigin(log.IntoContext(t.Context(), logger), origin)
 }
 
 // take returns the audit lines captured since the last take.
@@ -79,9 +79,7 @@ func TestAuditLogsEachChangeOnce(t *testing.T) {
 	ctx := audit.context(t, testOrigin)
 	origin := map[string]any{"osmDeployment": "tenant-a/ldap", "revision": "main@sha1:0123abcd", "planDigest": "sha256:feed"}
 	with := func(more map[string]any) map[string]any {
-		for key, value := range origin {
-			more[key] = value
-		}
+		maps.Copy(more, origin)
 		return more
 	}
 
