@@ -134,15 +134,16 @@ type OsmClusterStatus struct {
 	// +optional
 	LastCheckedAt *metav1.Time `json:"lastCheckedAt,omitempty"`
 
-	// PasswordExpiresAt is when OSM expires the user's password (its user record's
-	// _admin.password_expire_time, read at each check): from then on OSM wants it changed
-	// before it accepts it. Absent when OSM sets none (the admin user, no user management).
+	// PasswordExpiresAt is when OSM expires the user's password (its user
+	// record's _admin.password_expire_time, read at each check): from then on
+	// OSM wants it changed before it accepts it. Absent when OSM sets none
+	// (the admin user, no user management).
 	// +optional
 	PasswordExpiresAt *metav1.Time `json:"passwordExpiresAt,omitempty"`
 
-	// AccountExpiresAt is when OSM expires the user's account (_admin.account_expire_time):
-	// from then on OSM refuses its logins until an administrator renews it. Absent when OSM
-	// sets none.
+	// AccountExpiresAt is when OSM expires the user's account
+	// (_admin.account_expire_time): from then on OSM refuses its logins until
+	// an administrator renews it. Absent when OSM sets none.
 	// +optional
 	AccountExpiresAt *metav1.Time `json:"accountExpiresAt,omitempty"`
 }
