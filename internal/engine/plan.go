@@ -613,7 +613,7 @@ func cutReason(reason string, limit int) string {
 }
 
 // maxInventoryReasons bounds the bytes of the reasons of one inventory together.
-const maxInventoryReasons = 112 << 10
+const maxInventoryReasons = 100 << 10
 
 // BoundReasons cuts the reasons of the inventory's NS instances to an equal share of
 // maxInventoryReasons, at most maxReason each: whatever the reasons quote, the status of
