@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/printable"
 )
@@ -54,9 +56,12 @@ type Trace struct {
 	Cluster string `json:"cluster"`
 	OSM     string `json:"osm,omitempty"`
 	// OSMError says why OSM was not read: the trace then shows what the status knows.
-	OSMError  string                         `json:"osmError,omitempty"`
-	Instances []TracedInstance               `json:"nsInstances"`
-	History   []gitopsv1alpha1.ApplySnapshot `json:"history,omitempty"`
+	OSMError string `json:"osmError,omitempty"`
+	// OriginsError says why the origins of the declarations were not read (the source's
+	// artifact, its variables or its values).
+	OriginsError string                         `json:"originsError,omitempty"`
+	Instances    []TracedInstance               `json:"nsInstances"`
+	History      []gitopsv1alpha1.ApplySnapshot `json:"history,omitempty"`
 }
 
 // TracedInstance is an NS instance of the inventory, with what OSM runs of it.
@@ -67,12 +72,25 @@ type TracedInstance struct {
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
 	Digest string `json:"digest,omitempty"`
+	// Origins are where its declaration in the source's artifact now comes from: Git, a
+	// Secret or ConfigMap of valuesFrom, a variable (never a value).
+	Origins []TracedOrigin `json:"origins,omitempty"`
+	// recordedOrigins are the inventory's fingerprints of the origins last applied in full.
+	recordedOrigins string
 	// NSState is OSM's nsState of the record, "" when OSM was not read or lists none.
 	NSState    string            `json:"nsState,omitempty"`
 	VNFs       []TracedVNF       `json:"vnfs,omitempty"`
 	Operations []TracedOperation `json:"operations,omitempty"`
 	// OperationsOmitted counts its older operations, not shown.
 	OperationsOmitted int `json:"operationsOmitted,omitempty"`
+}
+
+// TracedOrigin is where an NS instance's declaration comes from; Applied says that it gives what
+// it gave when the instance last ran its declaration in full (the inventory recorded its
+// fingerprint), so that a change not applied yet names its origin.
+type TracedOrigin struct {
+	Name    string `json:"name"`
+	Applied bool   `json:"applied"`
 }
 
 // TracedVNF is a VNF record of an NS instance.
@@ -112,8 +130,9 @@ func newTraceCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 		Use:   "trace [NAMESPACE/]NAME",
 		Short: "Follow an OsmDeployment to its revision, NS instances, KDUs and OSM operations",
 		Long: `Show the tree from the OsmDeployment NAME (in the namespace of -n, or NAMESPACE) to its source
-revision, each NS instance of its inventory, their VNFs and KDUs (chart, digest of the values
-OSM runs) and their newest OSM operations (type, state, start, end, OSM's message), each with
+revision, each NS instance of its inventory (where its declaration comes from: Git, a Secret or
+ConfigMap of valuesFrom, a variable; and which of them changed since it was applied), their
+VNFs and KDUs (chart, digest of the values OSM runs) and their newest OSM operations (type, state, start, end, OSM's message), each with
 the revision and plan that started it when status.history lists it; then status.history. It
 reads the status and OSM (GET requests only, with the OsmCluster's credentials) and sends no
 change to either. When OSM cannot be read, it shows what the status knows and says why.
@@ -157,6 +176,11 @@ func readTrace(ctx context.Context, kube *genericclioptions.ConfigFlags, arg str
 		return Trace{}, fmt.Errorf("OsmDeployment %s: %w", key, err)
 	}
 	trace := TraceOf(obj, artifactRevision(ctx, c, obj))
+	if rev, err := currentRevision(ctx, kube, c, obj); err != nil {
+		trace.OriginsError = cut(err.Error(), maxTracedMessage)
+	} else {
+		trace = trace.WithOrigins(rev)
+	}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}, cluster); err != nil {
 		trace.OSMError = fmt.Sprintf("OsmCluster %s: %v", obj.Spec.ClusterRef.Name, err)
@@ -169,6 +193,20 @@ func readTrace(ctx context.Context, kube *genericclioptions.ConfigFlags, arg str
 		return trace, nil
 	}
 	return trace.WithOSM(observed, operations, valuesKey), nil
+}
+
+// currentRevision is the revision of the source's artifact now, as the operator reads it.
+func currentRevision(ctx context.Context, kube *genericclioptions.ConfigFlags, c client.Client, obj *gitopsv1alpha1.OsmDeployment) (*gitops.Revision, error) {
+	config, err := kube.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	checkout, err := fetchSourceArtifact(ctx, c, config, obj)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(checkout.Dir) }()
+	return controller.LoadRevision(ctx, c, obj, checkout.Dir)
 }
 
 // artifactRevision is the revision of the source's artifact now, "" when it cannot be read.
@@ -235,9 +273,28 @@ func TraceOf(obj *gitopsv1alpha1.OsmDeployment, artifact string) Trace {
 	}
 	if obj.Status.Inventory != nil {
 		for _, e := range obj.Status.Inventory.NsInstances {
-			t.Instances = append(t.Instances, TracedInstance{Name: e.Name, ID: e.ID, State: string(e.State), Reason: e.Reason, Digest: e.Digest})
+			t.Instances = append(t.Instances, TracedInstance{Name: e.Name, ID: e.ID, State: string(e.State), Reason: e.Reason,
+				Digest: e.Digest, recordedOrigins: e.Origins})
 		}
 	}
+	return t
+}
+
+// WithOrigins adds to the instances of the trace where their declarations in rev come from.
+func (t Trace) WithOrigins(rev *gitops.Revision) Trace {
+	declared := map[string]gitops.NsInstance{}
+	for _, ns := range rev.NsInstances {
+		declared[ns.Name] = ns
+	}
+	instances := slices.Clone(t.Instances)
+	for i := range instances {
+		in := &instances[i]
+		recorded := strings.Fields(in.recordedOrigins)
+		for _, o := range declared[in.Name].Origins {
+			in.Origins = append(in.Origins, TracedOrigin{Name: o.Name, Applied: slices.Contains(recorded, o.Fingerprint)})
+		}
+	}
+	t.Instances = instances
 	return t
 }
 
@@ -344,6 +401,9 @@ func RenderTrace(w io.Writer, t Trace) {
 	if t.OSMError != "" {
 		printf(w, "\n│  ! OSM not read, the status alone is shown: %s", oneLine(t.OSMError))
 	}
+	if t.OriginsError != "" {
+		printf(w, "\n│  ! where the declarations come from not read: %s", oneLine(t.OriginsError))
+	}
 	fmt.Fprintln(w)
 	if len(t.Instances) == 0 {
 		fmt.Fprintln(w, "├─ no NS instance in the inventory")
@@ -357,7 +417,11 @@ func RenderTrace(w io.Writer, t Trace) {
 		if in.Reason != "" {
 			printf(w, ": %s", oneLine(in.Reason))
 		}
-		printf(w, "\n│  │ declaration %s\n", orNone(in.Digest))
+		printf(w, "\n│  │ declaration %s", orNone(in.Digest))
+		if len(in.Origins) > 0 {
+			printf(w, ", from %s", originsText(in.Origins))
+		}
+		fmt.Fprintln(w)
 		for _, vnf := range in.VNFs {
 			printf(w, "│  ├─ VNF %s (VNFD %s)\n", vnf.Member, vnf.VNFD)
 			for i, kdu := range vnf.KDUs {
@@ -407,6 +471,22 @@ func RenderTrace(w io.Writer, t Trace) {
 			printf(w, "   │  and %d more operation(s)\n", snapshot.OperationsOmitted)
 		}
 	}
+}
+
+// originsText names the origins, and those whose change is not applied yet.
+func originsText(origins []TracedOrigin) string {
+	var names, changed []string
+	for _, o := range origins {
+		names = append(names, o.Name)
+		if !o.Applied {
+			changed = append(changed, o.Name)
+		}
+	}
+	text := strings.Join(names, ", ")
+	if len(changed) > 0 {
+		text += " (changed since applied: " + strings.Join(changed, ", ") + ")"
+	}
+	return text
 }
 
 // timeText is t in RFC 3339, UTC, or "…" when not known (not ended yet).

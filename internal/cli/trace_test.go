@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"strings"
 	"testing"
 	"time"
@@ -162,7 +164,8 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	preview, err := controller.PreviewPlan(ctx, c, deployment, demoRepo(t, nil), identity, "osmops-system")
+	repo := demoRepo(t, nil)
+	preview, err := controller.PreviewPlan(ctx, c, deployment, repo, identity, "osmops-system")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +222,50 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 			t.Errorf("NS instance %s: its operation (-want +got):\n%s", in.Name, diff)
 		}
 	}
+	if trace.OriginsError == "" {
+		t.Errorf("origins of a source with no artifact: no error said; trace %s", stdout)
+	}
+
+	// With the source's artifact: where each declaration comes from, all applied; then the
+	// Secret ldap-admin changed, not applied yet.
+	artifacts := artifactserver.NewServer()
+	t.Cleanup(artifacts.Close)
+	if err := osmtenant.SetArtifact(ctx, c, sourcev1.GitRepositoryKind, namespace, "osm-gitops",
+		artifacts.PublishFiles(namespace+"/osm-gitops", filesOf(t, repo))); err != nil {
+		t.Fatal(err)
+	}
+	originsOf := func() map[string][]TracedOrigin {
+		t.Helper()
+		code, stdout, stderr := run(t, "trace", namespace+"/"+name, "-o", "json", "--kubeconfig", kubeconfig)
+		var trace Trace
+		if code != ExitOK || json.Unmarshal([]byte(stdout), &trace) != nil || trace.OriginsError != "" {
+			t.Fatalf("exit status %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		origins := map[string][]TracedOrigin{}
+		for _, in := range trace.Instances {
+			origins[in.Name] = in.Origins
+		}
+		return origins
+	}
+	applied := originsOf()
+	if diff := cmp.Diff([]TracedOrigin{{Name: "Git", Applied: true}, {Name: "Secret ldap-admin", Applied: true}}, applied["ldap"]); diff != "" {
+		t.Errorf("origins of ldap (-want +got):\n%s", diff)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ldap-admin"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["password"] = []byte("s3cr3t-n3w")
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]TracedOrigin{{Name: "Git", Applied: true}, {Name: "Secret ldap-admin", Applied: false}}, originsOf()["ldap"]); diff != "" {
+		t.Errorf("origins of ldap after its Secret changed (-want +got):\n%s", diff)
+	}
 	code, stdout, stderr = run(t, "trace", name, "-n", namespace, "--kubeconfig", kubeconfig)
 	if code != ExitOK || !strings.Contains(stdout, "NS instance ldap (") || !strings.Contains(stdout, "instantiate "+instantiates["ldap"]+" COMPLETED") ||
-		!strings.Contains(stdout, "KDU ldap: chart ") {
+		!strings.Contains(stdout, "KDU ldap: chart ") || !strings.Contains(stdout, "from Git, Secret ldap-admin (changed since applied: Secret ldap-admin)") ||
+		strings.Contains(stdout, "s3cr3t-n3w") {
 		t.Errorf("text trace: exit %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

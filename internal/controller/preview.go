@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -24,6 +25,31 @@ type Preview struct {
 	Cluster *gitopsv1alpha1.OsmCluster
 }
 
+// LoadRevision reads the revision checked out at dir as obj's reconcile does: substituted with
+// obj's variables and its values resolved (valuesFrom), each NS instance with its origins. It
+// changes nothing and reads c past any cache. The revision's problems come as a
+// *gitops.ValidationError (with the revision holding its warnings), its unresolved values as a
+// *gitops.ValuesProblems.
+func LoadRevision(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir string) (*gitops.Revision, error) {
+	return (&OsmDeploymentReconciler{Client: c, APIReader: c}).loadRevision(ctx, obj, dir)
+}
+
+func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, dir string) (*gitops.Revision, error) {
+	subst, unresolved, err := r.substitution(ctx, obj)
+	switch {
+	case err != nil:
+		return nil, err
+	case unresolved != "":
+		return nil, &gitops.ValuesProblems{Problems: []gitops.Problem{{Message: unresolved}}}
+	}
+	rev, err := gitops.Load(dir, gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions,
+		PackagesPath: obj.Spec.PackagesPath, Substitution: subst})
+	if err != nil {
+		return rev, err
+	}
+	return gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace))
+}
+
 // PreviewPlan makes the plan a reconcile of obj would make of the revision unpacked at dir (a
 // checkout of its source), by the reconciler's own steps and its Pipeline: spec.postBuild's variables, the
 // spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets, OSM reached
@@ -36,19 +62,12 @@ type Preview struct {
 func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity, claimsNamespace string,
 	clientOptions ...osm.Option) (*Preview, error) {
 	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace}
-	subst, unresolved, err := r.substitution(ctx, obj)
+	rev, err := r.loadRevision(ctx, obj, dir)
+	var invalid *gitops.ValidationError
 	switch {
-	case err != nil:
-		return nil, err
-	case unresolved != "":
-		return nil, &gitops.ValuesProblems{Problems: []gitops.Problem{{Message: unresolved}}}
-	}
-	rev, err := gitops.Load(dir, gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions,
-		PackagesPath: obj.Spec.PackagesPath, Substitution: subst})
-	if err != nil {
+	case errors.As(err, &invalid):
 		return &Preview{Revision: rev}, err
-	}
-	if rev, err = gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace)); err != nil {
+	case err != nil:
 		return nil, err
 	}
 	clusterKey := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
