@@ -55,19 +55,11 @@ their state and reason.`,
 				}
 				items = append(items, *obj)
 			} else {
-				c, namespace, err := kubeClient(kube)
+				listed, err := listDeployments(cmd.Context(), kube, allNamespaces)
 				if err != nil {
 					return err
 				}
-				var list gitopsv1alpha1.OsmDeploymentList
-				var opts []client.ListOption
-				if !allNamespaces {
-					opts = append(opts, client.InNamespace(namespace))
-				}
-				if err := c.List(cmd.Context(), &list, opts...); err != nil {
-					return err
-				}
-				items = list.Items
+				items = listed
 			}
 			if len(items) == 0 {
 				fmt.Fprintln(cmd.ErrOrStderr(), "no OsmDeployment found")
@@ -107,6 +99,23 @@ func deploymentOf(ctx context.Context, kube *genericclioptions.ConfigFlags, name
 		return nil, nil, fmt.Errorf("OsmDeployment %s/%s: %w", namespace, name, err)
 	}
 	return c, obj, nil
+}
+
+// listDeployments lists the OsmDeployments of the kubeconfig's namespace (-n), or of all.
+func listDeployments(ctx context.Context, kube *genericclioptions.ConfigFlags, allNamespaces bool) ([]gitopsv1alpha1.OsmDeployment, error) {
+	c, namespace, err := kubeClient(kube)
+	if err != nil {
+		return nil, err
+	}
+	var list gitopsv1alpha1.OsmDeploymentList
+	var opts []client.ListOption
+	if !allNamespaces {
+		opts = append(opts, client.InNamespace(namespace))
+	}
+	if err := c.List(ctx, &list, opts...); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // RenderGet prints a table of the OsmDeployments, in namespace and name order, each followed by

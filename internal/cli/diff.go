@@ -169,11 +169,7 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 	}
 	report.Dir = checkoutDir(args)
 	if len(args) == 0 {
-		config, err := kube.ToRESTConfig()
-		if err != nil {
-			return report, fmt.Errorf("loading the kubeconfig: %w", err)
-		}
-		checkout, err := fetchSourceArtifact(ctx, c, config, obj)
+		checkout, err := fetchSourceArtifact(ctx, kube, c, obj)
 		if err != nil {
 			return report, err
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
@@ -40,19 +39,11 @@ Any are listed too. It only reads OsmDeployments: nothing is written, nothing se
 			if output != "table" && output != "json" {
 				return fmt.Errorf("--output %q: table or json", output)
 			}
-			c, namespace, err := kubeClient(kube)
+			items, err := listDeployments(cmd.Context(), kube, allNamespaces)
 			if err != nil {
 				return err
 			}
-			var list gitopsv1alpha1.OsmDeploymentList
-			var opts []client.ListOption
-			if !allNamespaces {
-				opts = append(opts, client.InNamespace(namespace))
-			}
-			if err := c.List(cmd.Context(), &list, opts...); err != nil {
-				return err
-			}
-			sites := BuildRollout(list.Items, time.Now())
+			sites := BuildRollout(items, time.Now())
 			if output == "json" {
 				encoder := json.NewEncoder(cmd.OutOrStdout())
 				encoder.SetIndent("", "  ")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,7 +34,11 @@ type sourceCheckout struct {
 // now, as the operator does (artifact.Fetch, its digest checked, within the operator's
 // default limits): what the cluster would apply. Outside the cluster, source-controller's
 // in-cluster address is reached through the API server's service proxy (serviceProxyURL).
-func fetchSourceArtifact(ctx context.Context, c client.Client, config *rest.Config, obj *gitopsv1alpha1.OsmDeployment) (*sourceCheckout, error) {
+func fetchSourceArtifact(ctx context.Context, kube *genericclioptions.ConfigFlags, c client.Client, obj *gitopsv1alpha1.OsmDeployment) (*sourceCheckout, error) {
+	config, err := kube.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
 	kind := obj.Spec.SourceRef.Kind
 	source, known := controller.NewSource(kind)
 	if !known {

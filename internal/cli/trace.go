@@ -197,11 +197,7 @@ func readTrace(ctx context.Context, kube *genericclioptions.ConfigFlags, arg str
 
 // currentRevision is the revision of the source's artifact now, as the operator reads it.
 func currentRevision(ctx context.Context, kube *genericclioptions.ConfigFlags, c client.Client, obj *gitopsv1alpha1.OsmDeployment) (*gitops.Revision, error) {
-	config, err := kube.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
-	}
-	checkout, err := fetchSourceArtifact(ctx, c, config, obj)
+	checkout, err := fetchSourceArtifact(ctx, kube, c, obj)
 	if err != nil {
 		return nil, err
 	}
