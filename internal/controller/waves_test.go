@@ -215,6 +215,44 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		}
 	})
 
+	// The canary's failed upgrade is remediated (retried, then put back to what it last ran):
+	// while it retries the regions wait; once its remediation is exhausted they halt, and the
+	// canary runs its previous values again, as the regions do.
+	It("halts the regions while remediation puts the canary back", func() {
+		tn := newTenant(GinkgoTB())
+		first := tn.publish("gitops", demoRepo("1", "ldap"))
+		canary := tn.newSite("canary", "gitops", 0)
+		region := tn.newSite("region-a", "gitops", 0, "canary")
+		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.Upgrade = &gitopsv1alpha1.Upgrade{Remediation: &gitopsv1alpha1.UpgradeRemediation{Retries: 1}}
+		})
+		for _, s := range []*site{canary, region} {
+			tn.eventuallyApplied(s.d, first)
+			s.sim.ResetStats()
+		}
+
+		// The upgrade and its retry fail; the rollback goes through.
+		tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 2,
+			Message: "helm upgrade: pods not ready"})).To(Succeed())
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.RemediationExhaustedReason))
+		tn.g.Eventually(func() gitopsv1alpha1.NsInstanceEntry { return tn.entryOf(canary.d, "ldap") }).Should(
+			HaveField("RolledBack", true), func() string { return tn.describe(canary.d) })
+		tn.g.Eventually(canary.replicaCount).Should(Equal("1"), "the canary runs the values it last ran")
+		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
+			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(second)),
+			HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+		tn.g.Expect(region.replicaCount()).To(Equal("1"))
+
+		fix := tn.publish("gitops", demoRepo("3", "ldap"))
+		for _, s := range []*site{canary, region} {
+			got := tn.eventuallyApplied(s.d, fix)
+			tn.g.Expect(got.Status.Rollout).To(BeNil())
+			tn.g.Expect(s.replicaCount()).To(Equal("3"))
+		}
+	})
+
 	// A health gate is part of the revision: the canary's smoke test not passing within
 	// healthCheckTimeout fails the revision there, and the regions stay on the previous one.
 	It("halts the regions on a revision whose health check timed out at the canary", func() {
