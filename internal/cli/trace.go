@@ -471,7 +471,8 @@ func RenderTrace(w io.Writer, t Trace) {
 
 // originsText names the origins, and those whose change is not applied yet.
 func originsText(origins []TracedOrigin) string {
-	var names, changed []string
+	names := make([]string, 0, len(origins))
+	var changed []string
 	for _, o := range origins {
 		names = append(names, o.Name)
 		if !o.Applied {

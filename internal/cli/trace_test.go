@@ -3,13 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +19,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
