@@ -13,12 +13,14 @@ import (
 
 // EngineInventory is the engine's copy of a status inventory.
 func EngineInventory(in gitopsv1alpha1.Inventory) engine.Inventory {
-	return engine.Inventory{NsInstances: mapped(in.NsInstances, engineInstance), Packages: mapped(in.Packages, enginePackage)}
+	return engine.Inventory{NsInstances: mapped(in.NsInstances, engineInstance), Packages: mapped(in.Packages, enginePackage),
+		ReferencesDigest: in.ReferencesDigest}
 }
 
 // APIInventory is the status inventory of the engine's (a plan's).
 func APIInventory(in engine.Inventory) *gitopsv1alpha1.Inventory {
-	return &gitopsv1alpha1.Inventory{NsInstances: mapped(in.NsInstances, apiInstance), Packages: mapped(in.Packages, apiPackage)}
+	return &gitopsv1alpha1.Inventory{NsInstances: mapped(in.NsInstances, apiInstance), Packages: mapped(in.Packages, apiPackage),
+		ReferencesDigest: in.ReferencesDigest}
 }
 
 func engineInstance(e gitopsv1alpha1.NsInstanceEntry) engine.InstanceRecord {

@@ -403,7 +403,12 @@ func observationScope(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, r
 	if revision == "" || driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
 		return engine.ScopeOf(rev, EngineInventory(inventory), owner)
 	}
-	return engine.RevisionScope(rev, EngineInventory(inventory), owner)
+	scope := engine.RevisionScope(rev, EngineInventory(inventory), owner)
+	// The references are checked again at each drift check (here, with driftDetection
+	// disabled), and whenever instances follow their packages: a move compares the VNF
+	// records with the VNFDs' revisions.
+	scope.KnownReferences = scope.KnownReferences && obj.Status.LastAppliedRevision != revision && !obj.Spec.InstancesFollowPackages
+	return scope
 }
 
 // packagesChanged tells whether the revision holds a package the inventory lacks or lists with

@@ -153,7 +153,7 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 		{name: "the OsmCluster gone since the preconditions", noCluster: true, want: statusReadFailed,
 			reason: `OsmCluster osm: osmclusters.gitops.osmops.io "osm" not found`},
 		{name: "OSM cannot be read", rev: declaring, osm: readOnlyOSM{err: errors.New("connection refused")},
-			want: statusOSMUnreadable, reason: "observing OSM: reading the project: connection refused"},
+			want: statusOSMUnreadable, reason: "observing OSM: listing NS instances: connection refused"},
 		{name: "a revision OSM lacks the NSD of", rev: declaring, want: statusInvalid},
 		{name: "nothing declared, nothing run", want: statusInSync},
 		{name: "an owned instance no longer declared, with prune", osm: readOnlyOSM{instances: []osm.NSInstance{owned}},

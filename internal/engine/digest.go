@@ -1,9 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
+
+	"github.com/osmops/osmops/internal/gitops"
 )
 
 // Digest is "sha256:<hex>" of what the plan sends OSM, in the order it sends it: each package
@@ -53,4 +58,35 @@ func (p *Plan) Digest() string {
 	}
 	sum := sha256.Sum256(encoded)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ReferencesDigest is "sha256:<hex>" of what the revision's references are checked on
+// (CheckReferences): each NS instance's name, NSD, VIM account, and VNFs with their KDUs'
+// names, and each package's kind, descriptor id and content digest. Values and parameters do
+// not enter: a revision that changes only them has the digest of the one before.
+func ReferencesDigest(rev *gitops.Revision) string {
+	h := sha256.New()
+	write := func(fields ...string) {
+		for _, f := range fields {
+			h.Write(binary.AppendUvarint(nil, uint64(len(f))))
+			h.Write([]byte(f))
+		}
+	}
+	instances := slices.Clone(rev.NsInstances)
+	slices.SortFunc(instances, func(a, b gitops.NsInstance) int { return cmp.Compare(a.Name, b.Name) })
+	for _, ns := range instances {
+		write("ns", ns.Name, ns.NsdName, ns.VimAccountName)
+		for _, vnf := range ns.Members() {
+			write("vnf", vnf.MemberVnfIndex)
+			for _, kdu := range vnf.KDUs {
+				write("kdu", kdu.Name)
+			}
+		}
+	}
+	packages := slices.Clone(rev.Packages)
+	slices.SortFunc(packages, func(a, b gitops.Package) int { return cmp.Compare(a.Descriptor.ID, b.Descriptor.ID) })
+	for _, pkg := range packages {
+		write("package", string(pkg.Descriptor.Kind), pkg.Descriptor.ID, pkg.Digest)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

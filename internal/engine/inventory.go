@@ -40,6 +40,9 @@ type Inventory struct {
 	NsInstances []InstanceRecord
 	// Packages it keeps in step with Git, sorted by name.
 	Packages []PackageRecord
+	// ReferencesDigest is the ReferencesDigest of the revision whose references a plan last
+	// checked against OSM (RevisionScope).
+	ReferencesDigest string
 }
 
 // InstanceRecord is an NS instance an OsmDeployment owns.

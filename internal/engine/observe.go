@@ -54,6 +54,10 @@ type Observed struct {
 	removing map[string]bool
 	// settled are the declared NS instances not read (Scope.Settled).
 	settled map[string]bool
+	// knownReferences says that the project, descriptors and VIM accounts were not read
+	// (Scope.KnownReferences): the plan takes the references and packages as the inventory
+	// checked them.
+	knownReferences bool
 	// KDUValues holds the values each KDU's Helm release runs with (a JSON object), by NS
 	// instance _id, then member-vnf-index, then KDU name: the VNF record's instantiation values
 	// and the completed upgrades since (osm.ReplayHelmRelease). Nil when not observed.
@@ -94,6 +98,10 @@ type Scope struct {
 	Settled map[string]bool
 	// Quotas reads the project, with its quotas, which a plan that may create needs.
 	Quotas bool
+	// KnownReferences says that the revision refers to what a plan checked against OSM before
+	// (knownReferences): the project, descriptors and VIM accounts are read only when one of
+	// Names is not found in OSM, as its create needs their ids and the quotas.
+	KnownReferences bool
 }
 
 // ScopeOf is the whole scope of a plan of the revision against the inventory, for owner (a
@@ -139,33 +147,45 @@ func RevisionScope(rev *gitops.Revision, inventory Inventory, owner Owner) Scope
 		scope.Names = append(scope.Names, name) // no longer declared: pruned or orphaned
 	}
 	slices.Sort(scope.Names)
+	scope.KnownReferences = knownReferences(rev, inventory, scope.Names)
 	return scope
 }
 
-// Observe reads the project (its quotas, when the scope says so), OSM's descriptors and VIM accounts, and the NS
-// instances (and their VNF records when asked) in the scope: first those marked as the
-// owner's, then by name the ones that this did not find, in at most one request each.
-func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
-	var project *osm.Project
-	if scope.Quotas {
-		var err error
-		if project, err = nbi.GetProject(ctx); err != nil {
-			return nil, fmt.Errorf("reading the project: %w", err)
+// knownReferences tells whether a plan of the revision can do without OSM's descriptors, VIM
+// accounts and project: the revision refers to what the plan that wrote the inventory checked
+// against OSM (Inventory.ReferencesDigest), OSM accepted each of its packages with the content
+// it holds (so none is to upload), and every NS instance read (names) was Ready: only
+// upgrades of instances whose NSD and VIM account were checked then can follow, or creates of
+// instances no longer found in OSM, for which Observe reads them after all. What vanished from
+// OSM since is found by the drift check (ScopeOf), and by OSM refusing what names it.
+func knownReferences(rev *gitops.Revision, inventory Inventory, names []string) bool {
+	if inventory.ReferencesDigest == "" || inventory.ReferencesDigest != ReferencesDigest(rev) {
+		return false
+	}
+	accepted := make(map[string]PackageRecord, len(inventory.Packages))
+	for _, e := range inventory.Packages {
+		accepted[e.Name] = e
+	}
+	for _, pkg := range rev.Packages {
+		if e := accepted[pkg.Descriptor.ID]; e.ID == "" || e.Digest != pkg.Digest {
+			return false
 		}
 	}
-	nsds, err := nbi.ListNSDescriptors(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing NS descriptors: %w", err)
+	for _, e := range inventory.NsInstances {
+		if _, read := slices.BinarySearch(names, e.Name); read && (e.ID == "" || e.State != InstanceReady) {
+			return false
+		}
 	}
-	vnfds, err := nbi.ListVNFDescriptors(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing VNF descriptors: %w", err)
-	}
-	vims, err := nbi.ListVIMAccounts(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing VIM accounts: %w", err)
-	}
+	return true
+}
+
+// Observe reads the NS instances (and their VNF records when asked) in the scope: first those
+// marked as the owner's, then by name the ones that this did not find; and the project (its
+// quotas, when the scope says so), OSM's descriptors and VIM accounts, unless the scope knows
+// the references (Scope.KnownReferences). At most one request each.
+func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	var instances []osm.NSInstance
+	var err error
 	if scope.Owner != "" {
 		if instances, err = nbi.ListNSInstancesByParam(ctx, OwnerParam, scope.Owner); err == nil {
 			err = checkIdentified(instances)
@@ -184,8 +204,18 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		}
 		instances = append(instances, named...)
 	}
+	known := scope.KnownReferences && len(unfound(scope.Names, instances)) == 0
+	var project *osm.Project
+	var nsds []osm.NSDescriptor
+	var vnfds []osm.VNFDescriptor
+	var vims []osm.VIMAccount
+	if !known {
+		if project, nsds, vnfds, vims, err = observeReferences(ctx, nbi, scope.Quotas); err != nil {
+			return nil, err
+		}
+	}
 	o := newObserved(nsds, vnfds, vims, instances)
-	o.settled = scope.Settled
+	o.settled, o.knownReferences = scope.Settled, known
 	if err := observeRunning(ctx, nbi, o); err != nil {
 		return nil, err
 	}
@@ -199,6 +229,27 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 		}
 	}
 	return o, nil
+}
+
+// observeReferences reads the project (when quotas says so), OSM's descriptors and VIM
+// accounts: what the revision's references are checked on, and creates need.
+func observeReferences(ctx context.Context, nbi OSM, quotas bool) (project *osm.Project, nsds []osm.NSDescriptor,
+	vnfds []osm.VNFDescriptor, vims []osm.VIMAccount, err error) {
+	if quotas {
+		if project, err = nbi.GetProject(ctx); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("reading the project: %w", err)
+		}
+	}
+	if nsds, err = nbi.ListNSDescriptors(ctx); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("listing NS descriptors: %w", err)
+	}
+	if vnfds, err = nbi.ListVNFDescriptors(ctx); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("listing VNF descriptors: %w", err)
+	}
+	if vims, err = nbi.ListVIMAccounts(ctx); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("listing VIM accounts: %w", err)
+	}
+	return project, nsds, vnfds, vims, nil
 }
 
 // observeRunning reads the operations still running on the observed instances, with one

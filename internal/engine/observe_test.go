@@ -43,6 +43,8 @@ type listingOSM struct {
 	running, terminates               []osm.Operation
 	askedTerminates                   [][]string
 	askedProject                      int
+	// askedReferences counts the lists of descriptors and VIM accounts.
+	askedReferences int
 }
 
 func (l *listingOSM) ListCompletedTerminates(_ context.Context, ids ...string) ([]osm.Operation, error) {
@@ -68,11 +70,18 @@ func TestObserveReadsTheProjectForPlansThatCreate(t *testing.T) {
 		}
 	}
 }
-func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) { return nil, nil }
-func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, error) {
+func (l *listingOSM) ListNSDescriptors(context.Context) ([]osm.NSDescriptor, error) {
+	l.askedReferences++
 	return nil, nil
 }
-func (l *listingOSM) ListVIMAccounts(context.Context) ([]osm.VIMAccount, error) { return nil, nil }
+func (l *listingOSM) ListVNFDescriptors(context.Context) ([]osm.VNFDescriptor, error) {
+	l.askedReferences++
+	return nil, nil
+}
+func (l *listingOSM) ListVIMAccounts(context.Context) ([]osm.VIMAccount, error) {
+	l.askedReferences++
+	return nil, nil
+}
 
 func (l *listingOSM) ListNSInstancesByParam(_ context.Context, key, value string) ([]osm.NSInstance, error) {
 	l.askedOwner = append(l.askedOwner, key+"="+value)

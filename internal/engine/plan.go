@@ -197,14 +197,20 @@ const (
 // revision's references are checked against OSM first: a plan is made of resolved ones only.
 func Compute(in Input) Plan {
 	p := Plan{Owner: in.Owner, Inventory: in.Inventory}
-	for _, problem := range CheckReferences(in.Revision, in.Observed) {
-		p.Problems = append(p.Problems, Problem{Problem: problem, Kind: Unresolved})
+	if in.Observed.knownReferences {
+		// Checked by the plan that wrote the inventory, and the packages uploaded since
+		// (knownReferences).
+		p.Inventory = Inventory{Packages: in.Inventory.Packages, ReferencesDigest: in.Inventory.ReferencesDigest}
+	} else {
+		for _, problem := range CheckReferences(in.Revision, in.Observed) {
+			p.Problems = append(p.Problems, Problem{Problem: problem, Kind: Unresolved})
+		}
+		if len(p.Problems) > 0 {
+			return p
+		}
+		p.Inventory = Inventory{ReferencesDigest: ReferencesDigest(in.Revision)}
+		p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	}
-	if len(p.Problems) > 0 {
-		return p
-	}
-	p.Inventory = Inventory{}
-	p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
 			p.Warnings = append(p.Warnings, warning)
@@ -587,7 +593,9 @@ func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (cha
 		return boundReason(fmt.Sprintf("NSD changed from %s to %s", record.NsdRef, ns.NsdName)),
 			fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, record.NsdRef)
 	}
-	if vim := record.InstantiateParams.VIMAccountID; vim != "" && vim != o.VIMAccounts[ns.VimAccountName] {
+	// Without the VIM accounts read, the instance runs on the one checked when it was last
+	// Ready under the same references (knownReferences).
+	if vim := record.InstantiateParams.VIMAccountID; vim != "" && !o.knownReferences && vim != o.VIMAccounts[ns.VimAccountName] {
 		return boundReason(fmt.Sprintf("VIM account changed to %s", ns.VimAccountName)),
 			fmt.Sprintf("NS instance %q runs on another VIM account than %q: OSM cannot move an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, ns.VimAccountName)
 	}
