@@ -32,8 +32,9 @@ func (r *Report) largest(scenario Scenario) (SizeResult, Measurement, bool) {
 	return SizeResult{}, Measurement{}, false
 }
 
-// observationCount counts a scenario's observations of OSM: each lists the NSDs once.
-func observationCount(m Measurement) int64 { return endpointRequests(m.Stats, "GET", nsdListRoute) }
+// observationCount counts a scenario's observations of OSM: each lists the NS instances once
+// (the descriptor lists only when the references can have changed).
+func observationCount(m Measurement) int64 { return endpointRequests(m.Stats, "GET", nsListRoute) }
 
 // observations describes how often a scenario observed OSM and polled the operations.
 func observations(m Measurement) string {
@@ -134,16 +135,15 @@ func whyBytesB(r *Report) string {
 			observationCount(op), formatBytes(uint64(totalBytes(cli.Stats)))))
 	}
 	why := "A new revision reads the NS and VNF records of the instances whose declaration changed only, about 8 kB " +
-		"each, and, whatever N, OSM's descriptor, VIM account and package lists and its operations, against which the " +
-		"revision's references are checked before anything is sent; the CLI pattern lists every NS record twice per " +
-		"changed instance, so its cost grows as N², the operator's as the changed instances: " + strings.Join(parts, "; ") + "."
+		"each, and OSM's operations; OSM's descriptor, VIM account and package lists only when the revision's " +
+		"references differ from those the last apply checked (status.inventory.referencesDigest); the CLI pattern " +
+		"lists every NS record twice per changed instance, so its cost grows as N², the operator's as the changed " +
+		"instances: " + strings.Join(parts, "; ") + "."
 	if _, m, ok := r.largest(ChangedValues); ok && observationCount(m) > 1 {
 		why += " " + secondObservation + " Dropping it would halve the operator's bytes."
 	}
 	return why + " Where it misses, N is small: the CLI pattern's lists are short, and the operator's reads that do not " +
-		"grow with N weigh more than a tenth of them. Leaving the descriptor and VIM account lists to the drift check " +
-		"when the changed instances name what they named before would close it; that needs the inventory to remember " +
-		"what each instance referred to, as it remembers the digest of its declaration."
+		"grow with N weigh more than a tenth of them."
 }
 
 // whyRequestsBAgainstCLI explains B's requests against the CLI pattern's at the smallest size

@@ -312,7 +312,7 @@ func TestRenderExplainsOnlyMissedTargets(t *testing.T) {
 func TestWhyRequestsOffersTheRemedyOfTheCostMeasured(t *testing.T) {
 	observations := func(n int64) Measurement {
 		m := measured(1012, 1002, 1000, 0, time.Second)
-		m.Stats.Endpoints = append(m.Stats.Endpoints, nbisim.EndpointStats{Route: nsdListRoute, Method: "GET", Requests: n})
+		m.Stats.Endpoints = append(m.Stats.Endpoints, nbisim.EndpointStats{Route: nsListRoute, Method: "GET", Requests: n})
 		return m
 	}
 	tests := []struct {
