@@ -664,9 +664,8 @@ func nextUpgrade(observed observedInstance, ns gitops.NsInstance, changedInGit b
 	var upgrade NsAction
 	found := false
 	for _, vnf := range ns.Members() {
-		values, models := observed.values[vnf.MemberVnfIndex], observed.models[vnf.MemberVnfIndex]
 		for _, kdu := range vnf.KDUs {
-			what := kduChanges(ns, vnf.MemberVnfIndex, kdu, values, models, changedInGit)
+			what := kduChanges(ns, observed, vnf.MemberVnfIndex, kdu, changedInGit)
 			switch {
 			case what == "":
 			case found:
@@ -717,10 +716,9 @@ func (observed observedInstance) runningChart(member, kdu string) string {
 
 // kduChanges says what differs between a declared KDU and its Helm release ("values",
 // "chart", "values and chart"), "" when nothing does. The chart is compared only when the KDU
-// names one: with none, the release runs what the VNFD says. values and models are those of the
-// KDUs of the member (observedInstance).
-func kduChanges(ns gitops.NsInstance, member string, kdu gitops.KDU, values, models map[string]string, changedInGit bool) string {
-	live, found := values[kdu.Name]
+// names one: with none, the release runs what the VNFD says.
+func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
+	live, found := observed.values[member][kdu.Name]
 	if !found {
 		if changedInGit {
 			return "values"
@@ -731,7 +729,7 @@ func kduChanges(ns gitops.NsInstance, member string, kdu gitops.KDU, values, mod
 	if equal, err := ns.ParamsEqual(member, kdu, live); err != nil || !equal {
 		changes = append(changes, "values")
 	}
-	if kdu.Model != "" && models[kdu.Name] != kdu.Model {
+	if kdu.Model != "" && observed.models[member][kdu.Name] != kdu.Model {
 		changes = append(changes, "chart")
 	}
 	return strings.Join(changes, " and ")
@@ -767,7 +765,6 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 		if !found {
 			continue
 		}
-		namespaces := observed.namespaces[vnf.MemberVnfIndex]
 		if !gitops.LCMParamsEqual(vnf.Params, live, "") {
 			at(gitops.FieldPath(vnf.Path, "params"), "the params of VNF %s differ from those it was created with", vnf.MemberVnfIndex)
 		}
@@ -776,8 +773,10 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 			if want == "" {
 				field, want = gitops.FieldPath(vnf.Path, "k8sNamespace"), cmp.Or(vnf.K8sNamespace, defaultNamespace)
 			}
-			got, found := namespaces[kdu.Name]
-			if found && want != "" && got != want {
+			if want == "" {
+				continue
+			}
+			if got, found := observed.namespaces[vnf.MemberVnfIndex][kdu.Name]; found && got != want {
 				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got, want)
 			}
 		}
