@@ -227,10 +227,12 @@ func whyFleetMemory(r *Report, f FleetResult) string {
 
 // whyGoBenchmark explains a missed Go benchmark target, by benchmark name.
 var whyGoBenchmark = map[string]string{
-	"BenchmarkCompute10000Instances": "gitops.Load computes each instance's digest and canonical values once, and " +
-		"live values equal to the declared ones compare as bytes; what remains is mostly lookups in the observation's " +
-		"tables of N entries (values, charts, namespaces and VNF params by instance, owners), several per KDU, and GC. " +
-		"Keeping each instance's observation in one record, looked up once, would cut most of it.",
+	"BenchmarkCompute10000Instances": "gitops.Load computes each instance's digest and canonical values once, live " +
+		"values equal to the declared ones compare as bytes, and a plan looks each instance up once in each of the " +
+		"observation's tables (its record, values, charts, namespaces, VNF params, owner). What remains is mostly the " +
+		"first read of what those tables hold for the instance, a small map apiece scattered over the heap (cache " +
+		"misses), and GC; the tables are kept by kind, so Observe would have to store each instance's observation in " +
+		"one record to cut it.",
 	"BenchmarkHostileListHeap": "a list answer is decoded one record at a time and the records kept are counted " +
 		"against the list's bound; a heap profile of the benchmark (go test -bench -memprofile) shows what else is held.",
 	"BenchmarkLoad1000DeploymentFiles": "gitops.Load reads and validates each file through yaml.v3 nodes; profile the " +

@@ -179,7 +179,7 @@ func TestEvaluate(t *testing.T) {
 				"1,000 OsmDeployments, each on its own GitRepository: all Ready within 60 s of creation",
 				"1,000 OsmDeployments, each on its own GitRepository: operator peak memory under 200.0 MiB",
 				"1,000 OsmDeployments, all on one GitRepository: operator peak memory under 200.0 MiB",
-				"plan 10,000 NS instances (10% changed) in under 50 ms",
+				"plan 10,000 NS instances (10% changed) in under 25 ms",
 				"read each of 6 hostile 1 GiB list answers up to its first bound, the heap in use growing by under 64.0 MiB",
 			},
 		},

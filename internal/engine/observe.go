@@ -327,15 +327,36 @@ func (o *Observed) instanceIDs(keep func(id string, record osm.NSInstance) bool)
 // it and run it after the other, and a plan made again at every poll would send it again each
 // time.
 func (o *Observed) Busy(id string) bool {
+	return o.busy(id, o.NSInstances[id])
+}
+
+// busy is Busy of the NS instance id whose record is at hand.
+func (o *Observed) busy(id string, record osm.NSInstance) bool {
 	if len(o.Running[id]) > 0 || o.removing[id] {
 		return true
 	}
-	record := o.NSInstances[id]
 	if record.NSState == osm.NSStateBuilding || record.NSState == osm.NSStateTerminating {
 		return true
 	}
 	op := string(record.CurrentOperation)
 	return op != "" && op != osm.CurrentOperationIdle
+}
+
+// observedInstance is what the observation holds of one NS instance, looked up once for its
+// plan: the tables of Observed are keyed by _id first, and a plan reads each several times per
+// KDU.
+type observedInstance struct {
+	record osm.NSInstance
+	// values, models and namespaces are the instance's entries of KDUValues, KDUModels and
+	// KDUNamespaces (by member-vnf-index, then KDU name); params its entry of VNFParams.
+	values, models, namespaces map[string]map[string]string
+	params                     map[string]map[string]osm.LooseString
+}
+
+// instance looks up the NS instance id in each table of the observation.
+func (o *Observed) instance(id string) observedInstance {
+	return observedInstance{record: o.NSInstances[id], values: o.KDUValues[id], models: o.KDUModels[id],
+		namespaces: o.KDUNamespaces[id], params: o.VNFParams[id]}
 }
 
 // unfound returns the names that no instance of found has.

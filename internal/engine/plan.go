@@ -211,26 +211,35 @@ func Compute(in Input) Plan {
 		p.Inventory = Inventory{ReferencesDigest: ReferencesDigest(in.Revision)}
 		p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	}
+	// Each declared or listed instance makes at most one entry.
+	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(in.Inventory.NsInstances))
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
 			p.Warnings = append(p.Warnings, warning)
 		}
 	}
 
-	owned := map[string]InstanceRecord{}
-	for _, e := range in.Inventory.NsInstances {
-		owned[e.Name] = e
+	owned := make(map[string]int, len(in.Inventory.NsInstances)) // index in in.Inventory.NsInstances
+	for i, e := range in.Inventory.NsInstances {
+		owned[e.Name] = i
 	}
-	declared := map[string]bool{}
+	declared := make(map[string]bool, len(in.Revision.NsInstances))
 	for _, ns := range in.Revision.NsInstances {
 		declared[ns.Name] = true
-		entry, has := owned[ns.Name]
+		var entry InstanceRecord
+		i, has := owned[ns.Name]
+		if has {
+			entry = in.Inventory.NsInstances[i]
+		}
 		planInstance(in, &p, ns, entry, has)
 	}
 	for _, entry := range undeclaredOwned(in, declared) {
 		planUndeclared(in, &p, entry)
 	}
 	checkQuotas(in, &p)
+	if len(p.Inventory.NsInstances) == 0 {
+		p.Inventory.NsInstances = nil // as without the capacity made above
+	}
 	slices.SortFunc(p.Inventory.NsInstances, func(a, b InstanceRecord) int { return cmp.Compare(a.Name, b.Name) })
 	if len(p.Problems) > 0 {
 		// Nothing is applied: the inventory stays as it was.
@@ -462,7 +471,8 @@ func (o Owner) elsewhere(self Owner) string {
 
 // planExisting plans a declared NS instance that OSM runs as next.ID.
 func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) {
-	record := in.Observed.NSInstances[next.ID]
+	observed := in.Observed.instance(next.ID)
+	record := observed.record
 	// The origins are those of the declaration last run in full until the instance is in step
 	// again: the upgrades of several KDUs all say where their change came from.
 	next.Origins = last.Origins
@@ -474,7 +484,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 		planReplace(in, p, ns, record, last, next, change)
 		return
 	}
-	if changes := instantiationChanges(in.Observed, ns, record); len(changes) > 0 {
+	if changes := instantiationChanges(ns, observed); len(changes) > 0 {
 		if !in.Force {
 			for _, c := range changes {
 				p.Problems = append(p.Problems, Problem{Kind: Conflict, Problem: gitops.Problem{File: ns.Source.File, Line: ns.Source.LineOf(c.field),
@@ -489,7 +499,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 		planReplace(in, p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
 		return
 	}
-	if in.Observed.Busy(next.ID) {
+	if in.Observed.busy(next.ID, record) {
 		next.State, next.Reason = Next(last.State, PlanBusy), reasonBusy
 		next.Digest = last.Digest
 		p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
@@ -499,7 +509,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 	// Git with it, not in OSM. An operation found running was not necessarily this
 	// OsmDeployment's (an upgrade by hand): what it changed is drift.
 	changedInGit := last.Digest != next.Digest || last.State == InstanceProgressing && last.Reason != reasonBusy
-	upgrade, differs := nextUpgrade(in.Observed, ns, changedInGit, changeReason(last, ns), next.ID)
+	upgrade, differs := nextUpgrade(observed, ns, changedInGit, changeReason(last, ns))
 	switch {
 	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
 		in.Remediation.planRecreate(in, p, ns, record, last, next)
@@ -659,12 +669,12 @@ func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance,
 // release differs from its declaration: its values, or its chart when it names one. Without an
 // observation of a KDU, it differs when the declaration changed in Git since it was last
 // applied; why says where that change came from.
-func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, why, id string) (NsAction, bool) {
+func nextUpgrade(observed observedInstance, ns gitops.NsInstance, changedInGit bool, why string) (NsAction, bool) {
 	var upgrade NsAction
 	found := false
 	for _, vnf := range ns.Members() {
 		for _, kdu := range vnf.KDUs {
-			what := kduChanges(o, ns, id, vnf.MemberVnfIndex, kdu, changedInGit)
+			what := kduChanges(ns, observed, vnf.MemberVnfIndex, kdu, changedInGit)
 			switch {
 			case what == "":
 			case found:
@@ -675,7 +685,7 @@ func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, why, id s
 				if changedInGit {
 					reason = why
 				}
-				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, runningChart(o, id, vnf.MemberVnfIndex, kdu.Name)),
+				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, observed.runningChart(vnf.MemberVnfIndex, kdu.Name)),
 					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
 				found = true
 			}
@@ -691,13 +701,18 @@ func nextUpgrade(o *Observed, ns gitops.NsInstance, changedInGit bool, why, id s
 // labelled with (osm.ReleaseCharts): upgraded without one, LCM would install the newest chart
 // of the repository.
 func runningChart(o *Observed, id, member, kdu string) string {
+	return o.instance(id).runningChart(member, kdu)
+}
+
+// runningChart is runningChart of a KDU of the instance.
+func (observed observedInstance) runningChart(member, kdu string) string {
 	var deployed osm.DeployedKDU
-	for _, d := range o.NSInstances[id].Admin.Deployed.K8s {
+	for _, d := range observed.record.Admin.Deployed.K8s {
 		if d.MemberVnfIndex == member && d.KDUName == kdu {
 			deployed = d
 		}
 	}
-	chart := cmp.Or(o.KDUModels[id][member][kdu], deployed.KDUModel)
+	chart := cmp.Or(observed.models[member][kdu], deployed.KDUModel)
 	if !osm.ChartFloats(chart) {
 		return chart
 	}
@@ -711,8 +726,8 @@ func runningChart(o *Observed, id, member, kdu string) string {
 // kduChanges says what differs between a declared KDU and its Helm release ("values",
 // "chart", "values and chart"), "" when nothing does. The chart is compared only when the KDU
 // names one: with none, the release runs what the VNFD says.
-func kduChanges(o *Observed, ns gitops.NsInstance, id, member string, kdu gitops.KDU, changedInGit bool) string {
-	live, found := o.KDUValues[id][member][kdu.Name]
+func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
+	live, found := observed.values[member][kdu.Name]
 	if !found {
 		if changedInGit {
 			return "values"
@@ -723,7 +738,7 @@ func kduChanges(o *Observed, ns gitops.NsInstance, id, member string, kdu gitops
 	if equal, err := ns.ParamsEqual(member, kdu, live); err != nil || !equal {
 		changes = append(changes, "values")
 	}
-	if kdu.Model != "" && o.KDUModels[id][member][kdu.Name] != kdu.Model {
+	if kdu.Model != "" && observed.models[member][kdu.Name] != kdu.Model {
 		changes = append(changes, "chart")
 	}
 	return strings.Join(changes, " and ")
@@ -733,7 +748,8 @@ func kduChanges(o *Observed, ns gitops.NsInstance, id, member string, kdu gitops
 // creates an instance: the NS and VNF parameters and the KDUs' Kubernetes namespaces. OSM
 // cannot change them in place. The deploy timeout bounded the instantiation only: a change of
 // it has nothing left to change.
-func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstance) []fixedChange {
+func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fixedChange {
+	record := observed.record
 	var changes []fixedChange
 	at := func(field, format string, args ...any) {
 		changes = append(changes, fixedChange{field: field, what: fmt.Sprintf(format, args...)})
@@ -744,8 +760,8 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 	if ns.K8sNamespace != record.InstantiateParams.K8sNamespace {
 		at("k8sNamespace", "k8sNamespace %q differs from the one it was created with (%q)", ns.K8sNamespace, record.InstantiateParams.K8sNamespace)
 	}
-	if o.VNFParams == nil {
-		return changes // VNF records not observed
+	if observed.params == nil {
+		return changes // VNF records not observed, or none of this instance
 	}
 	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
 	// above, once.
@@ -754,7 +770,7 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 		defaultNamespace = record.Admin.ProjectsRead[0]
 	}
 	for _, vnf := range ns.Members() {
-		live, found := o.VNFParams[record.ID][vnf.MemberVnfIndex]
+		live, found := observed.params[vnf.MemberVnfIndex]
 		if !found {
 			continue
 		}
@@ -766,8 +782,10 @@ func instantiationChanges(o *Observed, ns gitops.NsInstance, record osm.NSInstan
 			if want == "" {
 				field, want = gitops.FieldPath(vnf.Path, "k8sNamespace"), cmp.Or(vnf.K8sNamespace, defaultNamespace)
 			}
-			got, found := o.KDUNamespaces[record.ID][vnf.MemberVnfIndex][kdu.Name]
-			if found && want != "" && got != want {
+			if want == "" {
+				continue
+			}
+			if got, found := observed.namespaces[vnf.MemberVnfIndex][kdu.Name]; found && got != want {
 				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got, want)
 			}
 		}
