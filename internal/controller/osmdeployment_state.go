@@ -481,7 +481,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
 		healthProgressing(obj, obj.Status.LastAttemptedRevision)
-		return r.pollOperations(st.conn, obj.Status.Operations)
+		return r.pollOperations(st.conn, obj.Status.Operations, time.Now())
 	case statusOperationsEnded:
 		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {

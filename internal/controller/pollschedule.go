@@ -113,13 +113,14 @@ func (s pollSchedule) wait(start time.Time, took time.Duration, now time.Time) t
 	return s.long
 }
 
-// pollOperations is the requeue of an OsmDeployment whose status lists operations OSM runs:
-// on the schedule learnt from conn's OSM.
-func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, pending []gitopsv1alpha1.OperationEntry) outcome {
+// pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
+// runs: on the schedule learnt from conn's OSM. now is the real time, as the operations' start
+// times are (not the reconciler's Clock, which tests move).
+func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, pending []gitopsv1alpha1.OperationEntry, now time.Time) outcome {
 	short := r.OperationPollMinInterval
 	if short <= 0 {
 		short = DefaultOperationPollMinInterval
 	}
 	schedule := pollSchedule{short: min(short, r.OperationPollInterval), long: r.OperationPollInterval}
-	return waiting(schedule.next(pending, r.now(), conn.durations.usual))
+	return waiting(schedule.next(pending, now, conn.durations.usual))
 }
