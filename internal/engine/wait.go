@@ -44,8 +44,9 @@ func ExpireOperations(running []OperationRecord, now time.Time, timeout time.Dur
 }
 
 // CheckOperations reads the state of the pending operations with one request: what OSM lists of
-// them since the oldest pending one started. An operation missing from that answer has COMPLETED (or was removed with its NS instance after a terminate). It returns the
-// operations still running, with their state refreshed, and those that finished.
+// them since the oldest pending one started. An operation missing from that answer has
+// COMPLETED (or was removed with its NS instance after a terminate). It returns the operations
+// still running, with their state refreshed, and those that finished.
 func CheckOperations(ctx context.Context, nbi OSM, pending []OperationRecord) ([]OperationRecord, []Outcome, error) {
 	if len(pending) == 0 {
 		return nil, nil, nil

@@ -111,6 +111,11 @@ func TestReadingCallsSendTheRightRequests(t *testing.T) {
 		}, answer: `[{"_id": "op1", "operationState": "FAILED"}]`,
 			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.cont=op1%2Cop2&startTime.gte=1700000000.123"),
 			result: []Operation{{ID: "op1", OperationState: OperationFailed}}},
+		{name: "ListOperationsSince of ids no filter can ask: only the unfinished ones of all", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListOperationsSince(ctx, since, "op1", "1e5")
+		}, answer: `[{"_id": "op1", "operationState": "FAILED"}, {"_id": "op9", "operationState": "FAILED"}]`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			result: []Operation{{ID: "op1", OperationState: OperationFailed}}},
 		{name: "ListOperationsSince of one operation", call: func(ctx context.Context, c *Client) (any, error) {
 			return c.ListOperationsSince(ctx, since, "op1")
 		}, answer: `[]`,

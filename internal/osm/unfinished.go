@@ -17,16 +17,15 @@ import (
 // would swell the answer. It uses the NBI's generic query filters (`field.neq=`, `field.gte=`,
 // which OSM's common database layer understands).
 func (c *Client) ListOperationsSince(ctx context.Context, since time.Time, ids ...string) ([]Operation, error) {
-	req := unfinishedOperationsRequest(since)
-	if _, exact := memberFilter("_id", ids); exact && len(ids) > 0 {
-		req.query.Del("operationState.neq")
-	}
-	return listMembers(ctx, c, req, "_id", ids, func(op *Operation) string { return op.ID })
+	_, byID := memberFilter("_id", ids)
+	return listMembers(ctx, c, operationsSinceRequest(since, !byID || len(ids) == 0), "_id", ids, func(op *Operation) string { return op.ID })
 }
 
-func unfinishedOperationsRequest(since time.Time) request {
+func operationsSinceRequest(since time.Time, unfinishedOnly bool) request {
 	query := url.Values{}
-	query.Set("operationState.neq", OperationCompleted)
+	if unfinishedOnly {
+		query.Set("operationState.neq", OperationCompleted)
+	}
 	// Rounded down to the millisecond: rounding up would leave out the operations started
 	// in the same millisecond as since.
 	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixMilli())/1e3, 'f', 3, 64))
