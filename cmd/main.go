@@ -66,6 +66,7 @@ type options struct {
 	reconcileTimeout                    time.Duration
 	requeueDependency                   time.Duration
 	operationPollInterval               time.Duration
+	operationPollMinInterval            time.Duration
 	secretPollInterval                  time.Duration
 	credentialsExpiryWarning            time.Duration
 	client                              runtimeclient.Options
@@ -107,7 +108,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
-		"How often the OSM operations of an OsmDeployment are checked while they run.")
+		"How often the OSM operations of an OsmDeployment are checked while they run, at most: the longest wait of the poll schedule.")
+	fs.DurationVar(&o.operationPollMinInterval, "operation-poll-min-interval", controller.DefaultOperationPollMinInterval,
+		"The shortest wait of the poll schedule: operations are checked this often from when those of their type usually end on that OSM (learnt from those seen end), for one --operation-poll-interval (at most --operation-poll-interval).")
 	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
 		"How often the OsmClusters' Secrets are read again (they are not watched).")
 	fs.DurationVar(&o.credentialsExpiryWarning, "credentials-expiry-warning", controller.DefaultCredentialsExpiryWarning,
@@ -268,18 +271,19 @@ func run(o options) error {
 		return fmt.Errorf("setting up the OsmCluster controller: %w", err)
 	}
 	if err := (&controller.OsmDeploymentReconciler{
-		Client:                mgr.GetClient(),
-		EventRecorder:         eventRecorder,
-		ClaimsNamespace:       runtimeNamespace,
-		Connections:           connections,
-		NoCrossNamespaceRefs:  o.acl.NoCrossNamespaceRefs,
-		RequeueDependency:     o.requeueDependency,
-		OperationPollInterval: o.operationPollInterval,
-		Share:                 controller.NewNamespaceShare(perNamespace),
-		OwnerIdentity:         ownerIdentity,
-		Shard:                 shard,
-		WatchConfigsSelector:  configsSelector,
-		AnswerMemory:          o.maxNBIAnswerMemory,
+		Client:                   mgr.GetClient(),
+		EventRecorder:            eventRecorder,
+		ClaimsNamespace:          runtimeNamespace,
+		Connections:              connections,
+		NoCrossNamespaceRefs:     o.acl.NoCrossNamespaceRefs,
+		RequeueDependency:        o.requeueDependency,
+		OperationPollInterval:    o.operationPollInterval,
+		OperationPollMinInterval: o.operationPollMinInterval,
+		Share:                    controller.NewNamespaceShare(perNamespace),
+		OwnerIdentity:            ownerIdentity,
+		Shard:                    shard,
+		WatchConfigsSelector:     configsSelector,
+		AnswerMemory:             o.maxNBIAnswerMemory,
 	}).SetupWithManager(mgr, ctrlOptions); err != nil {
 		return fmt.Errorf("setting up the OsmDeployment controller: %w", err)
 	}

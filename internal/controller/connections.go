@@ -31,6 +31,10 @@ type Connection struct {
 	// means the client must be rebuilt.
 	Fingerprint string
 
+	// durations is how long this OSM ran the operations seen end: the poll schedule's hints
+	// (pollschedule.go), dropped with the connection.
+	durations operationDurations
+
 	// checked is set once the OsmCluster reconciler has checked OSM with this client: a client
 	// built by anyone (after a restart, a new Secret) is checked at the OsmCluster's next reconcile.
 	checked atomic.Bool

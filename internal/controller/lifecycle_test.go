@@ -54,8 +54,9 @@ func startManager(t testing.TB, shard string, withClusters bool) *testManager {
 	return startManagerWith(t, shard, withClusters, managerOptions(shardLabel+"="+shard))
 }
 
-// startManagerWith starts a manager of shard as startManager does, with options.
-func startManagerWith(t testing.TB, shard string, withClusters bool, options ctrl.Options) *testManager {
+// startManagerWith starts a manager of shard as startManager does, with options, its
+// OsmDeployment reconciler edited by edits.
+func startManagerWith(t testing.TB, shard string, withClusters bool, options ctrl.Options, edits ...func(*OsmDeploymentReconciler)) *testManager {
 	t.Helper()
 	selector := shardLabel + "=" + shard
 	mgr, err := ctrl.NewManager(testOperatorConfig, options)
@@ -65,7 +66,7 @@ func startManagerWith(t testing.TB, shard string, withClusters bool, options ctr
 	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
 	pool, registry := newConnectionPool(mgr), prometheus.NewRegistry()
 	pool.Metrics = osm.NewMetrics(registry)
-	if err := setupReconcilersWith(ctx, mgr, pool, selector, withClusters); err != nil {
+	if err := setupReconcilersWith(ctx, mgr, pool, selector, withClusters, edits...); err != nil {
 		cancel()
 		t.Fatal(err)
 	}

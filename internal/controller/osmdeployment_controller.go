@@ -71,8 +71,13 @@ type OsmDeploymentReconciler struct {
 	// Clock tells the time of the bake times of waves (waves.go) and of status.readySince;
 	// the real clock when nil.
 	Clock clock.PassiveClock
-	// OperationPollInterval is how often pending OSM operations are checked.
+	// OperationPollInterval is how often pending OSM operations are checked, and the longest
+	// wait of the poll schedule (pollschedule.go).
 	OperationPollInterval time.Duration
+	// OperationPollMinInterval is the shortest wait of the poll schedule: how often operations
+	// past their usual end are checked (DefaultOperationPollMinInterval when 0; at most
+	// OperationPollInterval).
+	OperationPollMinInterval time.Duration
 	// HTTPClient downloads artifacts from source-controller.
 	HTTPClient *http.Client
 	// ArtifactLimits bound what one artifact may hold.
@@ -625,7 +630,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	if len(obj.Status.Operations) > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
 		healthProgressing(obj, revision)
-		return waiting(r.OperationPollInterval)
+		return r.pollOperations(st.conn, obj.Status.Operations, now)
 	}
 	if hasUnsettledInstances(obj) {
 		// Something waits for a later plan (an instance replaced, or moved after its

@@ -21,7 +21,7 @@ package controller
 //	Suspended              spec.suspend, not deleted                    suspend: Ready keeps its status,          done (no requeue)
 //	                                                                    reason Suspended
 //	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
-//	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (operation poll interval)
+//	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (poll schedule: pollschedule.go)
 //	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
 //	                       timed out (and the records of the            else the revision is marked applied,      unsettled, no request): stalling
 //	                       instances they completed, for Healthy)       Healthy                                   (retryInterval) on failures, else done
@@ -265,12 +265,17 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 }
 
 // checkOperations asks OSM about the operations the status lists: those it still runs, and
-// those that ended or ran past spec.timeout.
+// those that ended or ran past spec.timeout. How long OSM ran those that ended times the polls
+// of the next ones on that OSM (pollschedule.go).
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
 	running, finished, err := engine.CheckOperations(ctx, conn.NBI, engineOperations(obj.Status.Operations))
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, ended := range finished {
+		conn.durations.learn(ended.Operation.Type, ended.Took)
+		recordOSMDuration(ended)
 	}
 	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
 	return apiOperations(running), append(finished, expired...), nil
@@ -481,7 +486,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
 		healthProgressing(obj, obj.Status.LastAttemptedRevision)
-		return waiting(r.OperationPollInterval)
+		return r.pollOperations(st.conn, obj.Status.Operations, time.Now())
 	case statusOperationsEnded:
 		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {

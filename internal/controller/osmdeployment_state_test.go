@@ -68,7 +68,7 @@ func (o *readOnlyOSM) ListVNFInstances(context.Context, ...string) ([]osm.VNFIns
 func (o *readOnlyOSM) ListCompletedActions(context.Context, ...string) ([]osm.Operation, error) {
 	return nil, o.err
 }
-func (o *readOnlyOSM) ListUnfinishedOperations(context.Context, time.Time, ...string) ([]osm.Operation, error) {
+func (o *readOnlyOSM) ListOperationsSince(context.Context, time.Time, ...string) ([]osm.Operation, error) {
 	o.operationChecks++
 	return o.unfinished, o.err
 }

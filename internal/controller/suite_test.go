@@ -157,8 +157,10 @@ func newConnectionPool(mgr ctrl.Manager) *ConnectionPool {
 }
 
 // setupReconcilersWith registers the OsmDeployment reconciler of shard, and the OsmCluster
-// reconciler when withClusters, with the pool given.
-func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, shard string, withClusters bool) error {
+// reconciler when withClusters, with the pool given; edits change the OsmDeployment reconciler's
+// settings.
+func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, shard string, withClusters bool,
+	edits ...func(*OsmDeploymentReconciler)) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -174,13 +176,17 @@ func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *Connectio
 			return err
 		}
 	}
-	return (&OsmDeploymentReconciler{
+	deployments := &OsmDeploymentReconciler{
 		Client: mgr.GetClient(), EventRecorder: events, ClaimsNamespace: operatorNamespace, Connections: pool, NoCrossNamespaceRefs: true,
 		RequeueDependency: testRequeueDependency, OperationPollInterval: testPollInterval, Clock: waveClock,
 		Share: NewNamespaceShare(testWorkers / 2), OwnerIdentity: testOwnerIdentity, AnswerMemory: testAnswerMemory,
 		// Every manager of the suite is a shard of its API server (managerOptions).
 		Shard: shardSelector(shard),
-	}).SetupWithManager(mgr, opts)
+	}
+	for _, edit := range edits {
+		edit(deployments)
+	}
+	return deployments.SetupWithManager(mgr, opts)
 }
 
 // restClientFor returns a raw REST client of the suite's API server.

@@ -145,11 +145,16 @@ func TestClassifyOperations(t *testing.T) {
 		{ID: "op-running", Type: osm.OperationTypeAction, NsInstance: "b", State: "PROCESSING", StartTime: start},
 		{ID: "op-failed", Type: osm.OperationTypeAction, NsInstance: "c", State: "PROCESSING", StartTime: start},
 		{ID: "op-temp", Type: osm.OperationTypeInstantiate, NsInstance: "d", State: "PROCESSING", StartTime: start},
+		{ID: "op-listed-done", Type: osm.OperationTypeAction, NsInstance: "e", State: "PROCESSING", StartTime: start},
+		{ID: "op-backwards", Type: osm.OperationTypeAction, NsInstance: "f", State: "PROCESSING", StartTime: start},
 	}
 	unfinished := []osm.Operation{
 		{ID: "op-running", OperationState: "PROCESSING"},
-		{ID: "op-failed", OperationState: "FAILED", ErrorMessage: "helm upgrade failed: timed out"},
+		{ID: "op-failed", OperationState: "FAILED", ErrorMessage: "helm upgrade failed: timed out", StartTime: 1_700_000_000, StatusEnteredTime: 1_700_000_001.5},
 		{ID: "op-temp", OperationState: "FAILED_TEMP", DetailedStatus: "K8s cluster unreachable"},
+		{ID: "op-listed-done", OperationState: "COMPLETED", StartTime: 1_700_000_000, StatusEnteredTime: 1_700_000_004},
+		// A hostile NBI's times out of order tell nothing.
+		{ID: "op-backwards", OperationState: "COMPLETED", StartTime: 1_700_000_009, StatusEnteredTime: 1_700_000_004},
 		{ID: "op-of-someone-else", OperationState: "FAILED"},
 	}
 	running, finished := ClassifyOperations(pending, unfinished)
@@ -158,12 +163,14 @@ func TestClassifyOperations(t *testing.T) {
 	}
 	var got []string
 	for _, o := range finished {
-		got = append(got, fmt.Sprintf("%s %s failed=%v %s", o.Operation.ID, o.Operation.State, o.Failed, o.Message))
+		got = append(got, fmt.Sprintf("%s %s failed=%v took=%s %s", o.Operation.ID, o.Operation.State, o.Failed, o.Took, o.Message))
 	}
 	want := []string{
-		"op-done COMPLETED failed=false ",
-		"op-failed FAILED failed=true helm upgrade failed: timed out",
-		"op-temp FAILED_TEMP failed=true K8s cluster unreachable",
+		"op-done COMPLETED failed=false took=0s ",
+		"op-failed FAILED failed=true took=1.5s helm upgrade failed: timed out",
+		"op-temp FAILED_TEMP failed=true took=0s K8s cluster unreachable",
+		"op-listed-done COMPLETED failed=false took=4s ",
+		"op-backwards COMPLETED failed=false took=0s ",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("finished (-want +got):\n%s", diff)

@@ -23,7 +23,7 @@ type OSM interface {
 	ListNSInstancesByParam(ctx context.Context, key, value string) ([]osm.NSInstance, error)
 	ListVNFInstances(ctx context.Context, nsInstanceIDs ...string) ([]osm.VNFInstance, error)
 	ListCompletedActions(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
-	ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
+	ListOperationsSince(ctx context.Context, since time.Time, ids ...string) ([]osm.Operation, error)
 	ListRunningOperations(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	ListCompletedTerminates(ctx context.Context, nsInstanceIDs ...string) ([]osm.Operation, error)
 	CreatePackage(ctx context.Context, pkg *osmpkg.Package) (string, error)

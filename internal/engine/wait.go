@@ -20,6 +20,9 @@ type Outcome struct {
 	TimedOut bool
 	// Message is OSM's own error text for a failed operation.
 	Message string
+	// Took is how long OSM ran the operation, as its record says (statusEnteredTime less
+	// startTime); 0 when OSM did not list it or its times are not in order.
+	Took time.Duration
 }
 
 // ExpireOperations gives up on the running operations that started longer than timeout ago:
@@ -40,10 +43,10 @@ func ExpireOperations(running []OperationRecord, now time.Time, timeout time.Dur
 	return kept, expired
 }
 
-// CheckOperations reads the state of the pending operations with one request: those of them
-// that OSM lists as not completed since the oldest pending one started. An operation missing from that
-// answer has COMPLETED (or was removed with its NS instance after a terminate). It returns the
-// operations still running, with their state refreshed, and those that finished.
+// CheckOperations reads the state of the pending operations with one request: what OSM lists of
+// them since the oldest pending one started. An operation missing from that answer has
+// COMPLETED (or was removed with its NS instance after a terminate). It returns the operations
+// still running, with their state refreshed, and those that finished.
 func CheckOperations(ctx context.Context, nbi OSM, pending []OperationRecord) ([]OperationRecord, []Outcome, error) {
 	if len(pending) == 0 {
 		return nil, nil, nil
@@ -56,7 +59,7 @@ func CheckOperations(ctx context.Context, nbi OSM, pending []OperationRecord) ([
 		}
 		ids[i] = op.ID
 	}
-	unfinished, err := nbi.ListUnfinishedOperations(ctx, since.Add(-clockSkewMargin), ids...)
+	unfinished, err := nbi.ListOperationsSince(ctx, since.Add(-clockSkewMargin), ids...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +87,7 @@ func ClassifyOperations(pending []OperationRecord, unfinished []osm.Operation) (
 			running = append(running, entry)
 		default:
 			entry.State = op.OperationState
-			outcome := Outcome{Operation: entry, Failed: !op.Succeeded()}
+			outcome := Outcome{Operation: entry, Failed: !op.Succeeded(), Took: took(op)}
 			if outcome.Failed {
 				outcome.Message = failureMessage(op)
 			}
@@ -92,6 +95,16 @@ func ClassifyOperations(pending []OperationRecord, unfinished []osm.Operation) (
 		}
 	}
 	return running, finished
+}
+
+// took is how long OSM ran an ended operation by its record; 0 when a time is missing or the
+// end comes before the start (an NBI's answer is not trusted to be in order).
+func took(op osm.Operation) time.Duration {
+	start, end := op.StartedAt(), op.StatusEnteredAt()
+	if start.IsZero() || end.Before(start) {
+		return 0
+	}
+	return end.Sub(start)
 }
 
 // failureMessage is OSM's own explanation of a failed operation.

@@ -106,15 +106,20 @@ func TestReadingCallsSendTheRightRequests(t *testing.T) {
 			answer: `{"_id": "a b/c"}`, sent: get("/osm/nslcm/v1/ns_instances_content/a%20b%2Fc", ""), result: &NSInstance{ID: "a b/c"}},
 		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
 			answer: `[]`, sent: get("/osm/nslcm/v1/vnf_instances", "nsr-id-ref.eq=ns1"), result: []VNFInstance{}},
-		{name: "ListUnfinishedOperations of some operations", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ListUnfinishedOperations(ctx, since, "op1", "op2")
+		{name: "ListOperationsSince of some operations", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListOperationsSince(ctx, since, "op1", "op2")
 		}, answer: `[{"_id": "op1", "operationState": "FAILED"}]`,
-			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.cont=op1%2Cop2&operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.cont=op1%2Cop2&startTime.gte=1700000000.123"),
 			result: []Operation{{ID: "op1", OperationState: OperationFailed}}},
-		{name: "ListUnfinishedOperations of one operation", call: func(ctx context.Context, c *Client) (any, error) {
-			return c.ListUnfinishedOperations(ctx, since, "op1")
+		{name: "ListOperationsSince of ids no filter can ask: only the unfinished ones of all", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListOperationsSince(ctx, since, "op1", "1e5")
+		}, answer: `[{"_id": "op1", "operationState": "FAILED"}, {"_id": "op9", "operationState": "FAILED"}]`,
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			result: []Operation{{ID: "op1", OperationState: OperationFailed}}},
+		{name: "ListOperationsSince of one operation", call: func(ctx context.Context, c *Client) (any, error) {
+			return c.ListOperationsSince(ctx, since, "op1")
 		}, answer: `[]`,
-			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.eq=op1&operationState.neq=COMPLETED&startTime.gte=1700000000.123"),
+			sent:   get("/osm/nslcm/v1/ns_lcm_op_occs", "_id.eq=op1&startTime.gte=1700000000.123"),
 			result: []Operation{}},
 		{name: "GetOperation", call: func(ctx context.Context, c *Client) (any, error) { return c.GetOperation(ctx, "op1") },
 			answer: `{"_id": "op1", "operationState": "COMPLETED"}`,

@@ -214,7 +214,7 @@ func exerciseEveryCall(t *testing.T, f *ldapFixture) {
 	noError(t, err)
 	upgradeID, err := f.upgrade(ctx, created.ID, map[string]any{"replicaCount": "3"})
 	noError(t, err)
-	_, err = f.client.ListUnfinishedOperations(ctx, f.clock.Now())
+	_, err = f.client.ListOperationsSince(ctx, f.clock.Now())
 	noError(t, err)
 	f.finishOperations()
 	_, err = f.client.GetOperation(ctx, upgradeID)

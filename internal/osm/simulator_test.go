@@ -602,7 +602,7 @@ func TestClientCalls(t *testing.T) {
 				t.Errorf("all operations: %v", ids)
 			}
 		}},
-		{"ListUnfinishedOperations lists the running and failed operations since a time", func(t *testing.T, f *ldapFixture) {
+		{"ListOperationsSince lists the running and failed operations since a time, and the completed ones asked by id", func(t *testing.T, f *ldapFixture) {
 			noError(t, f.sim.FailOperations(nbisim.OperationFailure{NSName: "old"}))
 			f.createReadyNS(t, "old", nil) // failed before since
 			// A time just under a whole second checks that since is not
@@ -610,12 +610,12 @@ func TestClientCalls(t *testing.T) {
 			f.clock.Step(time.Minute + 999_600*time.Microsecond)
 			since := f.clock.Now()
 			noError(t, f.sim.FailOperations(nbisim.OperationFailure{NSName: "broken", Message: "chart openldap not found"}))
-			f.createNS(t, "done", nil)
+			done := f.createNS(t, "done", nil)
 			broken := f.createNS(t, "broken", nil)
 			f.finishOperations()
 			running := f.createNS(t, "running", nil)
 
-			ops, err := f.client.ListUnfinishedOperations(t.Context(), since)
+			ops, err := f.client.ListOperationsSince(t.Context(), since)
 			noError(t, err)
 			got := map[string]string{}
 			for _, op := range ops {
@@ -631,10 +631,26 @@ func TestClientCalls(t *testing.T) {
 
 			// One id: a query _id would be the item id to the NBI, which would answer one
 			// object and drop the other filters.
-			ops, err = f.client.ListUnfinishedOperations(t.Context(), since, running.OperationID)
+			ops, err = f.client.ListOperationsSince(t.Context(), since, running.OperationID)
 			noError(t, err)
 			if len(ops) != 1 || ops[0].ID != running.OperationID {
 				t.Errorf("unfinished operations of %s: %+v", running.OperationID, ops)
+			}
+
+			// Asked by id, a completed operation is listed, with the time it ended: the
+			// operator's poll schedule learns from it.
+			ops, err = f.client.ListOperationsSince(t.Context(), since, running.OperationID, done.OperationID)
+			noError(t, err)
+			got = map[string]string{}
+			for _, op := range ops {
+				got[op.ID] = op.OperationState
+				if op.ID == done.OperationID && op.StatusEnteredAt().Before(op.StartedAt()) {
+					t.Errorf("completed operation %s ended at %s, before it started at %s", op.ID, op.StatusEnteredAt(), op.StartedAt())
+				}
+			}
+			want = map[string]string{running.OperationID: osm.OperationProcessing, done.OperationID: osm.OperationCompleted}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("operations asked by id (-want +got):\n%s", diff)
 			}
 		}},
 		{"operations on a busy NS instance are queued, and listed as running until they end", func(t *testing.T, f *ldapFixture) {

@@ -7,19 +7,25 @@ import (
 	"time"
 )
 
-// ListUnfinishedOperations returns those of the LCM operations with these ids (any operation
-// when no id is given) started since the given time that did not complete: those still running
-// and those that failed. One request answers for any number of operations, which is what lets
-// the operator wait for a whole revision cheaply; an operation it does not list has completed.
-// It uses the NBI's generic query filters (`field.neq=`, `field.gte=`, which OSM's common
-// database layer understands).
-func (c *Client) ListUnfinishedOperations(ctx context.Context, since time.Time, ids ...string) ([]Operation, error) {
-	return listMembers(ctx, c, unfinishedOperationsRequest(since), "_id", ids, func(op *Operation) string { return op.ID })
+// ListOperationsSince returns those of the LCM operations with these ids (any operation when
+// no id is given) started since the given time that did not complete, and those of the ids that
+// did: what OSM reports of them, their statusEnteredTime telling when each ended, which times the
+// first poll of the next ones (the operator's poll schedule). One request answers for any number
+// of operations, which is what lets the operator wait for a whole revision cheaply; an operation
+// it does not list has completed. When no id is given, or the ids cannot be asked in one filter
+// (memberFilter), only the unfinished ones are asked: the completed operations of every tenant
+// would swell the answer. It uses the NBI's generic query filters (`field.neq=`, `field.gte=`,
+// which OSM's common database layer understands).
+func (c *Client) ListOperationsSince(ctx context.Context, since time.Time, ids ...string) ([]Operation, error) {
+	_, byID := memberFilter("_id", ids)
+	return listMembers(ctx, c, operationsSinceRequest(since, !byID || len(ids) == 0), "_id", ids, func(op *Operation) string { return op.ID })
 }
 
-func unfinishedOperationsRequest(since time.Time) request {
+func operationsSinceRequest(since time.Time, unfinishedOnly bool) request {
 	query := url.Values{}
-	query.Set("operationState.neq", OperationCompleted)
+	if unfinishedOnly {
+		query.Set("operationState.neq", OperationCompleted)
+	}
 	// Rounded down to the millisecond: rounding up would leave out the operations started
 	// in the same millisecond as since.
 	query.Set("startTime.gte", strconv.FormatFloat(float64(since.UnixMilli())/1e3, 'f', 3, 64))

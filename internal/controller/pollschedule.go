@@ -1,0 +1,126 @@
+package controller
+
+// The poll schedule of OSM operations. An OsmDeployment whose operations run looks at them again
+// when operations of their type usually end on that OSM, as learnt from those already seen end
+// there (their records' startTime and statusEnteredTime), then every short interval for one
+// poll interval, then every poll interval as before. Until one of a type has been seen end, it is
+// polled every poll interval. No wait is longer than the poll interval nor shorter than the
+// short one, whatever an NBI reports: what is learnt only times requests, and a restart starts
+// over from the poll interval.
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+const (
+	// DefaultOperationPollMinInterval is the short interval of the poll schedule: an operation's
+	// end is seen within it once operations of its type usually end.
+	DefaultOperationPollMinInterval = time.Second
+	// learntTypes bounds the operation types learnt per OsmCluster (OSM has about ten).
+	learntTypes = 16
+	// learntWindow is how many of the last durations of a type are kept.
+	learntWindow = 16
+	// longestLearnt caps a duration learnt: the longest spec.timeout.
+	longestLearnt = 24 * time.Hour
+)
+
+// operationDurations is how long one OSM ran the last operations of each type the operator saw
+// end. The OsmDeployments of an OsmCluster share it through their Connection, so it is bounded by
+// the pool's OsmClusters, times learntTypes, times learntWindow.
+type operationDurations struct {
+	mu     sync.Mutex
+	byType map[string]*durationWindow
+}
+
+// durationWindow holds the last learntWindow durations, oldest overwritten first.
+type durationWindow struct {
+	seen  [learntWindow]time.Duration
+	count int
+}
+
+// learn records that OSM ran an operation of opType for took; 0 (unknown) teaches nothing.
+func (d *operationDurations) learn(opType string, took time.Duration) {
+	if took <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.byType[opType]
+	if w == nil {
+		if len(d.byType) >= learntTypes {
+			return
+		}
+		if d.byType == nil {
+			d.byType = map[string]*durationWindow{}
+		}
+		w = &durationWindow{}
+		d.byType[opType] = w
+	}
+	w.seen[w.count%learntWindow] = min(took, longestLearnt)
+	w.count++
+}
+
+// usual is when operations of opType usually end: the upper quartile of the durations learnt,
+// so that most have ended at their first poll. false when none of that type was seen end.
+func (d *operationDurations) usual(opType string) (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w := d.byType[opType]
+	if w == nil {
+		return 0, false
+	}
+	seen := slices.Clone(w.seen[:min(w.count, learntWindow)])
+	slices.Sort(seen)
+	return seen[len(seen)*3/4], true
+}
+
+// pollSchedule times the polls of pending operations: never sooner than short, never later
+// than long (--operation-poll-min-interval, --operation-poll-interval).
+type pollSchedule struct {
+	short, long time.Duration
+}
+
+// next is how long to wait before checking the pending operations again, at now, given usual
+// (operationDurations.usual): the soonest any of them needs.
+func (s pollSchedule) next(pending []gitopsv1alpha1.OperationEntry, now time.Time, usual func(opType string) (time.Duration, bool)) time.Duration {
+	wait := s.long
+	for _, op := range pending {
+		took, known := usual(op.Type)
+		if !known {
+			continue
+		}
+		wait = min(wait, s.wait(op.StartTime.Time, took, now))
+	}
+	return max(wait, s.short)
+}
+
+// wait is the poll schedule of one operation started at start whose type usually takes took:
+// every long until its usual end, a tenth past it (Flux's jitter of the requeue, ±5% by default,
+// does not bring the poll before it); then every short for one long interval; then every long
+// again (an operation far past its usual end costs no more than before).
+func (s pollSchedule) wait(start time.Time, took time.Duration, now time.Time) time.Duration {
+	untilEnd := start.Add(took + took/10).Sub(now)
+	switch {
+	case untilEnd > 0:
+		return min(max(untilEnd, s.short), s.long)
+	case -untilEnd < s.long:
+		return s.short
+	}
+	return s.long
+}
+
+// pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
+// runs: on the schedule learnt from conn's OSM. now is the real time, as the operations' start
+// times are (not the reconciler's Clock, which tests move).
+func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, pending []gitopsv1alpha1.OperationEntry, now time.Time) outcome {
+	short := r.OperationPollMinInterval
+	if short <= 0 {
+		short = DefaultOperationPollMinInterval
+	}
+	schedule := pollSchedule{short: min(short, r.OperationPollInterval), long: r.OperationPollInterval}
+	return waiting(schedule.next(pending, now, conn.durations.usual))
+}

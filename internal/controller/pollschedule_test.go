@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+)
+
+// learnt is a learner that saw the durations of each type end.
+func learnt(seen map[string][]time.Duration) *operationDurations {
+	d := &operationDurations{}
+	for opType, durations := range seen {
+		for _, took := range durations {
+			d.learn(opType, took)
+		}
+	}
+	return d
+}
+
+func TestPollScheduleWaitsForTheUsualEnd(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	schedule := pollSchedule{short: time.Second, long: 5 * time.Second}
+	upgrade := gitopsv1alpha1.OperationEntry{Type: "action", StartTime: metav1.NewTime(start)}
+	instantiate := gitopsv1alpha1.OperationEntry{Type: "instantiate", StartTime: metav1.NewTime(start)}
+	fourSeconds := []time.Duration{4 * time.Second, 4 * time.Second, 4 * time.Second}
+	for _, tc := range []struct {
+		name    string
+		seen    map[string][]time.Duration
+		pending []gitopsv1alpha1.OperationEntry
+		after   time.Duration // since start
+		want    time.Duration
+	}{
+		{"no history: the poll interval", nil, []gitopsv1alpha1.OperationEntry{upgrade}, 0, 5 * time.Second},
+		{"no history, still running: the poll interval", nil, []gitopsv1alpha1.OperationEntry{upgrade}, 5 * time.Second, 5 * time.Second},
+		{"upgrades of 4 s: first poll a tenth past 4 s", map[string][]time.Duration{"action": fourSeconds},
+			[]gitopsv1alpha1.OperationEntry{upgrade}, 0, 4400 * time.Millisecond},
+		{"upgrades of 4 s, not ended at the first poll: the short interval", map[string][]time.Duration{"action": fourSeconds},
+			[]gitopsv1alpha1.OperationEntry{upgrade}, 4400 * time.Millisecond, time.Second},
+		{"upgrades of 4 s, a poll interval past the usual end: the poll interval again", map[string][]time.Duration{"action": fourSeconds},
+			[]gitopsv1alpha1.OperationEntry{upgrade}, 9500 * time.Millisecond, 5 * time.Second},
+		{"the history of another type does not time this one", map[string][]time.Duration{"action": fourSeconds},
+			[]gitopsv1alpha1.OperationEntry{instantiate}, 0, 5 * time.Second},
+		{"the soonest of the pending operations", map[string][]time.Duration{"action": fourSeconds, "instantiate": {3 * time.Second}},
+			[]gitopsv1alpha1.OperationEntry{upgrade, instantiate}, 0, 3300 * time.Millisecond},
+		{"long operations: every poll interval until near their end", map[string][]time.Duration{"instantiate": {60 * time.Second}},
+			[]gitopsv1alpha1.OperationEntry{instantiate}, 10 * time.Second, 5 * time.Second},
+		{"long operations, near their end: at it", map[string][]time.Duration{"instantiate": {60 * time.Second}},
+			[]gitopsv1alpha1.OperationEntry{instantiate}, 63 * time.Second, 3 * time.Second},
+		{"hostile: operations that take no time are not polled faster than the short interval",
+			map[string][]time.Duration{"action": {time.Nanosecond, time.Millisecond}}, []gitopsv1alpha1.OperationEntry{upgrade}, 0, time.Second},
+		{"hostile: operations that take forever are polled every poll interval",
+			map[string][]time.Duration{"action": {1 << 62, 1 << 62}}, []gitopsv1alpha1.OperationEntry{upgrade}, 0, 5 * time.Second},
+		{"hostile: negative durations teach nothing", map[string][]time.Duration{"action": {-time.Hour}},
+			[]gitopsv1alpha1.OperationEntry{upgrade}, 0, 5 * time.Second},
+		{"an operation started in the future is polled every poll interval", map[string][]time.Duration{"action": fourSeconds},
+			[]gitopsv1alpha1.OperationEntry{upgrade}, -time.Hour, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := schedule.next(tc.pending, start.Add(tc.after), learnt(tc.seen).usual)
+			if got != tc.want {
+				t.Errorf("next poll in %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestOperationDurationsAreBounded(t *testing.T) {
+	d := &operationDurations{}
+	for i := range 3 * learntTypes {
+		d.learn(fmt.Sprintf("type-%d", i), time.Second)
+	}
+	if len(d.byType) != learntTypes {
+		t.Errorf("%d types learnt, want at most %d", len(d.byType), learntTypes)
+	}
+	if _, known := d.usual(fmt.Sprintf("type-%d", learntTypes)); known {
+		t.Errorf("a type past the bound was learnt")
+	}
+
+	// Only the last learntWindow durations count: a change of OSM's pace is followed.
+	for range learntWindow {
+		d.learn("type-0", time.Minute)
+	}
+	for range learntWindow {
+		d.learn("type-0", 2*time.Second)
+	}
+	if usual, _ := d.usual("type-0"); usual != 2*time.Second {
+		t.Errorf("usual duration %s after a window of 2s, want 2s", usual)
+	}
+
+	// The upper quartile: most operations have ended at their first poll.
+	d = &operationDurations{}
+	d.learn("action", 0) // unknown: teaches nothing
+	for _, took := range []time.Duration{time.Second, time.Second, time.Second, 9 * time.Second} {
+		d.learn("action", took)
+	}
+	if usual, _ := d.usual("action"); usual != 9*time.Second {
+		t.Errorf("usual duration of 1s (x4) and 9s: %s, want the upper quartile 9s", usual)
+	}
+
+	d.learn("terminate", 1<<62)
+	if usual, _ := d.usual("terminate"); usual != longestLearnt {
+		t.Errorf("a duration past %s learnt as %s", longestLearnt, usual)
+	}
+}
