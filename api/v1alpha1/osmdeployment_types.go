@@ -497,9 +497,10 @@ type Inventory struct {
 	// +listType=map
 	// +listMapKey=name
 	Packages []PackageEntry `json:"packages,omitempty"`
-	// ReferencesDigest is the digest of what the NS instances referred to (NSD, VNFs and
-	// KDUs, VIM account) and of the packages by content, when a plan last checked them
-	// against OSM: a new revision that refers to the same reads no descriptor or VIM account.
+	// ReferencesDigest is the digest of what the NS instances referred to
+	// (NSD, VNFs and KDUs, VIM account) and of the packages by content, when a
+	// plan last checked them against OSM: a new revision that refers to the
+	// same reads no descriptor or VIM account.
 	// +optional
 	// +kubebuilder:validation:MaxLength=71
 	ReferencesDigest string `json:"referencesDigest,omitempty"`
