@@ -20,13 +20,14 @@ func TestRevisionScope(t *testing.T) {
 	}{
 		{"an empty inventory (a first revision, a lost status) is read whole", nil,
 			Scope{Owner: self.Marker(), Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
-		{"instances Ready with their declaration are settled; changed, new and undeclared ones are read",
+		{"instances Ready with their declaration are settled; changed, new and undeclared ones are read, their operations by id",
 			[]InstanceRecord{entry("a", "ns-a", a.Digest(), ready), entry("b", "ns-b", "sha256:old", ready), entry("d", "ns-d", "sha256:d", ready)},
-			Scope{Names: []string{"b", "c", "d"}, WithValues: true, Quotas: true, Settled: map[string]bool{"a": true}}},
+			Scope{Names: []string{"b", "c", "d"}, WithValues: true, Quotas: true, Settled: map[string]bool{"a": true},
+				IDs: []string{"ns-b", "ns-d"}}},
 		{"instances not Ready are read, whatever their digest",
 			[]InstanceRecord{entry("a", "ns-a", a.Digest(), InstanceFailed), entry("b", "ns-b", b.Digest(), InstanceProgressing),
 				entry("c", "", c.Digest(), InstanceCreating)},
-			Scope{Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true, Settled: map[string]bool{}}},
+			Scope{Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true, Settled: map[string]bool{}, IDs: []string{"ns-a", "ns-b"}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			got := RevisionScope(rev, Inventory{NsInstances: test.inventory}, self)

@@ -98,6 +98,9 @@ type Scope struct {
 	Settled map[string]bool
 	// Quotas reads the project, with its quotas, which a plan that may create needs.
 	Quotas bool
+	// IDs are the OSM ids the inventory lists for the NS instances read, sorted: their running
+	// operations are read before their records (Observe).
+	IDs []string
 	// KnownReferences says that the revision refers to what a plan checked against OSM before
 	// (knownReferences): the project, descriptors and VIM accounts are read only when one of
 	// Names is not found in OSM, as its create needs their ids and the quotas.
@@ -115,7 +118,21 @@ func ScopeOf(rev *gitops.Revision, inventory Inventory, owner Owner) Scope {
 		names = append(names, e.Name)
 	}
 	slices.Sort(names)
-	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true, Quotas: true}
+	return Scope{Owner: owner.Marker(), Names: slices.Compact(names), WithValues: true, Quotas: true,
+		IDs: inventoryIDs(inventory, func(InstanceRecord) bool { return true })}
+}
+
+// inventoryIDs returns the OSM ids of the inventory's NS instances that keep accepts, sorted and
+// once each.
+func inventoryIDs(inventory Inventory, keep func(InstanceRecord) bool) []string {
+	var ids []string
+	for _, e := range inventory.NsInstances {
+		if e.ID != "" && keep(e) {
+			ids = append(ids, e.ID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }
 
 // RevisionScope is the scope of a plan that applies a revision the inventory does not hold yet:
@@ -147,6 +164,10 @@ func RevisionScope(rev *gitops.Revision, inventory Inventory, owner Owner) Scope
 		scope.Names = append(scope.Names, name) // no longer declared: pruned or orphaned
 	}
 	slices.Sort(scope.Names)
+	scope.IDs = inventoryIDs(inventory, func(e InstanceRecord) bool {
+		_, read := slices.BinarySearch(scope.Names, e.Name)
+		return read
+	})
 	scope.KnownReferences = knownReferences(rev, inventory, scope.Names)
 	return scope
 }
@@ -183,9 +204,20 @@ func knownReferences(rev *gitops.Revision, inventory Inventory, names []string) 
 // marked as the owner's, then by name the ones that this did not find; and the project (its
 // quotas, when the scope says so), OSM's descriptors and VIM accounts, unless the scope knows
 // the references (Scope.KnownReferences). At most one request each.
+//
+// The running operations of the instances the inventory lists (Scope.IDs) are read before their
+// records: LCM writes an NS record's end of an operation before the operation's own state
+// (ns.py, the end of instantiate, action and terminate), so a record read after an operation
+// was seen ended shows its end. Read the other way round, an operation that started and ended
+// between the two answers would leave a record from before it, with nothing running: an idle
+// instance to which what the operation did would be sent again. The instances found that the
+// inventory does not list have their operations read after their records (one more request).
 func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	var instances []osm.NSInstance
-	var err error
+	running, err := listRunning(ctx, nbi, scope.IDs)
+	if err != nil {
+		return nil, err
+	}
 	if scope.Owner != "" {
 		if instances, err = nbi.ListNSInstancesByParam(ctx, OwnerParam, scope.Owner); err == nil {
 			err = checkIdentified(instances)
@@ -216,7 +248,7 @@ func Observe(ctx context.Context, nbi OSM, scope Scope) (*Observed, error) {
 	}
 	o := newObserved(nsds, vnfds, vims, instances)
 	o.settled, o.knownReferences = scope.Settled, known
-	if err := observeRunning(ctx, nbi, o); err != nil {
+	if err := observeRunning(ctx, nbi, o, scope.IDs, running); err != nil {
 		return nil, err
 	}
 	if err := observeRemovals(ctx, nbi, o); err != nil {
@@ -252,20 +284,34 @@ func observeReferences(ctx context.Context, nbi OSM, quotas bool) (project *osm.
 	return project, nsds, vnfds, vims, nil
 }
 
-// observeRunning reads the operations still running on the observed instances, with one
-// request (none when there is no instance).
-func observeRunning(ctx context.Context, nbi OSM, o *Observed) error {
-	ids := o.instanceIDs(func(string, osm.NSInstance) bool { return true })
+// listRunning reads the operations still running on the NS instances with these ids, with one
+// request (none when there is no id).
+func listRunning(ctx context.Context, nbi OSM, ids []string) ([]osm.Operation, error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	running, err := nbi.ListRunningOperations(ctx, ids...)
 	if err != nil {
-		return fmt.Errorf("listing the running operations of NS instances: %w", err)
+		return nil, fmt.Errorf("listing the running operations of NS instances: %w", err)
+	}
+	return running, nil
+}
+
+// observeRunning records in o the operations still running on the observed instances: those
+// read before the records for the ids asked (running), and with one more request those of the
+// instances observed that asked does not hold.
+func observeRunning(ctx context.Context, nbi OSM, o *Observed, asked []string, running []osm.Operation) error {
+	unasked := o.instanceIDs(func(id string, _ osm.NSInstance) bool {
+		_, found := slices.BinarySearch(asked, id)
+		return !found
+	})
+	more, err := listRunning(ctx, nbi, unasked)
+	if err != nil {
+		return err
 	}
 	o.Running = map[string][]string{}
-	for _, op := range running {
-		if !op.Done() {
+	for _, op := range append(running, more...) {
+		if _, observed := o.NSInstances[op.NSInstanceID]; observed && !op.Done() {
 			o.Running[op.NSInstanceID] = append(o.Running[op.NSInstanceID], op.ID)
 		}
 	}

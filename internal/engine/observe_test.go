@@ -24,6 +24,10 @@ func TestScopeOf(t *testing.T) {
 		{"the inventory's names are read too, once",
 			Inventory{NsInstances: []InstanceRecord{{Name: "c"}, {Name: "a"}}},
 			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c"}, WithValues: true, Quotas: true}},
+		{"the operations of the instances OSM made for the inventory are read by id",
+			Inventory{NsInstances: []InstanceRecord{{Name: "c", ID: "id-c"}, {Name: "a", ID: "id-a"}, {Name: "d"}}},
+			Scope{Owner: "cluster-a.telco.osm-gitops", Names: []string{"a", "b", "c", "d"}, WithValues: true, Quotas: true,
+				IDs: []string{"id-a", "id-c"}}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			if diff := cmp.Diff(test.want, ScopeOf(rev, test.inventory, self)); diff != "" {
@@ -125,6 +129,73 @@ func TestObserveFindsOperationsTheNSRecordDoesNotShow(t *testing.T) {
 	}
 	if !o.Busy("id-a") || o.Busy("id-b") {
 		t.Errorf("busy: a %v, b %v; want a only", o.Busy("id-a"), o.Busy("id-b"))
+	}
+}
+
+// interleavingOSM is OSM running an operation that ends between two of an observation's
+// requests: the answers after the first one show it ended (the record terminated, nothing
+// running), as LCM writes the record before the operation's state.
+type interleavingOSM struct {
+	listingOSM
+	requests int
+}
+
+func (l *interleavingOSM) answer() {
+	if l.requests++; l.requests == 2 {
+		l.owned, l.running = []osm.NSInstance{{ID: "id-a", Name: "a", NSState: osm.NSStateNotInstantiated,
+			OperationalStatus: osm.OperationalStatusTerminated}}, nil
+	}
+}
+
+func (l *interleavingOSM) ListNSInstancesByParam(ctx context.Context, key, value string) ([]osm.NSInstance, error) {
+	l.answer()
+	return l.listingOSM.ListNSInstancesByParam(ctx, key, value)
+}
+
+func (l *interleavingOSM) ListRunningOperations(ctx context.Context, ids ...string) ([]osm.Operation, error) {
+	l.answer()
+	return l.listingOSM.ListRunningOperations(ctx, ids...)
+}
+
+// An operation that starts and ends between the list of NS records and that of the running
+// operations would pair a record from before it (READY) with no operation: an idle instance,
+// to which a deletion would send its terminate again. The operations of the instances the
+// inventory knows are read first: a terminate still running when they are read keeps the
+// instance busy, and its end is in the record read after.
+func TestObserveReadsOperationsBeforeTheRecordsTheyChange(t *testing.T) {
+	l := &interleavingOSM{listingOSM: listingOSM{
+		owned:   []osm.NSInstance{{ID: "id-a", Name: "a", NSState: "READY"}},
+		running: []osm.Operation{{ID: "op-1", NSInstanceID: "id-a", LCMOperationType: "terminate", OperationState: osm.OperationProcessing}},
+	}}
+	inventory := Inventory{NsInstances: []InstanceRecord{{Name: "a", ID: "id-a", State: InstanceReady}}}
+	scope := ScopeOf(&gitops.Revision{}, inventory, self)
+	scope.WithValues, scope.Quotas = false, false
+	o, err := Observe(t.Context(), l, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Busy("id-a") {
+		t.Errorf("the instance looks idle: record %+v, running %v", o.NSInstances["id-a"], o.Running)
+	}
+	if diff := cmp.Diff([][]string{{"id-a"}}, l.askedRunning); diff != "" {
+		t.Errorf("running operations asked (-want +got):\n%s", diff)
+	}
+}
+
+// The instances the inventory does not know have their operations read after their records,
+// with one request: those it knows were read before.
+func TestObserveReadsTheOperationsOfInstancesTheInventoryLacks(t *testing.T) {
+	l := &listingOSM{owned: []osm.NSInstance{{ID: "id-a", Name: "a"}, {ID: "id-b", Name: "b"}},
+		running: []osm.Operation{{ID: "op-1", NSInstanceID: "id-b", OperationState: osm.OperationProcessing}}}
+	o, err := Observe(t.Context(), l, Scope{Owner: self.Marker(), IDs: []string{"id-a", "id-gone"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"id-a", "id-gone"}, {"id-b"}}, l.askedRunning); diff != "" {
+		t.Errorf("running operations asked (-want +got):\n%s", diff)
+	}
+	if o.Busy("id-a") || !o.Busy("id-b") {
+		t.Errorf("busy: a %v, b %v; want b only", o.Busy("id-a"), o.Busy("id-b"))
 	}
 }
 
