@@ -30,6 +30,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/osmops/osmops/internal/bench"
+	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/testenv"
@@ -94,6 +95,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		`comes to OSM's own time ("real": OSM 19's as measured; "" for none)`)
 	flags.IntSliceVar(&s.ProfileSizes, "lcm-profile-sizes", []int{10}, "the sizes run again against the simulator with --lcm-profile "+
 		"(one of its operations is taken up every 2 s: N = 100 takes OSM over 200 s)")
+	flags.DurationVar(&s.ProfilePollInterval, "lcm-profile-poll-interval", controller.DefaultOperationPollInterval,
+		"the reconciler's --operation-poll-interval in the runs with --lcm-profile (a manager of their own)")
+	flags.DurationVar(&s.ProfilePollMinInterval, "lcm-profile-poll-min-interval", controller.DefaultOperationPollMinInterval,
+		"the reconciler's --operation-poll-min-interval in the runs with --lcm-profile")
 	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
 	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds) or "closeness" `+
 		`(the runs with --lcm-profile); write it elsewhere with --out`)
@@ -178,7 +183,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (incomple
 	return len(report.Errors) > 0, nil
 }
 
-// measureScenarios runs the scenarios of every size and the fleet on one operator.
+// measureScenarios runs the scenarios of every size, the fleets and the hostile tenants on one
+// operator, then the runs with the LCM profile on another, which polls as the manager does by
+// default.
 func measureScenarios(ctx context.Context, o *options, report *bench.Report, stderr io.Writer) error {
 	operatorLog := stderr
 	if o.operatorLog != "" {
@@ -193,45 +200,53 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
-	operator, err := bench.StartOperator(ctx, bench.OperatorOptions{
-		OperationPollInterval: o.settings.OperationPollInterval, MaxConcurrentReconciles: o.settings.MaxConcurrentReconciles,
-		KubeAPIQPS: o.settings.KubeAPIQPS, KubeAPIBurst: o.settings.KubeAPIBurst, AnswerMemory: bench.ManagerAnswerMemory, Log: operatorLog,
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = operator.Stop() }()
 	meter, err := bench.StartMeter(50 * time.Millisecond)
 	if err != nil {
 		return err
 	}
 	defer meter.Stop()
-	b := &bench.Bench{
-		Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
-		Credentials: osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}, Progress: stderr,
-	}
-	if o.onlyHostile {
-		return measureHostile(ctx, b, report)
-	}
-	if o.onlyCloseness {
-		for _, n := range o.settings.ProfileSizes {
-			result := b.RunCloseness(ctx, n)
-			for _, e := range result.Errors {
-				report.Errors = append(report.Errors, fmt.Sprintf("N=%d %s", n, e))
-			}
-			report.Sizes = append(report.Sizes, result)
+	credentials := osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}
+	onOperator := func(opts bench.OperatorOptions, measure func(*bench.Bench) error) error {
+		fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
+		opts.MaxConcurrentReconciles, opts.KubeAPIQPS, opts.KubeAPIBurst = o.settings.MaxConcurrentReconciles, o.settings.KubeAPIQPS, o.settings.KubeAPIBurst
+		opts.AnswerMemory, opts.Log = bench.ManagerAnswerMemory, operatorLog
+		operator, err := bench.StartOperator(ctx, opts)
+		if err != nil {
+			return err
 		}
-		return ctx.Err()
+		defer func() { _ = operator.Stop() }()
+		return measure(&bench.Bench{Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
+			Credentials: credentials, Progress: stderr})
 	}
-	for _, n := range o.settings.Sizes {
+	if !o.onlyCloseness {
+		err := onOperator(bench.OperatorOptions{OperationPollInterval: o.settings.OperationPollInterval}, func(b *bench.Bench) error {
+			if o.onlyHostile {
+				return measureHostile(ctx, b, report)
+			}
+			measureSizes(ctx, b, report)
+			return measureHostile(ctx, b, report)
+		})
+		if err != nil || o.onlyHostile || o.settings.LCMProfile == "" {
+			return err
+		}
+	}
+	return onOperator(bench.OperatorOptions{OperationPollInterval: o.settings.ProfilePollInterval,
+		OperationPollMinInterval: o.settings.ProfilePollMinInterval}, func(b *bench.Bench) error {
+		measureCloseness(ctx, b, report)
+		return ctx.Err()
+	})
+}
+
+// measureSizes runs the scenarios of every size and the fleets.
+func measureSizes(ctx context.Context, b *bench.Bench, report *bench.Report) {
+	for _, n := range b.Settings.Sizes {
 		result := b.RunSize(ctx, n)
 		for _, e := range result.Errors {
 			report.Errors = append(report.Errors, fmt.Sprintf("N=%d %s", n, e))
 		}
 		report.Sizes = append(report.Sizes, result)
 	}
-	if o.settings.FleetDeployments > 0 {
+	if b.Settings.FleetDeployments > 0 {
 		var err error
 		report.Fleets, err = b.RunFleets(ctx)
 		if err != nil {
@@ -243,7 +258,22 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 			}
 		}
 	}
-	return measureHostile(ctx, b, report)
+}
+
+// measureCloseness runs the sizes with the LCM profile, each into the size's result.
+func measureCloseness(ctx context.Context, b *bench.Bench, report *bench.Report) {
+	for _, n := range b.Settings.ProfileSizes {
+		result := b.RunCloseness(ctx, n)
+		for _, e := range result.Errors {
+			report.Errors = append(report.Errors, fmt.Sprintf("N=%d %s", n, e))
+		}
+		i := slices.IndexFunc(report.Sizes, func(s bench.SizeResult) bool { return s.N == n })
+		if i < 0 {
+			report.Sizes = append(report.Sizes, result)
+			continue
+		}
+		report.Sizes[i].Profiled = result.Profiled
+	}
 }
 
 // measureHostile runs the hostile tenants, last: it mutes the operator's logs.

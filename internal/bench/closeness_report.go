@@ -142,7 +142,10 @@ func closenessMethod(s Settings) string {
 		"long) gives the time each request arrived, and its state (`/sim/v1/state`) when each operation was accepted and "+
 		"when LCM marked it COMPLETED or FAILED; the benchmark notes when the artifact was served (A: the OsmDeployment's "+
 		"creation, the artifact being there before; B: the GitRepository's new artifact written) and when the informer "+
-		"saw Ready with that revision. Percentiles are nearest-rank. The reconciler's poll is the manager's "+
-		"OperationPollInterval of the settings: at a short one the ratio nears 1 and requests per operation grow.",
-		joinInts(s.ProfileSizes), s.LCMProfile, formatCount(closeRequestLog))
+		"saw Ready with that revision. Percentiles are nearest-rank. These runs have a manager of their own, started "+
+		"after the others with the poll the manager runs by default (`--operation-poll-interval` %s, "+
+		"`--operation-poll-min-interval` %s): its schedule learns each operation type's usual end on that OSM from the "+
+		"operations it sees end, so A's first instantiations are polled at the interval and B's upgrade on what A taught.",
+		joinInts(s.ProfileSizes), s.LCMProfile, formatCount(closeRequestLog), formatDuration(s.ProfilePollInterval),
+		formatDuration(s.ProfilePollMinInterval))
 }

@@ -270,12 +270,14 @@ func whyCompletedToReady(r *Report) string {
 	}
 	c := run.m.Closeness
 	return fmt.Sprintf("In %s at N = %d the last operation's end reached Ready %s after OSM's COMPLETED, and the next "+
-		"read of the operations came %s after an operation's end at the median, %s at p99, with the reconciler polling "+
-		"pending operations every %s: an end waits for the next poll, up to one interval, then for the confirmation and "+
-		"the status write. A first poll timed on the operation type's usual duration, then a short interval until it "+
-		"ends, would bring it under %s without more polls.", run.scenario, run.n,
+		"read of the operations came %s after an operation's end at the median, %s at p99, with the reconciler's poll "+
+		"schedule between %s and %s: an end waits for the next poll, then for the confirmation and the status write. "+
+		"Until operations of a type have been seen end on that OSM they are polled every %s; after, a tenth past their "+
+		"usual end and then every %s, so the end of a first operation of its type is what misses %s.", run.scenario, run.n,
 		formatDuration(percentile(c.CompletedToReady, 99)), formatDuration(percentile(c.CompletedToPoll, 50)),
-		formatDuration(percentile(c.CompletedToPoll, 99)), formatDuration(r.Settings.OperationPollInterval), formatDuration(completedToReadyTarget))
+		formatDuration(percentile(c.CompletedToPoll, 99)), formatDuration(r.Settings.ProfilePollMinInterval),
+		formatDuration(r.Settings.ProfilePollInterval), formatDuration(r.Settings.ProfilePollInterval),
+		formatDuration(r.Settings.ProfilePollMinInterval), formatDuration(completedToReadyTarget))
 }
 
 func whyRequestsPerOperation(r *Report) string {
@@ -285,10 +287,10 @@ func whyRequestsPerOperation(r *Report) string {
 	}
 	polls := endpointRequests(run.m.Stats, "GET", operationsListRoute)
 	return fmt.Sprintf("In %s at N = %d the operator sent %d requests for %d operation(s), %d of them reads of the "+
-		"operations (`%s`), polled every %s while OSM ran them for %s: polls at a fixed short interval cost a request "+
-		"each; a first poll when operations of the type usually end would cost one or two.", run.scenario, run.n,
-		run.m.Stats.Requests, run.m.Closeness.Operations, polls, operationsListRoute, formatDuration(r.Settings.OperationPollInterval),
-		formatDuration(run.m.Closeness.OSMTime))
+		"operations (`%s`), on a poll schedule between %s and %s while OSM ran them for %s: each poll costs a "+
+		"request, and the schedule's short polls past an operation type's usual end add one or two.", run.scenario, run.n,
+		run.m.Stats.Requests, run.m.Closeness.Operations, polls, operationsListRoute, formatDuration(r.Settings.ProfilePollMinInterval),
+		formatDuration(r.Settings.ProfilePollInterval), formatDuration(run.m.Closeness.OSMTime))
 }
 
 func whyClosenessRatio(r *Report) string {

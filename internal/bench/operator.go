@@ -38,8 +38,10 @@ import (
 
 // OperatorOptions configure the reconcilers under test, as cmd/main.go's flags would.
 type OperatorOptions struct {
-	// OperationPollInterval is how often pending OSM operations are checked.
-	OperationPollInterval time.Duration
+	// OperationPollInterval is how often pending OSM operations are checked, and
+	// OperationPollMinInterval the poll schedule's short wait (0: the manager's default).
+	OperationPollInterval    time.Duration
+	OperationPollMinInterval time.Duration
 	// MaxConcurrentReconciles is --concurrent: reconciles at once, per kind.
 	MaxConcurrentReconciles int
 	// KubeAPIQPS and KubeAPIBurst bound the reconcilers' requests to the API server, as
@@ -128,7 +130,8 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	}
 	if err := (&controller.OsmDeploymentReconciler{
 		Client: mgr.GetClient(), APIReader: &reconcileStarts{Reader: mgr.GetAPIReader(), watch: o.watch}, EventRecorder: recorder, ClaimsNamespace: metav1.NamespaceDefault, Connections: connections, NoCrossNamespaceRefs: true,
-		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval, OwnerIdentity: "bench", AnswerMemory: opts.AnswerMemory,
+		RequeueDependency: 30 * time.Second, OperationPollInterval: opts.OperationPollInterval,
+		OperationPollMinInterval: opts.OperationPollMinInterval, OwnerIdentity: "bench", AnswerMemory: opts.AnswerMemory,
 	}).SetupWithManager(mgr, controllerOptions); err != nil {
 		return err
 	}

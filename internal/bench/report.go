@@ -130,6 +130,8 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("simulator OperationDelay (each LCM operation)", formatDuration(s.OperationDelay))
 	md.row("simulator LCM profile (sizes run with it)", fmt.Sprintf("%s (%s)", cmp.Or(s.LCMProfile, "none"), joinInts(s.ProfileSizes)))
 	md.row("reconciler OperationPollInterval", formatDuration(s.OperationPollInterval))
+	md.row("reconciler poll in the runs with the LCM profile (interval, min interval)",
+		formatDuration(s.ProfilePollInterval)+", "+formatDuration(s.ProfilePollMinInterval))
 	md.row("OsmCluster maxConcurrentRequests", fmt.Sprint(s.MaxConcurrentRequests))
 	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst))
 	md.row("OsmDeployment interval (drift check: interval set to)", fmt.Sprintf("1h (%s)", formatDuration(s.DriftInterval)))

@@ -82,7 +82,7 @@ func goodReport() *Report {
 		Settings: Settings{
 			Sizes: []int{10, 1000}, Latency: 5 * time.Millisecond, OperationDelay: 100 * time.Millisecond, MaxConcurrentRequests: 32,
 			CLIPollInterval: 5 * time.Second, CLIWaitSizes: []int{10}, FleetTarget: time.Minute, Fleets: FleetSources,
-			LCMProfile: "real", ProfileSizes: []int{10}, OperationPollInterval: 5 * time.Second,
+			LCMProfile: "real", ProfileSizes: []int{10}, OperationPollInterval: 5 * time.Second, ProfilePollInterval: 5 * time.Second, ProfilePollMinInterval: time.Second,
 		},
 		Sizes: []SizeResult{withCloseness(withWait(goodSize(10))), goodSize(1000)},
 		Fleets: []FleetResult{
@@ -434,7 +434,7 @@ func TestRenderCloseness(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"In B at N = 10 the last operation's end reached Ready 4 s after OSM's COMPLETED, and the next read of the operations came 3.9 s after an operation's end at the median, 3.9 s at p99, with the reconciler polling pending operations every 5 s",
+		"In B at N = 10 the last operation's end reached Ready 4 s after OSM's COMPLETED, and the next read of the operations came 3.9 s after an operation's end at the median, 3.9 s at p99, with the reconciler's poll schedule between 1 s and 5 s",
 		"In B at N = 10 the operator took 8.3 s from the artifact to Ready against OSM's own 4.1 s: its first changing request came 200 ms after the artifact, and the last operation's end reached Ready 4 s after",
 	} {
 		if !strings.Contains(missed.String(), want) {

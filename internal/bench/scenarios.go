@@ -71,6 +71,11 @@ type Settings struct {
 	// for OSM 19's; empty for none.
 	LCMProfile   string
 	ProfileSizes []int
+	// ProfilePollInterval and ProfilePollMinInterval are the reconciler's poll in those runs
+	// (--operation-poll-interval, --operation-poll-min-interval): the manager's defaults, on a
+	// manager of their own, so that the poll schedule is measured as it runs in production.
+	ProfilePollInterval    time.Duration
+	ProfilePollMinInterval time.Duration
 	// ScenarioTimeout bounds each scenario.
 	ScenarioTimeout time.Duration
 	// SimulatorBinary is the path of cmd/osm-nbi-sim.
@@ -130,9 +135,6 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 	if result.Operator, result.Upgraded, err = b.runOperator(ctx, workload, ""); err != nil {
 		result.Errors = append(result.Errors, "operator: "+err.Error())
 	}
-	if b.Settings.LCMProfile != "" && slices.Contains(b.Settings.ProfileSizes, n) {
-		b.runProfiled(ctx, &result)
-	}
 	if result.CLI, err = b.runCLI(ctx, workload, false); err != nil {
 		result.Errors = append(result.Errors, "CLI pattern: "+err.Error())
 	}
@@ -144,22 +146,19 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 	return result
 }
 
-// startSimulator starts a simulator with the bench's settings and the LCM profile, if any.
 // RunCloseness runs the scenarios with n instances through the operator against the simulator
-// with Settings.LCMProfile alone (SizeResult.Profiled).
+// with Settings.LCMProfile (SizeResult.Profiled): b's Operator polls as the manager does by
+// default (Settings.ProfilePollInterval).
 func (b *Bench) RunCloseness(ctx context.Context, n int) SizeResult {
 	result := SizeResult{N: n, Changed: Workload{N: n, Prefix: repository}.ChangedNames()}
-	b.runProfiled(ctx, &result)
+	var err error
+	if result.Profiled, _, err = b.runOperator(ctx, Workload{N: n, Prefix: repository}, b.Settings.LCMProfile); err != nil {
+		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
+	}
 	return result
 }
 
-// runProfiled runs the operator against the simulator with Settings.LCMProfile into result.
-func (b *Bench) runProfiled(ctx context.Context, result *SizeResult) {
-	var err error
-	if result.Profiled, _, err = b.runOperator(ctx, Workload{N: result.N, Prefix: repository}, b.Settings.LCMProfile); err != nil {
-		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
-	}
-}
+// startSimulator starts a simulator with the bench's settings and the LCM profile, if any.
 
 func (b *Bench) startSimulator(ctx context.Context, lcmProfile string) (*Simulator, error) {
 	return StartSimulator(ctx, SimulatorOptions{
