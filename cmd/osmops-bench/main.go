@@ -62,6 +62,8 @@ type options struct {
 	// onlyHostile runs the hostile tenants scenario alone; onlyCloseness the runs against the
 	// simulator with the LCM profile.
 	onlyHostile, onlyCloseness bool
+	// realOSMUser and realOSMPasswordFile are the credentials of --real-osm.
+	realOSMUser, realOSMPasswordFile string
 }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
@@ -99,6 +101,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		"the reconciler's --operation-poll-interval in the runs with --lcm-profile (a manager of their own)")
 	flags.DurationVar(&s.ProfilePollMinInterval, "lcm-profile-poll-min-interval", controller.DefaultOperationPollMinInterval,
 		"the reconciler's --operation-poll-min-interval in the runs with --lcm-profile")
+	flags.StringVar(&s.RealOSM, "real-osm", "", "with --only closeness: the URL of OSM's own NBI and LCM (../shared/real-osm, "+
+		"http://127.0.0.1:22999) to run against instead of a simulator; start it afresh before each run (names are reused)")
+	flags.StringVar(&s.RealOSMVIMAccount, "real-osm-vim-account", "mylocation1", "the VIM account (with a K8s cluster) the NS instances name on --real-osm")
+	flags.StringVar(&o.realOSMUser, "real-osm-user", "admin", "the user and project the operator logs in to --real-osm with")
+	flags.StringVar(&o.realOSMPasswordFile, "real-osm-password-file", "", "the file holding that user's password (required with --real-osm)")
 	flags.DurationVar(&s.ScenarioTimeout, "scenario-timeout", 5*time.Minute, "the bound of each scenario")
 	only := flags.String("only", "", `run one part alone: "hostile" (the hostile tenants at the documented bounds) or "closeness" `+
 		`(the runs with --lcm-profile); write it elsewhere with --out`)
@@ -116,6 +123,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		}
 	default:
 		return nil, fmt.Errorf("--only: %q is neither \"hostile\" nor \"closeness\"", *only)
+	}
+	if s.RealOSM != "" && (!o.onlyCloseness || o.realOSMPasswordFile == "") {
+		return nil, errors.New("--real-osm needs --only closeness and --real-osm-password-file")
 	}
 	if flags.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(flags.Args(), " "))
@@ -206,6 +216,13 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	}
 	defer meter.Stop()
 	credentials := osm.Credentials{Username: "osmops-bench", Password: rand.Text(), Project: "admin"}
+	if o.settings.RealOSM != "" {
+		password, err := os.ReadFile(o.realOSMPasswordFile)
+		if err != nil {
+			return err
+		}
+		credentials = osm.Credentials{Username: o.realOSMUser, Password: strings.TrimSpace(string(password)), Project: o.realOSMUser}
+	}
 	onOperator := func(opts bench.OperatorOptions, measure func(*bench.Bench) error) error {
 		fmt.Fprintln(stderr, "starting envtest and the reconcilers...")
 		opts.MaxConcurrentReconciles, opts.KubeAPIQPS, opts.KubeAPIBurst = o.settings.MaxConcurrentReconciles, o.settings.KubeAPIQPS, o.settings.KubeAPIBurst

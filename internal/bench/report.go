@@ -129,6 +129,9 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("NBI latency injected per request", formatDuration(s.Latency))
 	md.row("simulator OperationDelay (each LCM operation)", formatDuration(s.OperationDelay))
 	md.row("simulator LCM profile (sizes run with it)", fmt.Sprintf("%s (%s)", cmp.Or(s.LCMProfile, "none"), joinInts(s.ProfileSizes)))
+	if s.RealOSM != "" {
+		md.row("closeness runs against", fmt.Sprintf("OSM's own NBI and LCM at %s (VIM account %s)", s.RealOSM, s.RealOSMVIMAccount))
+	}
 	md.row("reconciler OperationPollInterval", formatDuration(s.OperationPollInterval))
 	md.row("reconciler poll in the runs with the LCM profile (interval, min interval)",
 		formatDuration(s.ProfilePollInterval)+", "+formatDuration(s.ProfilePollMinInterval))

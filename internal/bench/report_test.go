@@ -194,18 +194,18 @@ func TestEvaluate(t *testing.T) {
 				r.Sizes[0].Profiled[ChangedValues] = b
 			},
 			wantM: []string{
-				`A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
-				`A, B: requests per operation at or under today's (A 2.4, B 8) (LCM profile "real")`,
-				`A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
+				`A, B, B2: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
+				`A, B, B2: requests per operation at or under today's (A 2.4, B and B2 8) (LCM profile "real")`,
+				`A at N = 10, B, B2: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
 			},
 		},
 		{
 			name: "without the LCM profile, the closeness targets are not measured",
 			edit: func(r *Report) { r.Sizes[0].Profiled = nil },
 			wantM: []string{
-				`A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
-				`A, B: requests per operation at or under today's (A 2.4, B 8) (LCM profile "real")`,
-				`A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
+				`A, B, B2: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real")`,
+				`A, B, B2: requests per operation at or under today's (A 2.4, B and B2 8) (LCM profile "real")`,
+				`A at N = 10, B, B2: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real")`,
 			},
 		},
 		{
@@ -414,8 +414,8 @@ func TestRenderCloseness(t *testing.T) {
 		"| N | scenario | operations | first request p50, p99 | COMPLETED to Ready p50, p99 | COMPLETED to next poll p50, p99 | requests per operation | OSM's own time | artifact to Ready | ratio |",
 		"| 10 | A | 10 | 450 ms, 450 ms | 990 ms, 990 ms | 700 ms, 990 ms | 2.2 (22 requests) | 25 s | 26 s | 1.04x |",
 		"| 10 | B | 1 | 200 ms, 200 ms | 300 ms, 300 ms | 100 ms, 100 ms | 7.0 (7 requests) | 4.1 s | 4.4 s | 1.07x |",
-		`| A, B: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real") | A N=10: 990 ms; B N=10: 300 ms | pass |`,
-		`| A at N = 10, B: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real") | A N=10: 1.04x; B N=10: 1.07x | pass |`,
+		`| A, B, B2: an operation's end reaches Ready within 1 s of OSM's COMPLETED (p99) (LCM profile "real") | A N=10: 990 ms; B N=10: 300 ms | pass |`,
+		`| A at N = 10, B, B2: time from the artifact to Ready within 1.1x OSM's own time (LCM profile "real") | A N=10: 1.04x; B N=10: 1.07x | pass |`,
 		"| simulator LCM profile (sizes run with it) | real (10) |",
 		"**How close to OSM.** At N = 10 the operator runs the scenarios once more against a simulator started with `--lcm-profile real`",
 	} {

@@ -30,6 +30,10 @@ const (
 	DriftCheck Scenario = "C2"
 	// Pruned is D: a revision that removes 10% of the instances, with prune.
 	Pruned Scenario = "D"
+	// Reverted is B2, run with the LCM profile only, after D: the revert of B's change, when the
+	// poll schedule has seen an upgrade end on that OSM (B's), as a manager that has run for a
+	// while has.
+	Reverted Scenario = "B2"
 )
 
 // Scenarios lists the scenarios in their order.
@@ -71,6 +75,11 @@ type Settings struct {
 	// for OSM 19's; empty for none.
 	LCMProfile   string
 	ProfileSizes []int
+	// RealOSM, when set, is the URL of OSM's own NBI and LCM (../shared/real-osm) that the runs
+	// at ProfileSizes go to instead of a simulator with LCMProfile, through a recording proxy
+	// (RealOSM); RealOSMVIMAccount is the VIM account their NS instances name there.
+	RealOSM           string
+	RealOSMVIMAccount string
 	// ProfilePollInterval and ProfilePollMinInterval are the reconciler's poll in those runs
 	// (--operation-poll-interval, --operation-poll-min-interval): the manager's defaults, on a
 	// manager of their own, so that the poll schedule is measured as it runs in production.
@@ -150,9 +159,10 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 // with Settings.LCMProfile (SizeResult.Profiled): b's Operator polls as the manager does by
 // default (Settings.ProfilePollInterval).
 func (b *Bench) RunCloseness(ctx context.Context, n int) SizeResult {
-	result := SizeResult{N: n, Changed: Workload{N: n, Prefix: repository}.ChangedNames()}
+	workload := Workload{N: n, Prefix: repository, VIMAccount: b.Settings.RealOSMVIMAccount}
+	result := SizeResult{N: n, Changed: workload.ChangedNames()}
 	var err error
-	if result.Profiled, _, err = b.runOperator(ctx, Workload{N: n, Prefix: repository}, b.Settings.LCMProfile); err != nil {
+	if result.Profiled, _, err = b.runOperator(ctx, workload, b.Settings.LCMProfile); err != nil {
 		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
 	}
 	return result
@@ -180,7 +190,7 @@ type span struct {
 }
 
 // measure runs a step with the simulator's counters zeroed and the meter's window open.
-func (b *Bench) measure(ctx context.Context, sim *Simulator, label string, run step) (Measurement, error) {
+func (b *Bench) measure(ctx context.Context, sim nbiEndpoint, label string, run step) (Measurement, error) {
 	if err := sim.ResetStats(ctx); err != nil {
 		return Measurement{}, err
 	}
@@ -212,7 +222,7 @@ func (b *Bench) measure(ctx context.Context, sim *Simulator, label string, run s
 
 // readCloseness measures a step's Closeness from the simulator's request log (zeroed with its
 // stats as the step began) and its operations.
-func readCloseness(ctx context.Context, sim *Simulator, own span) (*Closeness, error) {
+func readCloseness(ctx context.Context, sim nbiEndpoint, own span) (*Closeness, error) {
 	requests, err := sim.RequestLog(ctx)
 	if err != nil {
 		return nil, err
@@ -235,12 +245,19 @@ func timed(ctx context.Context, work func(context.Context) error) (span, error) 
 // runOperator drives the scenarios through the real reconcilers, against a simulator with the
 // LCM profile if one is named.
 func (b *Bench) runOperator(ctx context.Context, w Workload, lcmProfile string) (map[Scenario]Measurement, []string, error) {
-	sim, err := b.startSimulator(ctx, lcmProfile)
+	var sim nbiEndpoint
+	var err error
+	if lcmProfile != "" && b.Settings.RealOSM != "" {
+		sim, err = StartRealOSM(ctx, b.Settings.RealOSM, b.Credentials)
+	} else {
+		sim, err = b.startSimulator(ctx, lcmProfile)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	defer func() { _ = sim.Stop() }()
-	// Closeness is measured against the LCM's times only, whose simulator keeps a long request log.
+	// Closeness is measured against the LCM's times only (the profile's or OSM's own), whose
+	// request log is long.
 	withCloseness := lcmProfile != ""
 	namespace := fmt.Sprintf("bench-%d", w.N)
 	if withCloseness {
@@ -331,7 +348,10 @@ func (b *Bench) runOperator(ctx context.Context, w Workload, lcmProfile string) 
 	if err := b.driftCheck(ctx, tenant, record); err != nil {
 		return results, upgraded, err
 	}
-	return results, upgraded, record(Pruned, publishAndWait(w.Pruned(), false))
+	if err := record(Pruned, publishAndWait(w.Pruned(), false)); err != nil || !withCloseness {
+		return results, upgraded, err
+	}
+	return results, upgraded, record(Reverted, publishAndWait(w.Reverted(), true))
 }
 
 // driftCheck measures one periodic reconcile: it shortens the OsmDeployment's interval, waits
@@ -368,7 +388,7 @@ func (b *Bench) driftCheck(ctx context.Context, tenant *Tenant, record func(Scen
 }
 
 // upgradedInstances returns the names of the NS instances OSM ran an upgrade on.
-func upgradedInstances(ctx context.Context, sim *Simulator) ([]string, error) {
+func upgradedInstances(ctx context.Context, sim nbiEndpoint) ([]string, error) {
 	state, err := sim.State(ctx)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -17,6 +18,8 @@ const VIMAccount = "site1"
 type Instance struct {
 	Name         string
 	ReplicaCount string
+	// VIMAccount is the VIM account it names; VIMAccount (the simulators') when empty.
+	VIMAccount string
 }
 
 // Workload is the sequence of revisions of one repository of N NS instances, one per scenario.
@@ -24,6 +27,8 @@ type Workload struct {
 	N int
 	// Prefix starts every instance name, so that workloads can share an OSM.
 	Prefix string
+	// VIMAccount is the VIM account of every instance (Instance.VIMAccount).
+	VIMAccount string
 }
 
 // Changed is how many instances a 10% change touches (at least one).
@@ -36,7 +41,7 @@ func (w Workload) Name(i int) string { return fmt.Sprintf("%s-%04d", w.Prefix, i
 func (w Workload) First() []Instance {
 	instances := make([]Instance, w.N)
 	for i := range instances {
-		instances[i] = Instance{Name: w.Name(i), ReplicaCount: "1"}
+		instances[i] = Instance{Name: w.Name(i), ReplicaCount: "1", VIMAccount: w.VIMAccount}
 	}
 	return instances
 }
@@ -56,6 +61,15 @@ func (w Workload) WithChangedValues() []Instance {
 func (w Workload) Pruned() []Instance {
 	instances := w.WithChangedValues()
 	return instances[:len(instances)-w.Changed()]
+}
+
+// Reverted is B2's revision: D's with B's change reverted.
+func (w Workload) Reverted() []Instance {
+	instances := w.Pruned()
+	for i := range w.Changed() {
+		instances[i].ReplicaCount = "1"
+	}
+	return instances
 }
 
 // ChangedNames are the instances B changes.
@@ -79,7 +93,7 @@ func RepositoryFiles(instances []Instance, packages map[string]string) map[strin
 	files := make(map[string]string, len(instances)+len(packages))
 	maps.Copy(files, packages)
 	for _, instance := range instances {
-		files["deploy/"+instance.Name+".osmops.yaml"] = openldap.NsInstanceFile(instance.Name, VIMAccount, instance.ReplicaCount)
+		files["deploy/"+instance.Name+".osmops.yaml"] = openldap.NsInstanceFile(instance.Name, cmp.Or(instance.VIMAccount, VIMAccount), instance.ReplicaCount)
 	}
 	return files
 }
