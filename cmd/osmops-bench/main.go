@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (incomple
 		return false, err
 	}
 	started := time.Now()
-	report := &bench.Report{Started: started, Command: o.command, Settings: o.settings, Machine: describeMachine(ctx)}
+	report := &bench.Report{Started: started, Command: o.command, Settings: o.settings, Machine: describeMachine(ctx), ClosenessOnly: o.onlyCloseness}
 	if o.goBenchmarks {
 		fmt.Fprintln(stderr, "Go benchmarks (the machine is otherwise idle)...")
 		if report.GoBenchmarks, err = bench.RunGoBenchmarks(ctx, testenv.RepoRoot(), stderr); err != nil {

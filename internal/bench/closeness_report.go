@@ -161,7 +161,11 @@ func closenessMethod(s Settings) string {
 			"the simulator's routes; OSM's operation records (`startTime`, and `statusEnteredTime` once ended, read from "+
 			"the NBI after each scenario by a session the proxy does not see) say when OSM accepted and ended each. The "+
 			"benchmark notes when the artifact was served and when the informer saw Ready, as against the simulator. "+
-			"Percentiles are nearest-rank. %s", joinInts(s.ProfileSizes), s.RealOSMVIMAccount, poll)
+			"Percentiles are nearest-rank. %s To run it again: start `../shared/real-osm` (its README: `k8s-up.sh`, "+
+			"`charts-up.sh`, then `osm-up.sh`, which starts OSM with a fresh database), then `go run ./cmd/osmops-bench "+
+			"--only closeness --real-osm http://127.0.0.1:22999 --real-osm-password-file FILE --out "+
+			"docs/benchmarks-real-osm.md` (FILE holds admin's password); a run leaves its NS instances in OSM, so "+
+			"`osm-up.sh stop` and `osm-up.sh` come before the next.", joinInts(s.ProfileSizes), s.RealOSMVIMAccount, poll)
 	}
 	return fmt.Sprintf("**How close to OSM.** At N = %s the operator runs the scenarios once more against a simulator started "+
 		"with `--lcm-profile %s` (`nbisim.LCMProfiles`): LCM takes an accepted operation up after 1 s and at most one "+

@@ -37,6 +37,9 @@ const (
 
 // Evaluate checks every target against a report's figures.
 func Evaluate(r *Report) []Verdict {
+	if r.ClosenessOnly {
+		return closenessVerdicts(r)
+	}
 	verdicts := []Verdict{
 		perSize(r, FirstRevision, fmt.Sprintf("A: NBI requests <= N + %d", requestAllowance),
 			func(n int, op, _ Measurement) (string, bool) {
