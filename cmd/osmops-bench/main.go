@@ -91,7 +91,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		"the fleets to run: separate (each OsmDeployment its own GitRepository), shared (all on one GitRepository)")
 	flags.IntVar(&s.FleetDeployments, "fleet-deployments", 1000, "OsmDeployments of each fleet run")
 	flags.IntVar(&s.FleetInstances, "fleet-instances", 10, "NS instances of each fleet OsmDeployment")
-	flags.DurationVar(&s.FleetTarget, "fleet-target", time.Minute, "the target for the whole fleet to be Ready")
+	flags.DurationVar(&s.FleetTarget, "fleet-target", 30*time.Second, "the target for the whole fleet to be Ready (issue 30)")
 	flags.DurationVar(&s.FleetTimeout, "fleet-timeout", 2*time.Minute, "when to stop waiting for the fleet")
 	flags.StringVar(&s.LCMProfile, "lcm-profile", "real", `the simulator's LCM times of the runs that measure how close the operator `+
 		`comes to OSM's own time ("real": OSM 19's as measured; "" for none)`)

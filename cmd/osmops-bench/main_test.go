@@ -20,7 +20,7 @@ func TestParseOptions(t *testing.T) {
 	got := []any{s.Sizes, s.Latency, s.OperationDelay, s.OperationPollInterval, s.CLIPollInterval, s.CLIWaitSizes, s.MaxConcurrentRequests,
 		s.Fleets, s.FleetDeployments, s.FleetInstances, s.FleetTarget, s.LCMProfile, s.ProfileSizes, s.ProfilePollInterval, s.ProfilePollMinInterval, defaults.out}
 	want := []any{[]int{10, 100, 1000}, 5 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 5 * time.Second, []int{10, 100}, 32,
-		[]bench.FleetSource{bench.SeparateSources, bench.SharedSource}, 1000, 10, time.Minute, "real", []int{10},
+		[]bench.FleetSource{bench.SeparateSources, bench.SharedSource}, 1000, 10, 30 * time.Second, "real", []int{10},
 		5 * time.Second, time.Second, "docs/benchmarks.md"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
