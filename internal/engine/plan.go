@@ -375,13 +375,13 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry InstanceRecord,
 		return
 	}
 	next := in.Remediation.carry(entry, InstanceRecord{Name: ns.Name, Digest: ns.Digest(), Origins: originsOf(ns)})
-	id, problem := in.instanceOf(ns.Name, entry)
+	observed, problem := in.instanceOf(ns.Name, entry)
 	switch {
 	case problem != "":
 		p.problem(ns, problem)
-	case id != "":
-		next.ID = id
-		planExisting(in, p, ns, entry, next)
+	case observed != nil:
+		next.ID = observed.record.ID
+		planExisting(in, p, observed, ns, entry, next)
 	case entry.State == InstanceReplacing:
 		// The old instance is gone (or its replacement's create was refused): it is created
 		// from the declaration, never deleted again.
@@ -401,12 +401,14 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry InstanceRecord,
 // instanceOf finds the NS instance named name that the OsmDeployment runs (entry is its
 // inventory entry, if any): the one that carries its marker; else the one the inventory names,
 // if no live owner marked it (adopted, or created before markers); else, with adoptExisting,
-// the only one, if no live owner marked it. It returns "" when OSM has none: a create, never a
+// the only one, if no live owner marked it. It returns nil when OSM has none: a create, never a
 // second instance beside one of someone else's. The problem says why nothing can be done.
-func (in Input) instanceOf(name string, entry InstanceRecord) (id string, problem string) {
-	var ours, others []string
-	for _, candidate := range in.Observed.NSByName[name] {
-		if owner, marked := in.Observed.OwnerOf(candidate); marked && owner == in.Owner {
+func (in Input) instanceOf(name string, entry InstanceRecord) (found *observedInstance, problem string) {
+	// Most names have one instance: these stay on the stack.
+	var oursHere, othersHere [1]*observedInstance
+	ours, others := oursHere[:0], othersHere[:0]
+	for candidate := in.Observed.byName[name]; candidate != nil; candidate = candidate.sameName {
+		if candidate.marked && candidate.owner == in.Owner {
 			ours = append(ours, candidate)
 		} else {
 			others = append(others, candidate)
@@ -416,47 +418,57 @@ func (in Input) instanceOf(name string, entry InstanceRecord) (id string, proble
 	case len(ours) == 1:
 		return ours[0], ""
 	case len(ours) > 1:
-		return "", fmt.Sprintf("OSM has %d NS instances named %q made by this OsmDeployment (ids %v): delete the extra ones in OSM", len(ours), name, ours)
+		return nil, fmt.Sprintf("OSM has %d NS instances named %q made by this OsmDeployment (ids %v): delete the extra ones in OSM", len(ours), name, instanceIDs(ours))
 	case len(others) == 0:
-		return "", ""
+		return nil, ""
 	}
-	if entry.ID != "" && slices.Contains(others, entry.ID) {
-		if owner, taken := in.liveOwner(entry.ID); taken {
-			return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, entry.ID, owner, owner.elsewhere(in.Owner))
+	if i := slices.IndexFunc(others, func(r *observedInstance) bool { return r.record.ID == entry.ID }); entry.ID != "" && i >= 0 {
+		if owner, taken := in.liveOwner(others[i]); taken {
+			return nil, fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, entry.ID, owner, owner.elsewhere(in.Owner))
 		}
-		return entry.ID, ""
+		return others[i], ""
 	}
 	if len(others) > 1 {
-		return "", fmt.Sprintf("OSM has %d NS instances named %q (ids %v) and none is this OsmDeployment's: delete the extra ones in OSM", len(others), name, others)
+		return nil, fmt.Sprintf("OSM has %d NS instances named %q (ids %v) and none is this OsmDeployment's: delete the extra ones in OSM", len(others), name, instanceIDs(others))
 	}
 	if owner, taken := in.liveOwner(others[0]); taken {
-		return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, others[0], owner, owner.elsewhere(in.Owner))
+		return nil, fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, others[0].record.ID, owner, owner.elsewhere(in.Owner))
 	}
 	if !in.AdoptExisting {
-		return "", fmt.Sprintf("NS instance %q (id %s) already exists in OSM and %s: set spec.adoptExisting to take it over",
-			name, others[0], in.ownerWords(others[0]))
+		return nil, fmt.Sprintf("NS instance %q (id %s) already exists in OSM and %s: set spec.adoptExisting to take it over",
+			name, others[0].record.ID, ownerWords(others[0]))
 	}
 	return others[0], ""
 }
 
+// instanceIDs returns the _id of each instance, for messages.
+func instanceIDs(instances []*observedInstance) []string {
+	ids := make([]string, len(instances))
+	for i, r := range instances {
+		ids[i] = r.record.ID
+	}
+	return ids
+}
+
 // marksOwn tells whether OSM has an NS instance named name that carries the owner's marker.
 func (in Input) marksOwn(name string) bool {
-	return slices.ContainsFunc(in.Observed.NSByName[name], func(id string) bool {
-		owner, marked := in.Observed.OwnerOf(id)
-		return marked && owner == in.Owner
-	})
+	for candidate := in.Observed.byName[name]; candidate != nil; candidate = candidate.sameName {
+		if candidate.marked && candidate.owner == in.Owner {
+			return true
+		}
+	}
+	return false
 }
 
 // liveOwner returns the owner marked on an NS instance when that owner still exists.
-func (in Input) liveOwner(id string) (Owner, bool) {
-	owner, marked := in.Observed.OwnerOf(id)
-	return owner, marked && in.LiveOwners[owner.Marker()]
+func (in Input) liveOwner(observed *observedInstance) (Owner, bool) {
+	return observed.owner, observed.marked && in.LiveOwners[observed.owner.Marker()]
 }
 
 // ownerWords says who owns an NS instance that no live owner marked.
-func (in Input) ownerWords(id string) string {
-	if owner, marked := in.Observed.OwnerOf(id); marked {
-		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", owner)
+func ownerWords(observed *observedInstance) string {
+	if observed.marked {
+		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", observed.owner)
 	}
 	return "no OsmDeployment owns it"
 }
@@ -469,9 +481,8 @@ func (o Owner) elsewhere(self Owner) string {
 	return fmt.Sprintf(" of the operator installation %q", o.Manager)
 }
 
-// planExisting plans a declared NS instance that OSM runs as next.ID.
-func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) {
-	observed := in.Observed.instance(next.ID)
+// planExisting plans a declared NS instance that OSM runs as next.ID, observed.
+func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsInstance, last, next InstanceRecord) {
 	record := observed.record
 	// The origins are those of the declaration last run in full until the instance is in step
 	// again: the upgrades of several KDUs all say where their change came from.
@@ -537,7 +548,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 	default:
 		next.State, next.Origins = Next(last.State, PlanInStep), originsOf(ns)
 		if in.FollowPackages {
-			next = followPackages(in, p, ns, last, next)
+			next = followPackages(in, p, observed, ns, last, next)
 		}
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
@@ -550,7 +561,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 // (the instance is Progressing until a later plan finds it done), and is not sent again
 // after it failed for the same package revision; a VNF record at the package's revision
 // needs none (LCM moves its revision when the update completes).
-func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) InstanceRecord {
+func followPackages(in Input, p *Plan, observed *observedInstance, ns gitops.NsInstance, last, next InstanceRecord) InstanceRecord {
 	uploading := map[string]bool{}
 	for _, action := range p.Packages {
 		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
@@ -561,7 +572,7 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next Instance
 			inGit[pkg.Descriptor.ID] = &pkg.Descriptor
 		}
 	}
-	for _, vnf := range in.Observed.VNFs[next.ID] {
+	for _, vnf := range observed.vnfRecords {
 		vnfd, found := in.Observed.VNFDs[vnf.VnfdRef]
 		latest := max(int(vnfd.Admin.Revision), 1)
 		behind := max(int(vnf.Revision), 1) < latest
@@ -669,7 +680,7 @@ func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance,
 // release differs from its declaration: its values, or its chart when it names one. Without an
 // observation of a KDU, it differs when the declaration changed in Git since it was last
 // applied; why says where that change came from.
-func nextUpgrade(observed observedInstance, ns gitops.NsInstance, changedInGit bool, why string) (NsAction, bool) {
+func nextUpgrade(observed *observedInstance, ns gitops.NsInstance, changedInGit bool, why string) (NsAction, bool) {
 	var upgrade NsAction
 	found := false
 	for _, vnf := range ns.Members() {
@@ -705,14 +716,15 @@ func runningChart(o *Observed, id, member, kdu string) string {
 }
 
 // runningChart is runningChart of a KDU of the instance.
-func (observed observedInstance) runningChart(member, kdu string) string {
+func (observed *observedInstance) runningChart(member, kdu string) string {
 	var deployed osm.DeployedKDU
 	for _, d := range observed.record.Admin.Deployed.K8s {
 		if d.MemberVnfIndex == member && d.KDUName == kdu {
 			deployed = d
 		}
 	}
-	chart := cmp.Or(observed.models[member][kdu], deployed.KDUModel)
+	release, _ := observed.kdu(member, kdu)
+	chart := cmp.Or(release.model, deployed.KDUModel)
 	if !osm.ChartFloats(chart) {
 		return chart
 	}
@@ -726,8 +738,8 @@ func (observed observedInstance) runningChart(member, kdu string) string {
 // kduChanges says what differs between a declared KDU and its Helm release ("values",
 // "chart", "values and chart"), "" when nothing does. The chart is compared only when the KDU
 // names one: with none, the release runs what the VNFD says.
-func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
-	live, found := observed.values[member][kdu.Name]
+func kduChanges(ns gitops.NsInstance, observed *observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
+	release, found := observed.kdu(member, kdu.Name)
 	if !found {
 		if changedInGit {
 			return "values"
@@ -735,10 +747,10 @@ func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, 
 		return ""
 	}
 	var changes []string
-	if equal, err := ns.ParamsEqual(member, kdu, live); err != nil || !equal {
+	if equal, err := ns.ParamsEqual(member, kdu, release.values); err != nil || !equal {
 		changes = append(changes, "values")
 	}
-	if kdu.Model != "" && observed.models[member][kdu.Name] != kdu.Model {
+	if kdu.Model != "" && release.model != kdu.Model {
 		changes = append(changes, "chart")
 	}
 	return strings.Join(changes, " and ")
@@ -748,8 +760,8 @@ func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, 
 // creates an instance: the NS and VNF parameters and the KDUs' Kubernetes namespaces. OSM
 // cannot change them in place. The deploy timeout bounded the instantiation only: a change of
 // it has nothing left to change.
-func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fixedChange {
-	record := observed.record
+func instantiationChanges(ns gitops.NsInstance, observed *observedInstance) []fixedChange {
+	record := &observed.record
 	var changes []fixedChange
 	at := func(field, format string, args ...any) {
 		changes = append(changes, fixedChange{field: field, what: fmt.Sprintf(format, args...)})
@@ -760,7 +772,7 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 	if ns.K8sNamespace != record.InstantiateParams.K8sNamespace {
 		at("k8sNamespace", "k8sNamespace %q differs from the one it was created with (%q)", ns.K8sNamespace, record.InstantiateParams.K8sNamespace)
 	}
-	if observed.params == nil {
+	if observed.vnfs == nil {
 		return changes // VNF records not observed, or none of this instance
 	}
 	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
@@ -770,11 +782,11 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 		defaultNamespace = record.Admin.ProjectsRead[0]
 	}
 	for _, vnf := range ns.Members() {
-		live, found := observed.params[vnf.MemberVnfIndex]
-		if !found {
+		live := observed.vnf(vnf.MemberVnfIndex)
+		if live == nil {
 			continue
 		}
-		if !gitops.LCMParamsEqual(vnf.Params, live, "") {
+		if !gitops.LCMParamsEqual(vnf.Params, live.params, "") {
 			at(gitops.FieldPath(vnf.Path, "params"), "the params of VNF %s differ from those it was created with", vnf.MemberVnfIndex)
 		}
 		for _, kdu := range vnf.KDUs {
@@ -785,8 +797,8 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 			if want == "" {
 				continue
 			}
-			if got, found := observed.namespaces[vnf.MemberVnfIndex][kdu.Name]; found && got != want {
-				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got, want)
+			if got, found := live.kdu(kdu.Name); found && got.namespace != want {
+				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got.namespace, want)
 			}
 		}
 	}
@@ -810,24 +822,21 @@ func undeclaredOwned(in Input, declared map[string]bool) []InstanceRecord {
 			names = append(names, e.Name)
 		}
 	}
-	for name, ids := range in.Observed.NSByName {
-		if declared[name] {
+	for i := range in.Observed.records {
+		observed := &in.Observed.records[i]
+		name, id := observed.record.Name, observed.record.ID
+		if !observed.marked || observed.owner != in.Owner || declared[name] {
 			continue
 		}
-		for _, id := range ids {
-			if owner, marked := in.Observed.OwnerOf(id); !marked || owner != in.Owner {
-				continue
-			}
-			e, listed := byName[name]
-			if !listed && in.Observed.removing[id] {
-				continue
-			}
-			if !listed {
-				names = append(names, name)
-			}
-			if !listed || e.ID == "" {
-				byName[name] = InstanceRecord{Name: name, ID: id, Digest: e.Digest, State: e.State}
-			}
+		e, listed := byName[name]
+		if !listed && in.Observed.removing[id] {
+			continue
+		}
+		if !listed {
+			names = append(names, name)
+		}
+		if !listed || e.ID == "" {
+			byName[name] = InstanceRecord{Name: name, ID: id, Digest: e.Digest, State: e.State}
 		}
 	}
 	slices.Sort(names)
@@ -844,11 +853,12 @@ func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	if entry.ID == "" {
 		return // never created: a create that was sent carries the marker, and was found by it
 	}
-	record, found := in.Observed.NSInstances[entry.ID]
+	observed, found := in.Observed.byID[entry.ID]
 	if !found {
 		return // gone from OSM: no longer owned
 	}
-	if owner, marked := in.Observed.OwnerOf(entry.ID); marked && owner != in.Owner && in.LiveOwners[owner.Marker()] {
+	record := &observed.record
+	if owner, live := in.liveOwner(observed); live && owner != in.Owner {
 		return
 	}
 	if !in.Prune {
@@ -859,7 +869,7 @@ func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	}
 	entry.State = Next(entry.State, PlanPrune)
 	// A terminate sent before, as any other operation OSM runs or queued, is waited for.
-	if !in.Observed.Busy(entry.ID) {
+	if !in.Observed.busy(entry.ID, *record) {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
