@@ -11,6 +11,10 @@ type observedInstance struct {
 	record osm.NSInstance
 	owner  Owner
 	marked bool
+	// nsParams are the NS parameters the instance was created with (additionalParamsForNs),
+	// nil when there is none but the owner's marker: most instances, whose plan then reads
+	// nothing more of them.
+	nsParams map[string]osm.LooseString
 	// sameName is the next observed instance of the same name, in OSM's order: names are not
 	// unique in OSM.
 	sameName *observedInstance
@@ -40,6 +44,10 @@ func (o *Observed) addInstance(ns osm.NSInstance) {
 	o.records = append(o.records, observedInstance{record: ns})
 	added := &o.records[len(o.records)-1] // o.records has the capacity of every instance: it never moves
 	added.owner, added.marked = ownerOf(ns)
+	params := ns.AdditionalParamsForNs
+	if _, marker := params[OwnerParam]; len(params) > 1 || len(params) == 1 && !marker {
+		added.nsParams = params
+	}
 	o.byID[ns.ID] = added
 	first, seen := o.byName[ns.Name]
 	if !seen {

@@ -211,21 +211,24 @@ func Compute(in Input) Plan {
 		p.Inventory = Inventory{ReferencesDigest: ReferencesDigest(in.Revision)}
 		p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	}
-	// Each declared or listed instance makes at most one entry.
-	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(in.Inventory.NsInstances))
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
 			p.Warnings = append(p.Warnings, warning)
 		}
 	}
 
+	declared := make(map[string]bool, len(in.Revision.NsInstances))
+	for _, ns := range in.Revision.NsInstances {
+		declared[ns.Name] = true
+	}
+	undeclared := undeclaredOwned(in, declared)
+	// Each declared or undeclared owned instance makes at most one entry.
+	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(undeclared))
 	owned := make(map[string]int, len(in.Inventory.NsInstances)) // index in in.Inventory.NsInstances
 	for i, e := range in.Inventory.NsInstances {
 		owned[e.Name] = i
 	}
-	declared := make(map[string]bool, len(in.Revision.NsInstances))
 	for _, ns := range in.Revision.NsInstances {
-		declared[ns.Name] = true
 		var entry InstanceRecord
 		i, has := owned[ns.Name]
 		if has {
@@ -233,7 +236,7 @@ func Compute(in Input) Plan {
 		}
 		planInstance(in, &p, ns, entry, has)
 	}
-	for _, entry := range undeclaredOwned(in, declared) {
+	for _, entry := range undeclared {
 		planUndeclared(in, &p, entry)
 	}
 	checkQuotas(in, &p)
@@ -766,7 +769,7 @@ func instantiationChanges(ns gitops.NsInstance, observed *observedInstance) []fi
 	at := func(field, format string, args ...any) {
 		changes = append(changes, fixedChange{field: field, what: fmt.Sprintf(format, args...)})
 	}
-	if !gitops.LCMParamsEqual(ns.Params, record.AdditionalParamsForNs, OwnerParam) {
+	if !gitops.LCMParamsEqual(ns.Params, observed.nsParams, OwnerParam) {
 		at("params", "params differ from the additionalParamsForNs it was created with")
 	}
 	if ns.K8sNamespace != record.InstantiateParams.K8sNamespace {
@@ -790,15 +793,16 @@ func instantiationChanges(ns gitops.NsInstance, observed *observedInstance) []fi
 			at(gitops.FieldPath(vnf.Path, "params"), "the params of VNF %s differ from those it was created with", vnf.MemberVnfIndex)
 		}
 		for _, kdu := range vnf.KDUs {
-			field, want := gitops.FieldPath(kdu.Path, "k8sNamespace"), kdu.K8sNamespace
+			// The field that says the namespace is named only for a change: most KDUs have none.
+			declaredBy, want := kdu.Path, kdu.K8sNamespace
 			if want == "" {
-				field, want = gitops.FieldPath(vnf.Path, "k8sNamespace"), cmp.Or(vnf.K8sNamespace, defaultNamespace)
+				declaredBy, want = vnf.Path, cmp.Or(vnf.K8sNamespace, defaultNamespace)
 			}
 			if want == "" {
 				continue
 			}
 			if got, found := live.kdu(kdu.Name); found && got.namespace != want {
-				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got.namespace, want)
+				at(gitops.FieldPath(declaredBy, "k8sNamespace"), "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got.namespace, want)
 			}
 		}
 	}
