@@ -331,11 +331,12 @@ func (o *Observed) instanceIDs(keep func(id string, record osm.NSInstance) bool)
 // it and run it after the other, and a plan made again at every poll would send it again each
 // time.
 func (o *Observed) Busy(id string) bool {
-	return o.busy(id, o.NSInstances[id])
+	record := o.NSInstances[id]
+	return o.busy(id, &record)
 }
 
 // busy is Busy of the NS instance id whose record is at hand.
-func (o *Observed) busy(id string, record osm.NSInstance) bool {
+func (o *Observed) busy(id string, record *osm.NSInstance) bool {
 	if len(o.Running[id]) > 0 || o.removing[id] {
 		return true
 	}

@@ -44,6 +44,11 @@ func (o *Observed) addInstance(ns osm.NSInstance) {
 	o.records = append(o.records, observedInstance{record: ns})
 	added := &o.records[len(o.records)-1] // o.records has the capacity of every instance: it never moves
 	added.owner, added.marked = ownerOf(ns)
+	if previous := len(o.records) - 2; previous >= 0 && added.marked && o.records[previous].owner == added.owner {
+		// The same strings as the previous instance's owner, most often: a plan compares the
+		// owner of each instance with its own, and reads them once.
+		added.owner = o.records[previous].owner
+	}
 	params := ns.AdditionalParamsForNs
 	if _, marker := params[OwnerParam]; len(params) > 1 || len(params) == 1 && !marker {
 		added.nsParams = params

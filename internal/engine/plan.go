@@ -486,7 +486,7 @@ func (o Owner) elsewhere(self Owner) string {
 
 // planExisting plans a declared NS instance that OSM runs as next.ID, observed.
 func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsInstance, last, next InstanceRecord) {
-	record := observed.record
+	record := &observed.record
 	// The origins are those of the declaration last run in full until the instance is in step
 	// again: the upgrades of several KDUs all say where their change came from.
 	next.Origins = last.Origins
@@ -495,7 +495,7 @@ func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsIns
 			p.problem(ns, refusal)
 			return
 		}
-		planReplace(in, p, ns, record, last, next, change)
+		planReplace(in, p, ns, *record, last, next, change)
 		return
 	}
 	if changes := instantiationChanges(ns, observed); len(changes) > 0 {
@@ -510,7 +510,7 @@ func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsIns
 		for i, c := range changes {
 			whats[i] = c.what
 		}
-		planReplace(in, p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
+		planReplace(in, p, ns, *record, last, next, boundReason(strings.Join(whats, "; ")))
 		return
 	}
 	if in.Observed.busy(next.ID, record) {
@@ -526,7 +526,7 @@ func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsIns
 	upgrade, differs := nextUpgrade(observed, ns, changedInGit, changeReason(last, ns))
 	switch {
 	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
-		in.Remediation.planRecreate(in, p, ns, record, last, next)
+		in.Remediation.planRecreate(in, p, ns, *record, last, next)
 		return
 	case record.NSState == osm.NSStateBroken:
 		next.State, next.Digest = Next(last.State, PlanBroken), last.Digest
@@ -612,7 +612,7 @@ func followPackages(in Input, p *Plan, observed *observedInstance, ns gitops.NsI
 // unchangeable says what OSM cannot change in place between an instance and its declaration
 // (its NSD or its VIM account: no NBI operation changes them), as the reason of a replace and
 // as the refusal without spec.force; "" when there is nothing such.
-func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
+func unchangeable(o *Observed, record *osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
 	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
 		return boundReason(fmt.Sprintf("NSD changed from %s to %s", record.NsdRef, ns.NsdName)),
 			fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, record.NsdRef)
@@ -873,7 +873,7 @@ func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	}
 	entry.State = Next(entry.State, PlanPrune)
 	// A terminate sent before, as any other operation OSM runs or queued, is waited for.
-	if !in.Observed.busy(entry.ID, *record) {
+	if !in.Observed.busy(entry.ID, record) {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}
