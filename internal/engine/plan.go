@@ -217,24 +217,32 @@ func Compute(in Input) Plan {
 		}
 	}
 
-	declared := make(map[string]bool, len(in.Revision.NsInstances))
-	for _, ns := range in.Revision.NsInstances {
-		declared[ns.Name] = true
+	// One index of the names for both questions, what the inventory lists of a declared
+	// instance and whether a listed or observed one is declared: the names of a plan of 10,000
+	// instances are hashed once less.
+	names := make(map[string]nameUse, max(len(in.Inventory.NsInstances), len(in.Revision.NsInstances)))
+	for i, e := range in.Inventory.NsInstances {
+		names[e.Name] = nameUse{entry: i}
 	}
-	undeclared := undeclaredOwned(in, declared)
+	entries := make([]int, len(in.Revision.NsInstances)) // of each declared instance, as nameUse.entry
+	for k, ns := range in.Revision.NsInstances {
+		use, listed := names[ns.Name]
+		if !listed {
+			use.entry = -1
+		}
+		use.declared = true
+		names[ns.Name], entries[k] = use, use.entry
+	}
+	undeclared := undeclaredOwned(in, names)
 	// Each declared or undeclared owned instance makes at most one entry.
 	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(undeclared))
-	owned := make(map[string]int, len(in.Inventory.NsInstances)) // index in in.Inventory.NsInstances
-	for i, e := range in.Inventory.NsInstances {
-		owned[e.Name] = i
-	}
-	for _, ns := range in.Revision.NsInstances {
+	for k, ns := range in.Revision.NsInstances {
 		var entry InstanceRecord
-		i, has := owned[ns.Name]
-		if has {
-			entry = in.Inventory.NsInstances[i]
+		owned := entries[k] >= 0
+		if owned {
+			entry = in.Inventory.NsInstances[entries[k]]
 		}
-		planInstance(in, &p, ns, entry, has)
+		planInstance(in, &p, ns, entry, owned)
 	}
 	for _, entry := range undeclared {
 		planUndeclared(in, &p, entry)
@@ -250,6 +258,13 @@ func Compute(in Input) Plan {
 		p.Inventory = in.Inventory
 	}
 	return p
+}
+
+// nameUse is what a plan knows of an NS instance's name: the position of its inventory entry
+// (-1 when the inventory lists none), and whether the revision declares it.
+type nameUse struct {
+	entry    int
+	declared bool
 }
 
 // CheckReferences checks what the revision names (descriptors, vnf-profiles, KDUs, VIM accounts)
@@ -817,11 +832,11 @@ type fixedChange struct{ field, what string }
 // the inventory, and the instances that carry its marker, which a lost status no longer lists;
 // not those OSM is removing (terminated with autoremove), which the inventory dropped when their
 // terminate completed: nothing is left to do with them.
-func undeclaredOwned(in Input, declared map[string]bool) []InstanceRecord {
+func undeclaredOwned(in Input, uses map[string]nameUse) []InstanceRecord {
 	byName := map[string]InstanceRecord{}
 	var names []string
 	for _, e := range in.Inventory.NsInstances {
-		if !declared[e.Name] {
+		if !uses[e.Name].declared {
 			byName[e.Name] = e
 			names = append(names, e.Name)
 		}
@@ -829,7 +844,7 @@ func undeclaredOwned(in Input, declared map[string]bool) []InstanceRecord {
 	for i := range in.Observed.records {
 		observed := &in.Observed.records[i]
 		name, id := observed.record.Name, observed.record.ID
-		if !observed.marked || observed.owner != in.Owner || declared[name] {
+		if !observed.marked || observed.owner != in.Owner || uses[name].declared {
 			continue
 		}
 		e, listed := byName[name]
