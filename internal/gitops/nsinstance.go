@@ -89,9 +89,12 @@ type NsInstance struct {
 
 type sealedForms struct {
 	// paramsJSON are the KDUs' canonical values, in the order of members: a short list, read
-	// without hashing (a plan of 10,000 instances looked each up in a map of its own).
-	paramsJSON []sealedParams
-	digest     string
+	// without hashing (a plan of 10,000 instances looked each up in a map of its own), held in
+	// firstParams for an instance of one KDU, the most common, so that reading it reads no
+	// other allocation.
+	paramsJSON  []sealedParams
+	firstParams [1]sealedParams
+	digest      string
 	// members are what Members returns, made once.
 	members []VNF
 }
@@ -101,6 +104,7 @@ type sealedForms struct {
 func (n NsInstance) Sealed() NsInstance {
 	n.sealed = nil
 	forms := &sealedForms{digest: n.Digest(), members: n.Members()}
+	forms.paramsJSON = forms.firstParams[:0]
 	for _, vnf := range forms.members {
 		for _, kdu := range vnf.KDUs {
 			forms.paramsJSON = append(forms.paramsJSON, sealedParams{member: vnf.MemberVnfIndex, kdu: kdu.Name, json: n.ParamsJSON(vnf.MemberVnfIndex, kdu)})
