@@ -715,7 +715,7 @@ func nextUpgrade(observed *observedInstance, ns gitops.NsInstance, changedInGit 
 					reason = why
 				}
 				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, observed.runningChart(vnf.MemberVnfIndex, kdu.Name)),
-					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
+					Reason: "KDU " + kdu.Name + " of VNF " + vnf.MemberVnfIndex + ": " + what + " " + reason}
 				found = true
 			}
 		}
