@@ -36,8 +36,9 @@ type OSM interface {
 }
 
 // Observed is what OSM runs, read with one list call per kind. Its exported tables are for
-// its readers (the CLI, the controller); a plan reads the record of each NS instance (records),
-// which newObserved and setVNFRecords fill with them: an observation is made by those.
+// its readers (the CLI, the controller); a plan reads one record per NS instance (records),
+// which newObserved and setVNFRecords fill beside the tables: the observation a plan is made
+// of comes from them (Observe), never from a literal.
 type Observed struct {
 	// NSDs and VNFDs by descriptor id.
 	NSDs  map[string]osm.NSDescriptor

@@ -182,11 +182,6 @@ const lcmYAMLPrefix = "!!yaml "
 // back with PyYAML's rules, as LCM reads it, and compared as a value, and a scalar as it came, compared by its JSON text (so the string "2" and the
 // number 2 are equal there: OSM's primitives read both as text).
 func LCMParamsEqual[S ~string](declared map[string]any, live map[string]S, ignore string) bool {
-	if len(declared) == 0 {
-		// Most instances declare none: a plan of 10,000 spares iterating their records' maps.
-		_, ignored := live[ignore]
-		return len(live) == 0 || len(live) == 1 && ignored
-	}
 	count := 0
 	for key, value := range live {
 		if key == ignore {
