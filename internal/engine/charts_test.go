@@ -28,9 +28,12 @@ func TestRunningChartNamesTheVersionTheReleaseRuns(t *testing.T) {
 		{"a chart of the package is not resolved", "openldap/charts/openldap", "", []string{"openldap-1.2.8"}, "openldap/charts/openldap"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			o := &Observed{NSInstances: map[string]osm.NSInstance{"ns-1": record(test.recordModel, test.charts...)}}
+			o := newObserved(nil, nil, nil, []osm.NSInstance{record(test.recordModel, test.charts...)})
 			if test.upgradedModel != "" {
-				o.KDUModels = kduTable{"ns-1": {"openldap": {"ldap": test.upgradedModel}}}
+				vnf := osm.VNFInstance{NSInstanceID: "ns-1", MemberVnfIndex: "openldap", KDURecords: []osm.KDURecord{{KDUName: "ldap", HelmChart: test.upgradedModel}}}
+				if err := o.setVNFRecords([]osm.VNFInstance{vnf}, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if got := runningChart(o, "ns-1", "openldap", "ldap"); got != test.want {
 				t.Errorf("runningChart = %q, want %q", got, test.want)

@@ -290,7 +290,7 @@ func TestPlanOfSeveralKDUs(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := Plan{Owner: self}
-			planExisting(Input{Observed: o, Owner: self, Force: tc.force}, &p, tc.declared, tc.last,
+			planExisting(Input{Observed: o, Owner: self, Force: tc.force}, &p, o.instance("ns-1"), tc.declared, tc.last,
 				InstanceRecord{Name: "core", ID: "ns-1", Digest: tc.declared.Digest()})
 			var upgrades, problems, deletes []string
 			for _, d := range p.Deletes {

@@ -35,7 +35,10 @@ type OSM interface {
 	DeleteNSInstance(ctx context.Context, id string, force bool) (string, error)
 }
 
-// Observed is what OSM runs, read with one list call per kind.
+// Observed is what OSM runs, read with one list call per kind. Its exported tables are for
+// its readers (the CLI, the controller); a plan reads one record per NS instance (records),
+// which newObserved and setVNFRecords fill beside the tables: the observation a plan is made
+// of comes from them (Observe), never from a literal.
 type Observed struct {
 	// NSDs and VNFDs by descriptor id.
 	NSDs  map[string]osm.NSDescriptor
@@ -45,8 +48,10 @@ type Observed struct {
 	// NSInstances by _id, and their ids by name (names are not unique in OSM).
 	NSInstances map[string]osm.NSInstance
 	NSByName    map[string][]string
-	// owners are the owners the NS instances carry, by _id: read once, as plans ask often.
-	owners map[string]Owner
+	// records are the observed NS instances, one record each with all the plan reads of it,
+	// in OSM's order; byID and byName find them (a name's first, with the others it links).
+	records      []observedInstance
+	byID, byName map[string]*observedInstance
 	// Running are the ids of the operations OSM lists as PROCESSING, by NS instance _id: those
 	// the NS record shows and those it does not (queued by LCM, or not yet taken up).
 	Running map[string][]string
@@ -373,11 +378,12 @@ func (o *Observed) instanceIDs(keep func(id string, record osm.NSInstance) bool)
 // it and run it after the other, and a plan made again at every poll would send it again each
 // time.
 func (o *Observed) Busy(id string) bool {
-	return o.busy(id, o.NSInstances[id])
+	record := o.NSInstances[id]
+	return o.busy(id, &record)
 }
 
 // busy is Busy of the NS instance id whose record is at hand.
-func (o *Observed) busy(id string, record osm.NSInstance) bool {
+func (o *Observed) busy(id string, record *osm.NSInstance) bool {
 	if len(o.Running[id]) > 0 || o.removing[id] {
 		return true
 	}
@@ -386,23 +392,6 @@ func (o *Observed) busy(id string, record osm.NSInstance) bool {
 	}
 	op := string(record.CurrentOperation)
 	return op != "" && op != osm.CurrentOperationIdle
-}
-
-// observedInstance is what the observation holds of one NS instance, looked up once for its
-// plan: the tables of Observed are keyed by _id first, and a plan reads each several times per
-// KDU.
-type observedInstance struct {
-	record osm.NSInstance
-	// values, models and namespaces are the instance's entries of KDUValues, KDUModels and
-	// KDUNamespaces (by member-vnf-index, then KDU name); params its entry of VNFParams.
-	values, models, namespaces map[string]map[string]string
-	params                     map[string]map[string]osm.LooseString
-}
-
-// instance looks up the NS instance id in each table of the observation.
-func (o *Observed) instance(id string) observedInstance {
-	return observedInstance{record: o.NSInstances[id], values: o.KDUValues[id], models: o.KDUModels[id],
-		namespaces: o.KDUNamespaces[id], params: o.VNFParams[id]}
 }
 
 // unfound returns the names that no instance of found has.
@@ -460,6 +449,7 @@ func (o *Observed) setVNFRecords(vnfs []osm.VNFInstance, actions []osm.Operation
 		}
 		o.KDUNamespaces[vnf.NSInstanceID][vnf.MemberVnfIndex] = namespaces
 	}
+	o.recordVNFs()
 	return nil
 }
 
@@ -526,7 +516,9 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 		VIMAccounts: make(map[string]string, len(vims)),
 		NSInstances: make(map[string]osm.NSInstance, len(instances)),
 		NSByName:    make(map[string][]string, len(instances)),
-		owners:      map[string]Owner{},
+		records:     make([]observedInstance, 0, len(instances)),
+		byID:        make(map[string]*observedInstance, len(instances)),
+		byName:      make(map[string]*observedInstance, len(instances)),
 	}
 	for _, d := range nsds {
 		o.NSDs[d.DescriptorID] = d
@@ -543,9 +535,7 @@ func newObserved(nsds []osm.NSDescriptor, vnfds []osm.VNFDescriptor, vims []osm.
 		}
 		o.NSInstances[ns.ID] = ns
 		o.NSByName[ns.Name] = append(o.NSByName[ns.Name], ns.ID)
-		if owner, marked := ownerOf(ns); marked {
-			o.owners[ns.ID] = owner
-		}
+		o.addInstance(ns)
 	}
 	return o
 }

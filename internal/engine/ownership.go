@@ -103,8 +103,8 @@ func PackageUserData(owner Owner, digest string, revision int) map[string]string
 
 // OwnerOf returns the owner the NS instance id carries.
 func (o *Observed) OwnerOf(id string) (Owner, bool) {
-	owner, marked := o.owners[id]
-	return owner, marked
+	r := o.instance(id)
+	return r.owner, r.marked
 }
 
 // ForeignOwners lists the owners, other than self, that the observed NS instances and packages
@@ -118,8 +118,8 @@ func (o *Observed) ForeignOwners(self Owner) []Owner {
 			owners = append(owners, owner)
 		}
 	}
-	for _, owner := range o.owners {
-		add(owner, true)
+	for _, r := range o.records {
+		add(r.owner, r.marked)
 	}
 	for _, d := range o.NSDs {
 		mark := packageMarkOf(d.Admin)

@@ -211,29 +211,40 @@ func Compute(in Input) Plan {
 		p.Inventory = Inventory{ReferencesDigest: ReferencesDigest(in.Revision)}
 		p.Packages, p.Inventory.Packages = planPackages(in, &p)
 	}
-	// Each declared or listed instance makes at most one entry.
-	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(in.Inventory.NsInstances))
 	for _, action := range p.Packages {
 		if warning, refusable := inUseUpdateWarning(in.Observed, action); refusable {
 			p.Warnings = append(p.Warnings, warning)
 		}
 	}
 
-	owned := make(map[string]int, len(in.Inventory.NsInstances)) // index in in.Inventory.NsInstances
+	// One index of the names for both questions, what the inventory lists of a declared
+	// instance and whether a listed or observed one is declared: the names of a plan of 10,000
+	// instances are hashed once less.
+	names := make(map[string]nameUse, max(len(in.Inventory.NsInstances), len(in.Revision.NsInstances)))
 	for i, e := range in.Inventory.NsInstances {
-		owned[e.Name] = i
+		names[e.Name] = nameUse{entry: i}
 	}
-	declared := make(map[string]bool, len(in.Revision.NsInstances))
-	for _, ns := range in.Revision.NsInstances {
-		declared[ns.Name] = true
-		var entry InstanceRecord
-		i, has := owned[ns.Name]
-		if has {
-			entry = in.Inventory.NsInstances[i]
+	entries := make([]int, len(in.Revision.NsInstances)) // of each declared instance, as nameUse.entry
+	for k, ns := range in.Revision.NsInstances {
+		use, listed := names[ns.Name]
+		if !listed {
+			use.entry = -1
 		}
-		planInstance(in, &p, ns, entry, has)
+		use.declared = true
+		names[ns.Name], entries[k] = use, use.entry
 	}
-	for _, entry := range undeclaredOwned(in, declared) {
+	undeclared := undeclaredOwned(in, names)
+	// Each declared or undeclared owned instance makes at most one entry.
+	p.Inventory.NsInstances = make([]InstanceRecord, 0, len(in.Revision.NsInstances)+len(undeclared))
+	for k, ns := range in.Revision.NsInstances {
+		var entry InstanceRecord
+		owned := entries[k] >= 0
+		if owned {
+			entry = in.Inventory.NsInstances[entries[k]]
+		}
+		planInstance(in, &p, ns, entry, owned)
+	}
+	for _, entry := range undeclared {
 		planUndeclared(in, &p, entry)
 	}
 	checkQuotas(in, &p)
@@ -247,6 +258,13 @@ func Compute(in Input) Plan {
 		p.Inventory = in.Inventory
 	}
 	return p
+}
+
+// nameUse is what a plan knows of an NS instance's name: the position of its inventory entry
+// (-1 when the inventory lists none), and whether the revision declares it.
+type nameUse struct {
+	entry    int
+	declared bool
 }
 
 // CheckReferences checks what the revision names (descriptors, vnf-profiles, KDUs, VIM accounts)
@@ -375,13 +393,13 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry InstanceRecord,
 		return
 	}
 	next := in.Remediation.carry(entry, InstanceRecord{Name: ns.Name, Digest: ns.Digest(), Origins: originsOf(ns)})
-	id, problem := in.instanceOf(ns.Name, entry)
+	observed, problem := in.instanceOf(ns.Name, entry)
 	switch {
 	case problem != "":
 		p.problem(ns, problem)
-	case id != "":
-		next.ID = id
-		planExisting(in, p, ns, entry, next)
+	case observed != nil:
+		next.ID = observed.record.ID
+		planExisting(in, p, observed, ns, entry, next)
 	case entry.State == InstanceReplacing:
 		// The old instance is gone (or its replacement's create was refused): it is created
 		// from the declaration, never deleted again.
@@ -401,12 +419,14 @@ func planInstance(in Input, p *Plan, ns gitops.NsInstance, entry InstanceRecord,
 // instanceOf finds the NS instance named name that the OsmDeployment runs (entry is its
 // inventory entry, if any): the one that carries its marker; else the one the inventory names,
 // if no live owner marked it (adopted, or created before markers); else, with adoptExisting,
-// the only one, if no live owner marked it. It returns "" when OSM has none: a create, never a
+// the only one, if no live owner marked it. It returns nil when OSM has none: a create, never a
 // second instance beside one of someone else's. The problem says why nothing can be done.
-func (in Input) instanceOf(name string, entry InstanceRecord) (id string, problem string) {
-	var ours, others []string
-	for _, candidate := range in.Observed.NSByName[name] {
-		if owner, marked := in.Observed.OwnerOf(candidate); marked && owner == in.Owner {
+func (in Input) instanceOf(name string, entry InstanceRecord) (found *observedInstance, problem string) {
+	// Most names have one instance: these stay on the stack.
+	var oursHere, othersHere [1]*observedInstance
+	ours, others := oursHere[:0], othersHere[:0]
+	for candidate := in.Observed.byName[name]; candidate != nil; candidate = candidate.sameName {
+		if candidate.marked && candidate.owner == in.Owner {
 			ours = append(ours, candidate)
 		} else {
 			others = append(others, candidate)
@@ -416,47 +436,57 @@ func (in Input) instanceOf(name string, entry InstanceRecord) (id string, proble
 	case len(ours) == 1:
 		return ours[0], ""
 	case len(ours) > 1:
-		return "", fmt.Sprintf("OSM has %d NS instances named %q made by this OsmDeployment (ids %v): delete the extra ones in OSM", len(ours), name, ours)
+		return nil, fmt.Sprintf("OSM has %d NS instances named %q made by this OsmDeployment (ids %v): delete the extra ones in OSM", len(ours), name, instanceIDs(ours))
 	case len(others) == 0:
-		return "", ""
+		return nil, ""
 	}
-	if entry.ID != "" && slices.Contains(others, entry.ID) {
-		if owner, taken := in.liveOwner(entry.ID); taken {
-			return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, entry.ID, owner, owner.elsewhere(in.Owner))
+	if i := slices.IndexFunc(others, func(r *observedInstance) bool { return r.record.ID == entry.ID }); entry.ID != "" && i >= 0 {
+		if owner, taken := in.liveOwner(others[i]); taken {
+			return nil, fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, entry.ID, owner, owner.elsewhere(in.Owner))
 		}
-		return entry.ID, ""
+		return others[i], ""
 	}
 	if len(others) > 1 {
-		return "", fmt.Sprintf("OSM has %d NS instances named %q (ids %v) and none is this OsmDeployment's: delete the extra ones in OSM", len(others), name, others)
+		return nil, fmt.Sprintf("OSM has %d NS instances named %q (ids %v) and none is this OsmDeployment's: delete the extra ones in OSM", len(others), name, instanceIDs(others))
 	}
 	if owner, taken := in.liveOwner(others[0]); taken {
-		return "", fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, others[0], owner, owner.elsewhere(in.Owner))
+		return nil, fmt.Sprintf("NS instance %q (id %s) belongs to OsmDeployment %s%s", name, others[0].record.ID, owner, owner.elsewhere(in.Owner))
 	}
 	if !in.AdoptExisting {
-		return "", fmt.Sprintf("NS instance %q (id %s) already exists in OSM and %s: set spec.adoptExisting to take it over",
-			name, others[0], in.ownerWords(others[0]))
+		return nil, fmt.Sprintf("NS instance %q (id %s) already exists in OSM and %s: set spec.adoptExisting to take it over",
+			name, others[0].record.ID, ownerWords(others[0]))
 	}
 	return others[0], ""
 }
 
+// instanceIDs returns the _id of each instance, for messages.
+func instanceIDs(instances []*observedInstance) []string {
+	ids := make([]string, len(instances))
+	for i, r := range instances {
+		ids[i] = r.record.ID
+	}
+	return ids
+}
+
 // marksOwn tells whether OSM has an NS instance named name that carries the owner's marker.
 func (in Input) marksOwn(name string) bool {
-	return slices.ContainsFunc(in.Observed.NSByName[name], func(id string) bool {
-		owner, marked := in.Observed.OwnerOf(id)
-		return marked && owner == in.Owner
-	})
+	for candidate := in.Observed.byName[name]; candidate != nil; candidate = candidate.sameName {
+		if candidate.marked && candidate.owner == in.Owner {
+			return true
+		}
+	}
+	return false
 }
 
 // liveOwner returns the owner marked on an NS instance when that owner still exists.
-func (in Input) liveOwner(id string) (Owner, bool) {
-	owner, marked := in.Observed.OwnerOf(id)
-	return owner, marked && in.LiveOwners[owner.Marker()]
+func (in Input) liveOwner(observed *observedInstance) (Owner, bool) {
+	return observed.owner, observed.marked && in.LiveOwners[observed.owner.Marker()]
 }
 
 // ownerWords says who owns an NS instance that no live owner marked.
-func (in Input) ownerWords(id string) string {
-	if owner, marked := in.Observed.OwnerOf(id); marked {
-		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", owner)
+func ownerWords(observed *observedInstance) string {
+	if observed.marked {
+		return fmt.Sprintf("OsmDeployment %s, which made it, no longer exists", observed.owner)
 	}
 	return "no OsmDeployment owns it"
 }
@@ -469,10 +499,9 @@ func (o Owner) elsewhere(self Owner) string {
 	return fmt.Sprintf(" of the operator installation %q", o.Manager)
 }
 
-// planExisting plans a declared NS instance that OSM runs as next.ID.
-func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) {
-	observed := in.Observed.instance(next.ID)
-	record := observed.record
+// planExisting plans a declared NS instance that OSM runs as next.ID, observed.
+func planExisting(in Input, p *Plan, observed *observedInstance, ns gitops.NsInstance, last, next InstanceRecord) {
+	record := &observed.record
 	// The origins are those of the declaration last run in full until the instance is in step
 	// again: the upgrades of several KDUs all say where their change came from.
 	next.Origins = last.Origins
@@ -481,7 +510,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 			p.problem(ns, refusal)
 			return
 		}
-		planReplace(in, p, ns, record, last, next, change)
+		planReplace(in, p, ns, *record, last, next, change)
 		return
 	}
 	if changes := instantiationChanges(ns, observed); len(changes) > 0 {
@@ -496,7 +525,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 		for i, c := range changes {
 			whats[i] = c.what
 		}
-		planReplace(in, p, ns, record, last, next, boundReason(strings.Join(whats, "; ")))
+		planReplace(in, p, ns, *record, last, next, boundReason(strings.Join(whats, "; ")))
 		return
 	}
 	if in.Observed.busy(next.ID, record) {
@@ -512,7 +541,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 	upgrade, differs := nextUpgrade(observed, ns, changedInGit, changeReason(last, ns))
 	switch {
 	case record.NSState == osm.NSStateBroken && last.Digest == next.Digest && in.Remediation.recreates(last):
-		in.Remediation.planRecreate(in, p, ns, record, last, next)
+		in.Remediation.planRecreate(in, p, ns, *record, last, next)
 		return
 	case record.NSState == osm.NSStateBroken:
 		next.State, next.Digest = Next(last.State, PlanBroken), last.Digest
@@ -537,7 +566,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 	default:
 		next.State, next.Origins = Next(last.State, PlanInStep), originsOf(ns)
 		if in.FollowPackages {
-			next = followPackages(in, p, ns, last, next)
+			next = followPackages(in, p, observed, ns, last, next)
 		}
 	}
 	p.Inventory.NsInstances = append(p.Inventory.NsInstances, next)
@@ -550,7 +579,7 @@ func planExisting(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRe
 // (the instance is Progressing until a later plan finds it done), and is not sent again
 // after it failed for the same package revision; a VNF record at the package's revision
 // needs none (LCM moves its revision when the update completes).
-func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next InstanceRecord) InstanceRecord {
+func followPackages(in Input, p *Plan, observed *observedInstance, ns gitops.NsInstance, last, next InstanceRecord) InstanceRecord {
 	uploading := map[string]bool{}
 	for _, action := range p.Packages {
 		uploading[action.Package.Descriptor.ID] = !action.MarkOnly
@@ -561,7 +590,7 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next Instance
 			inGit[pkg.Descriptor.ID] = &pkg.Descriptor
 		}
 	}
-	for _, vnf := range in.Observed.VNFs[next.ID] {
+	for _, vnf := range observed.vnfRecords {
 		vnfd, found := in.Observed.VNFDs[vnf.VnfdRef]
 		latest := max(int(vnfd.Admin.Revision), 1)
 		behind := max(int(vnf.Revision), 1) < latest
@@ -598,7 +627,7 @@ func followPackages(in Input, p *Plan, ns gitops.NsInstance, last, next Instance
 // unchangeable says what OSM cannot change in place between an instance and its declaration
 // (its NSD or its VIM account: no NBI operation changes them), as the reason of a replace and
 // as the refusal without spec.force; "" when there is nothing such.
-func unchangeable(o *Observed, record osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
+func unchangeable(o *Observed, record *osm.NSInstance, ns gitops.NsInstance) (change, refusal string) {
 	if record.NsdRef != "" && record.NsdRef != ns.NsdName {
 		return boundReason(fmt.Sprintf("NSD changed from %s to %s", record.NsdRef, ns.NsdName)),
 			fmt.Sprintf("NS instance %q runs NSD %q: OSM cannot change the NSD of an instance; give the instance a new name, delete it first, or set spec.force to replace it", ns.Name, record.NsdRef)
@@ -669,7 +698,7 @@ func planReplace(in Input, p *Plan, ns gitops.NsInstance, record osm.NSInstance,
 // release differs from its declaration: its values, or its chart when it names one. Without an
 // observation of a KDU, it differs when the declaration changed in Git since it was last
 // applied; why says where that change came from.
-func nextUpgrade(observed observedInstance, ns gitops.NsInstance, changedInGit bool, why string) (NsAction, bool) {
+func nextUpgrade(observed *observedInstance, ns gitops.NsInstance, changedInGit bool, why string) (NsAction, bool) {
 	var upgrade NsAction
 	found := false
 	for _, vnf := range ns.Members() {
@@ -686,7 +715,7 @@ func nextUpgrade(observed observedInstance, ns gitops.NsInstance, changedInGit b
 					reason = why
 				}
 				upgrade = NsAction{Member: vnf.MemberVnfIndex, KDU: kdu, Chart: cmp.Or(kdu.Model, observed.runningChart(vnf.MemberVnfIndex, kdu.Name)),
-					Reason: fmt.Sprintf("KDU %s of VNF %s: %s %s", kdu.Name, vnf.MemberVnfIndex, what, reason)}
+					Reason: "KDU " + kdu.Name + " of VNF " + vnf.MemberVnfIndex + ": " + what + " " + reason}
 				found = true
 			}
 		}
@@ -705,14 +734,15 @@ func runningChart(o *Observed, id, member, kdu string) string {
 }
 
 // runningChart is runningChart of a KDU of the instance.
-func (observed observedInstance) runningChart(member, kdu string) string {
+func (observed *observedInstance) runningChart(member, kdu string) string {
 	var deployed osm.DeployedKDU
 	for _, d := range observed.record.Admin.Deployed.K8s {
 		if d.MemberVnfIndex == member && d.KDUName == kdu {
 			deployed = d
 		}
 	}
-	chart := cmp.Or(observed.models[member][kdu], deployed.KDUModel)
+	release, _ := observed.kdu(member, kdu)
+	chart := cmp.Or(release.model, deployed.KDUModel)
 	if !osm.ChartFloats(chart) {
 		return chart
 	}
@@ -726,8 +756,8 @@ func (observed observedInstance) runningChart(member, kdu string) string {
 // kduChanges says what differs between a declared KDU and its Helm release ("values",
 // "chart", "values and chart"), "" when nothing does. The chart is compared only when the KDU
 // names one: with none, the release runs what the VNFD says.
-func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
-	live, found := observed.values[member][kdu.Name]
+func kduChanges(ns gitops.NsInstance, observed *observedInstance, member string, kdu gitops.KDU, changedInGit bool) string {
+	release, found := observed.kdu(member, kdu.Name)
 	if !found {
 		if changedInGit {
 			return "values"
@@ -735,10 +765,10 @@ func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, 
 		return ""
 	}
 	var changes []string
-	if equal, err := ns.ParamsEqual(member, kdu, live); err != nil || !equal {
+	if equal, err := ns.ParamsEqual(member, kdu, release.values); err != nil || !equal {
 		changes = append(changes, "values")
 	}
-	if kdu.Model != "" && observed.models[member][kdu.Name] != kdu.Model {
+	if kdu.Model != "" && release.model != kdu.Model {
 		changes = append(changes, "chart")
 	}
 	return strings.Join(changes, " and ")
@@ -748,19 +778,19 @@ func kduChanges(ns gitops.NsInstance, observed observedInstance, member string, 
 // creates an instance: the NS and VNF parameters and the KDUs' Kubernetes namespaces. OSM
 // cannot change them in place. The deploy timeout bounded the instantiation only: a change of
 // it has nothing left to change.
-func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fixedChange {
-	record := observed.record
+func instantiationChanges(ns gitops.NsInstance, observed *observedInstance) []fixedChange {
+	record := &observed.record
 	var changes []fixedChange
 	at := func(field, format string, args ...any) {
 		changes = append(changes, fixedChange{field: field, what: fmt.Sprintf(format, args...)})
 	}
-	if !gitops.LCMParamsEqual(ns.Params, record.AdditionalParamsForNs, OwnerParam) {
+	if !gitops.LCMParamsEqual(ns.Params, observed.nsParams, OwnerParam) {
 		at("params", "params differ from the additionalParamsForNs it was created with")
 	}
 	if ns.K8sNamespace != record.InstantiateParams.K8sNamespace {
 		at("k8sNamespace", "k8sNamespace %q differs from the one it was created with (%q)", ns.K8sNamespace, record.InstantiateParams.K8sNamespace)
 	}
-	if observed.params == nil {
+	if observed.vnfs == nil {
 		return changes // VNF records not observed, or none of this instance
 	}
 	// The namespace of the KDUs that name none is the one OSM used: a change of it is reported
@@ -770,23 +800,24 @@ func instantiationChanges(ns gitops.NsInstance, observed observedInstance) []fix
 		defaultNamespace = record.Admin.ProjectsRead[0]
 	}
 	for _, vnf := range ns.Members() {
-		live, found := observed.params[vnf.MemberVnfIndex]
-		if !found {
+		live := observed.vnf(vnf.MemberVnfIndex)
+		if live == nil {
 			continue
 		}
-		if !gitops.LCMParamsEqual(vnf.Params, live, "") {
+		if !gitops.LCMParamsEqual(vnf.Params, live.params, "") {
 			at(gitops.FieldPath(vnf.Path, "params"), "the params of VNF %s differ from those it was created with", vnf.MemberVnfIndex)
 		}
 		for _, kdu := range vnf.KDUs {
-			field, want := gitops.FieldPath(kdu.Path, "k8sNamespace"), kdu.K8sNamespace
+			// The field that says the namespace is named only for a change: most KDUs have none.
+			declaredBy, want := kdu.Path, kdu.K8sNamespace
 			if want == "" {
-				field, want = gitops.FieldPath(vnf.Path, "k8sNamespace"), cmp.Or(vnf.K8sNamespace, defaultNamespace)
+				declaredBy, want = vnf.Path, cmp.Or(vnf.K8sNamespace, defaultNamespace)
 			}
 			if want == "" {
 				continue
 			}
-			if got, found := observed.namespaces[vnf.MemberVnfIndex][kdu.Name]; found && got != want {
-				at(field, "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got, want)
+			if got, found := live.kdu(kdu.Name); found && got.namespace != want {
+				at(gitops.FieldPath(declaredBy, "k8sNamespace"), "KDU %s of VNF %s runs in namespace %q, not %q", kdu.Name, vnf.MemberVnfIndex, got.namespace, want)
 			}
 		}
 	}
@@ -801,33 +832,30 @@ type fixedChange struct{ field, what string }
 // the inventory, and the instances that carry its marker, which a lost status no longer lists;
 // not those OSM is removing (terminated with autoremove), which the inventory dropped when their
 // terminate completed: nothing is left to do with them.
-func undeclaredOwned(in Input, declared map[string]bool) []InstanceRecord {
+func undeclaredOwned(in Input, uses map[string]nameUse) []InstanceRecord {
 	byName := map[string]InstanceRecord{}
 	var names []string
 	for _, e := range in.Inventory.NsInstances {
-		if !declared[e.Name] {
+		if !uses[e.Name].declared {
 			byName[e.Name] = e
 			names = append(names, e.Name)
 		}
 	}
-	for name, ids := range in.Observed.NSByName {
-		if declared[name] {
+	for i := range in.Observed.records {
+		observed := &in.Observed.records[i]
+		name, id := observed.record.Name, observed.record.ID
+		if !observed.marked || observed.owner != in.Owner || uses[name].declared {
 			continue
 		}
-		for _, id := range ids {
-			if owner, marked := in.Observed.OwnerOf(id); !marked || owner != in.Owner {
-				continue
-			}
-			e, listed := byName[name]
-			if !listed && in.Observed.removing[id] {
-				continue
-			}
-			if !listed {
-				names = append(names, name)
-			}
-			if !listed || e.ID == "" {
-				byName[name] = InstanceRecord{Name: name, ID: id, Digest: e.Digest, State: e.State}
-			}
+		e, listed := byName[name]
+		if !listed && in.Observed.removing[id] {
+			continue
+		}
+		if !listed {
+			names = append(names, name)
+		}
+		if !listed || e.ID == "" {
+			byName[name] = InstanceRecord{Name: name, ID: id, Digest: e.Digest, State: e.State}
 		}
 	}
 	slices.Sort(names)
@@ -844,11 +872,12 @@ func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	if entry.ID == "" {
 		return // never created: a create that was sent carries the marker, and was found by it
 	}
-	record, found := in.Observed.NSInstances[entry.ID]
+	observed, found := in.Observed.byID[entry.ID]
 	if !found {
 		return // gone from OSM: no longer owned
 	}
-	if owner, marked := in.Observed.OwnerOf(entry.ID); marked && owner != in.Owner && in.LiveOwners[owner.Marker()] {
+	record := &observed.record
+	if owner, live := in.liveOwner(observed); live && owner != in.Owner {
 		return
 	}
 	if !in.Prune {
@@ -859,7 +888,7 @@ func planUndeclared(in Input, p *Plan, entry InstanceRecord) {
 	}
 	entry.State = Next(entry.State, PlanPrune)
 	// A terminate sent before, as any other operation OSM runs or queued, is waited for.
-	if !in.Observed.Busy(entry.ID) {
+	if !in.Observed.busy(entry.ID, record) {
 		p.Deletes = append(p.Deletes, NsAction{Name: entry.Name, ID: entry.ID, Reason: reasonPruned,
 			Force: record.Admin.NSState == osm.NSStateNotInstantiated})
 	}

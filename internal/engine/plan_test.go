@@ -673,10 +673,13 @@ func TestComputeMovesInstancesToTheirPackageRevision(t *testing.T) {
 			vnfd.Admin.UserDefinedData[k] = osm.LooseString(v)
 		}
 		o.VNFDs["openldap_knf"] = vnfd
-		o.VNFs = map[string][]osm.VNFInstance{}
+		vnfs := make([]osm.VNFInstance, len(instances))
 		for i, ns := range instances {
-			o.VNFs[ns.ID] = []osm.VNFInstance{{ID: "vnf-" + ns.ID, NSInstanceID: ns.ID, MemberVnfIndex: "openldap",
-				VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: osm.Number(vnfRevisions[i])}}
+			vnfs[i] = osm.VNFInstance{ID: "vnf-" + ns.ID, NSInstanceID: ns.ID, MemberVnfIndex: "openldap",
+				VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: osm.Number(vnfRevisions[i])}
+		}
+		if err := o.setVNFRecords(vnfs, nil); err != nil {
+			panic(err)
 		}
 		return o
 	}
@@ -776,8 +779,10 @@ func TestComputeRefusesToMoveKNFs(t *testing.T) {
 			vnfd.Admin.UserDefinedData[k] = osm.LooseString(v)
 		}
 		o.VNFDs["openldap_knf"] = vnfd
-		o.VNFs = map[string][]osm.VNFInstance{"ns-1": {{ID: "vnf-ns-1", NSInstanceID: "ns-1", MemberVnfIndex: "openldap",
-			VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: 1}}}
+		if err := o.setVNFRecords([]osm.VNFInstance{{ID: "vnf-ns-1", NSInstanceID: "ns-1", MemberVnfIndex: "openldap",
+			VnfdRef: "openldap_knf", VnfdID: "vnfd-1", Revision: 1}}, nil); err != nil {
+			panic(err)
+		}
 		return o
 	}
 	inventory := Inventory{NsInstances: []InstanceRecord{

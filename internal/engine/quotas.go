@@ -44,7 +44,10 @@ func checkQuotas(in Input, p *Plan) {
 
 	held := len(in.Observed.NSInstances)
 	for _, e := range in.Inventory.NsInstances {
-		if _, read := in.Observed.NSInstances[e.ID]; e.ID != "" && !read && in.Observed.settled[e.Name] {
+		if e.ID == "" || !in.Observed.settled[e.Name] {
+			continue
+		}
+		if _, read := in.Observed.NSInstances[e.ID]; !read {
 			held++
 		}
 	}

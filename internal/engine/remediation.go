@@ -146,10 +146,11 @@ func (r Remediation) planUpgradeRemediation(in Input, p *Plan, ns gitops.NsInsta
 
 // lastGoodValues decodes the values a KDU's release runs as OSM's completed operations say.
 func lastGoodValues(o *Observed, id, member, kdu string) (map[string]any, bool) {
-	raw, found := o.KDUValues[id][member][kdu]
+	release, found := o.instance(id).kdu(member, kdu)
 	if !found {
 		return nil, false
 	}
+	raw := release.values
 	values := map[string]any{}
 	decoder := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	decoder.UseNumber()

@@ -141,8 +141,12 @@ func TestComputeRemediation(t *testing.T) {
 // (kdu_reset_values), and the chart it last ran; the operation is marked as a rollback.
 func TestComputeRollbackRequest(t *testing.T) {
 	ldap := declared("ldap", "2")
-	observed := observedWith([]osm.NSInstance{running("ns-1", "ldap")}, map[string]string{"ns-1": `{"replicaCount": "1", "big": 12345}`})
-	observed.KDUModels = map[string]map[string]map[string]string{"ns-1": {"openldap": {"ldap": "bitnami/openldap:1.2.7"}}}
+	observed := observedWith([]osm.NSInstance{running("ns-1", "ldap")}, nil)
+	vnf := osm.VNFInstance{NSInstanceID: "ns-1", MemberVnfIndex: "openldap", KDURecords: []osm.KDURecord{
+		{KDUName: "ldap", AdditionalParams: `{"replicaCount": "1", "big": 12345}`, HelmChart: "bitnami/openldap:1.2.7"}}}
+	if err := observed.setVNFRecords([]osm.VNFInstance{vnf}, nil); err != nil {
+		t.Fatal(err)
+	}
 	plan := Compute(Input{
 		Revision: &gitops.Revision{NsInstances: []gitops.NsInstance{ldap}}, Observed: observed, Owner: self,
 		Inventory:   Inventory{NsInstances: []InstanceRecord{failures(entry("ldap", "ns-1", ldap.Digest(), InstanceFailed), 0, 1, false, "")}},
