@@ -47,6 +47,13 @@ type operationPolls struct {
 	latest *pollRequest
 }
 
+// pollLimits bound a request of the board, which no caller's context bounds: its timeout, and
+// the memory its answer may hold (osm.MemoryBudget, as each reconcile's: 0 for none).
+type pollLimits struct {
+	timeout      time.Duration
+	answerMemory int64
+}
+
 // expectedPoll is an OsmDeployment that polls at tick: what to ask for it
 // (engine.OperationsQuery).
 type expectedPoll struct {
@@ -83,16 +90,16 @@ func (p *operationPolls) expect(key types.NamespacedName, pending []engine.Opera
 
 // check returns what OSM reports of the pending operations of the OsmDeployment key at now,
 // as osm.Client.ListOperationsSince does: from the latest request when it was sent at or after
-// the OsmDeployment's tick and asked for them, else from a new one, sent with timeout. A caller
+// the OsmDeployment's tick and asked for them, else from a new one, sent within limits. A caller
 // whose ctx ends stops waiting; the request goes on for the others. A request that fails
 // fails for every caller of its tick; the work queue's retry, with no tick, asks again.
-func (p *operationPolls) check(ctx context.Context, nbi engine.OSM, timeout time.Duration, key types.NamespacedName,
+func (p *operationPolls) check(ctx context.Context, nbi engine.OSM, limits pollLimits, key types.NamespacedName,
 	pending []engine.OperationRecord, now time.Time) ([]osm.Operation, error) {
 	since, ids := engine.OperationsQuery(pending)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	req := p.join(nbi, timeout, key, since, ids, now)
+	req := p.join(nbi, limits, key, since, ids, now)
 	select {
 	case <-req.done:
 	case <-ctx.Done():
@@ -106,7 +113,7 @@ func (p *operationPolls) check(ctx context.Context, nbi engine.OSM, timeout time
 
 // join returns the request that answers the OsmDeployment key, sending a new one when none
 // does: it asks for key's operations and for those of the OsmDeployments due by now.
-func (p *operationPolls) join(nbi engine.OSM, timeout time.Duration, key types.NamespacedName, since time.Time, ids []string,
+func (p *operationPolls) join(nbi engine.OSM, limits pollLimits, key types.NamespacedName, since time.Time, ids []string,
 	now time.Time) *pollRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,14 +147,14 @@ func (p *operationPolls) join(nbi engine.OSM, timeout time.Duration, key types.N
 	}
 	p.latest = r
 	pollBatchSize.Observe(float64(deployments))
-	go r.send(nbi, timeout)
+	go r.send(nbi, limits)
 	return r
 }
 
 // send asks OSM, with a context of its own: the callers that wait may give up one by one.
-func (r *pollRequest) send(nbi engine.OSM, timeout time.Duration) {
+func (r *pollRequest) send(nbi engine.OSM, limits pollLimits) {
 	defer close(r.done)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(withAnswerBudget(context.Background(), limits.answerMemory), limits.timeout)
 	defer cancel()
 	r.answer, r.err = nbi.ListOperationsSince(ctx, r.since, slices.Sorted(maps.Keys(r.asked))...)
 }

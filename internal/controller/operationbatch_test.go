@@ -76,6 +76,9 @@ func deploymentKey(i int) types.NamespacedName {
 	return types.NamespacedName{Namespace: "tenant", Name: fmt.Sprintf("d%d", i)}
 }
 
+// testPollLimits bound the requests of the tests' boards.
+var testPollLimits = pollLimits{timeout: time.Minute, answerMemory: 1 << 20}
+
 type pollAnswer struct {
 	ops []osm.Operation
 	err error
@@ -90,7 +93,7 @@ func checkAll(p *operationPolls, nbi engine.OSM, contexts []context.Context, sta
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ops, err := p.check(ctx, nbi, time.Minute, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), now)
+			ops, err := p.check(ctx, nbi, testPollLimits, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), now)
 			answers[i] = pollAnswer{ops, err}
 		}()
 	}
@@ -154,7 +157,7 @@ func TestOperationPollsAskAgainAtTheNextTick(t *testing.T) {
 	p := &operationPolls{}
 	check := func(i int, now time.Time) {
 		t.Helper()
-		if _, err := p.check(context.Background(), nbi, time.Minute, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), now); err != nil {
+		if _, err := p.check(context.Background(), nbi, testPollLimits, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,7 +205,7 @@ func TestOperationPollsFailForEveryCallerOfTheRequest(t *testing.T) {
 	}
 	// The work queue retries: the check asks again.
 	nbi.err = nil
-	if _, err := p.check(context.Background(), nbi, time.Minute, deploymentKey(0), pendingOf("d0", start), tick.Add(time.Second)); err != nil {
+	if _, err := p.check(context.Background(), nbi, testPollLimits, deploymentKey(0), pendingOf("d0", start), tick.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if got := nbi.requests(); got != 2 {
@@ -221,7 +224,7 @@ func TestOperationPollsOneCallerCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() {
-		_, err := p.check(ctx, nbi, time.Minute, deploymentKey(0), pendingOf("d0", start), tick)
+		_, err := p.check(ctx, nbi, testPollLimits, deploymentKey(0), pendingOf("d0", start), tick)
 		first <- err
 	}()
 	<-nbi.started
@@ -232,7 +235,7 @@ func TestOperationPollsOneCallerCancelled(t *testing.T) {
 	// d1 joins the request in flight, which goes on.
 	second := make(chan pollAnswer, 1)
 	go func() {
-		ops, err := p.check(context.Background(), nbi, time.Minute, deploymentKey(1), pendingOf("d1", start), tick)
+		ops, err := p.check(context.Background(), nbi, testPollLimits, deploymentKey(1), pendingOf("d1", start), tick)
 		second <- pollAnswer{ops, err}
 	}()
 	close(nbi.release)
@@ -262,7 +265,7 @@ func TestOperationPollsAreBounded(t *testing.T) {
 	for i := range many {
 		many[i] = engine.OperationRecord{ID: fmt.Sprintf("own-%d", i), StartTime: start}
 	}
-	if _, err := p.check(context.Background(), nbi, time.Minute, types.NamespacedName{Name: "big"}, many, tick); err != nil {
+	if _, err := p.check(context.Background(), nbi, testPollLimits, types.NamespacedName{Name: "big"}, many, tick); err != nil {
 		t.Fatal(err)
 	}
 	asked := <-nbi.started
@@ -274,7 +277,7 @@ func TestOperationPollsAreBounded(t *testing.T) {
 	}
 
 	// Those left out are asked for by the next request.
-	if _, err := p.check(context.Background(), nbi, time.Minute, deploymentKey(0), pendingOf("d0", start), tick); err != nil {
+	if _, err := p.check(context.Background(), nbi, testPollLimits, deploymentKey(0), pendingOf("d0", start), tick); err != nil {
 		t.Fatal(err)
 	}
 	if asked := <-nbi.started; len(asked) != maxPollBatch {

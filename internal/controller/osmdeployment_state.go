@@ -271,7 +271,8 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
 	pending := engineOperations(obj.Status.Operations)
-	unfinished, err := conn.polls.check(ctx, conn.NBI, conn.pollTimeout(), client.ObjectKeyFromObject(obj), pending, time.Now())
+	unfinished, err := conn.polls.check(ctx, conn.NBI, pollLimits{timeout: conn.pollTimeout(), answerMemory: r.AnswerMemory},
+		client.ObjectKeyFromObject(obj), pending, time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
