@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/osmops/osmops/internal/engine"
@@ -16,7 +17,8 @@ import (
 )
 
 // heldOSM answers each request for operations once the test releases it, with every operation
-// asked for PROCESSING but those in completed (absent from the answer, as OSM lists them).
+// asked for PROCESSING but those in completed (absent from the answer, as OSM lists them), and
+// one not asked for, as an NBI asked by time rather than by id lists (osm.listMembers).
 type heldOSM struct {
 	engine.OSM
 	completed map[string]bool
@@ -46,7 +48,7 @@ func (o *heldOSM) ListOperationsSince(ctx context.Context, _ time.Time, ids ...s
 	if o.err != nil {
 		return nil, o.err
 	}
-	var answer []osm.Operation
+	answer := []osm.Operation{{ID: "not-asked", OperationState: osm.OperationProcessing}}
 	for _, id := range ids {
 		if !o.completed[id] {
 			answer = append(answer, osm.Operation{ID: id, OperationState: osm.OperationProcessing})
@@ -122,6 +124,7 @@ func TestOperationPollsOneRequestPerTick(t *testing.T) {
 	}
 	p := &operationPolls{}
 	contexts := expectAll(p, n, start, tick)
+	servedBefore := batchSizes()
 
 	// The first to come asks for all of them; the answer is released once it is asked.
 	go func() {
@@ -132,6 +135,10 @@ func TestOperationPollsOneRequestPerTick(t *testing.T) {
 
 	if got := nbi.requests(); got != 1 {
 		t.Fatalf("%d requests for %d OsmDeployments due at one tick, want 1", got, n)
+	}
+	if served := batchSizes(); served.GetSampleCount() != servedBefore.GetSampleCount()+1 || served.GetSampleSum() != servedBefore.GetSampleSum()+n {
+		t.Errorf("osmops_operation_poll_batch_size: %d requests for %g OsmDeployments, want one more, for %d more",
+			served.GetSampleCount()-servedBefore.GetSampleCount(), served.GetSampleSum()-servedBefore.GetSampleSum(), n)
 	}
 	for i, a := range answers {
 		name := deploymentKey(i).Name
@@ -147,6 +154,15 @@ func TestOperationPollsOneRequestPerTick(t *testing.T) {
 			t.Errorf("%s: running %v, finished %v", name, running, finished)
 		}
 	}
+}
+
+// batchSizes reads the osmops_operation_poll_batch_size histogram.
+func batchSizes() *dto.Histogram {
+	var m dto.Metric
+	if err := pollBatchSize.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetHistogram()
 }
 
 func TestOperationPollsAskAgainAtTheNextTick(t *testing.T) {
@@ -282,5 +298,24 @@ func TestOperationPollsAreBounded(t *testing.T) {
 	}
 	if asked := <-nbi.started; len(asked) != maxPollBatch {
 		t.Errorf("asked %d operations, want %d", len(asked), maxPollBatch)
+	}
+}
+
+// unansweringOSM never answers: a request ends when its context does.
+type unansweringOSM struct{ engine.OSM }
+
+func (unansweringOSM) ListOperationsSince(ctx context.Context, _ time.Time, _ ...string) ([]osm.Operation, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A request no caller waits for any more still ends, at its own timeout: nothing outlives the
+// connection the pool drops by more than that.
+func TestOperationPollsEndAtTheirTimeout(t *testing.T) {
+	p := &operationPolls{}
+	start := time.Unix(1_700_000_000, 0)
+	_, err := p.check(context.Background(), unansweringOSM{}, pollLimits{timeout: time.Millisecond}, deploymentKey(0), pendingOf("d0", start), start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want %v", err, context.DeadlineExceeded)
 	}
 }
