@@ -42,9 +42,7 @@ const (
 // connection; no goroutine outlives the request it sends, which ends within its timeout.
 type operationPolls struct {
 	mu       sync.Mutex
-	expected map[types.NamespacedName]expectedPoll
-	// latest is the last request sent, in flight or answered.
-	latest *pollRequest
+	expected map[types.NamespacedName]*expectedPoll
 }
 
 // pollLimits bound a request of the board, which no caller's context bounds: its timeout, and
@@ -55,19 +53,19 @@ type pollLimits struct {
 }
 
 // expectedPoll is an OsmDeployment that polls at tick: what to ask for it
-// (engine.OperationsQuery).
+// (engine.OperationsQuery), and the request that asked for it since.
 type expectedPoll struct {
-	tick  time.Time
-	since time.Time
-	ids   []string
+	tick     time.Time
+	since    time.Time
+	ids      []string
+	servedBy *pollRequest
 }
 
 // pollRequest is one ListOperationsSince sent for the OsmDeployments of a connection.
 type pollRequest struct {
-	sentAt time.Time
-	since  time.Time
-	asked  map[string]bool
-	done   chan struct{}
+	since time.Time
+	asked map[string]bool
+	done  chan struct{}
 	// answer and err are set before done is closed.
 	answer []osm.Operation
 	err    error
@@ -83,14 +81,14 @@ func (p *operationPolls) expect(key types.NamespacedName, pending []engine.Opera
 		return
 	}
 	if p.expected == nil {
-		p.expected = map[types.NamespacedName]expectedPoll{}
+		p.expected = map[types.NamespacedName]*expectedPoll{}
 	}
-	p.expected[key] = expectedPoll{tick: tick, since: since, ids: ids}
+	p.expected[key] = &expectedPoll{tick: tick, since: since, ids: ids}
 }
 
 // check returns what OSM reports of the pending operations of the OsmDeployment key at now,
-// as osm.Client.ListOperationsSince does: from the latest request when it was sent at or after
-// the OsmDeployment's tick and asked for them, else from a new one, sent within limits. A caller
+// as osm.Client.ListOperationsSince does: from the request that asked for them at or after the
+// OsmDeployment's tick, else from a new one, sent within limits. A caller
 // whose ctx ends stops waiting; the request goes on for the others. A request that fails
 // fails for every caller of its tick; the work queue's retry, with no tick, asks again.
 func (p *operationPolls) check(ctx context.Context, nbi engine.OSM, limits pollLimits, key types.NamespacedName,
@@ -111,23 +109,20 @@ func (p *operationPolls) check(ctx context.Context, nbi engine.OSM, limits pollL
 	return req.part(ids), nil
 }
 
-// join returns the request that answers the OsmDeployment key, sending a new one when none
-// does: it asks for key's operations and for those of the OsmDeployments due by now.
+// join returns the request that answers the OsmDeployment key: the one that asked for it since
+// its tick, or a new one, which asks for key's operations and for those of the OsmDeployments
+// due by now that no request asked for yet.
 func (p *operationPolls) join(nbi engine.OSM, limits pollLimits, key types.NamespacedName, since time.Time, ids []string,
 	now time.Time) *pollRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	due := now
 	if e, ok := p.expected[key]; ok {
-		if !e.tick.After(now) {
-			due = e.tick
-		}
 		delete(p.expected, key)
+		if e.servedBy != nil && e.servedBy.asks(ids) {
+			return e.servedBy
+		}
 	}
-	if r := p.latest; r != nil && !r.sentAt.Before(due) && r.asks(ids) {
-		return r
-	}
-	r := &pollRequest{sentAt: now, since: since, asked: make(map[string]bool, len(ids)), done: make(chan struct{})}
+	r := &pollRequest{since: since, asked: make(map[string]bool, len(ids)), done: make(chan struct{})}
 	for _, id := range ids {
 		r.asked[id] = true
 	}
@@ -136,16 +131,16 @@ func (p *operationPolls) join(nbi engine.OSM, limits pollLimits, key types.Names
 		switch {
 		case now.Sub(e.tick) > expectedFor:
 			delete(p.expected, other)
-		case e.tick.After(now) || len(r.asked)+len(e.ids) > maxPollBatch:
+		case e.servedBy != nil || e.tick.After(now) || len(r.asked)+len(e.ids) > maxPollBatch:
 		default:
 			for _, id := range e.ids {
 				r.asked[id] = true
 			}
 			r.since = minTime(r.since, e.since)
+			e.servedBy = r
 			deployments++
 		}
 	}
-	p.latest = r
 	pollBatchSize.Observe(float64(deployments))
 	go r.send(nbi, limits)
 	return r

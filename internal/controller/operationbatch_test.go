@@ -299,6 +299,17 @@ func TestOperationPollsAreBounded(t *testing.T) {
 	if asked := <-nbi.started; len(asked) != maxPollBatch {
 		t.Errorf("asked %d operations, want %d", len(asked), maxPollBatch)
 	}
+	// Each is asked for once: the others come to the request that asked for them, or ask for
+	// those no request asked for yet.
+	for i := 1; i < maxPollBatch; i++ {
+		if _, err := p.check(context.Background(), nbi, testPollLimits, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), tick); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The big one's, then two for 50 OsmDeployments of 2 operations each.
+	if got := nbi.requests(); got != 3 {
+		t.Errorf("%d requests, want 3", got)
+	}
 }
 
 // unansweringOSM never answers: a request ends when its context does.
