@@ -31,9 +31,9 @@ const (
 	// pollRequestTimeouts bounds a poll request, which no caller's context cancels, by this
 	// many NBI request timeouts: a login, the request, and its retry with a renewed token.
 	pollRequestTimeouts = 3
-	// expectedFor is how long past its tick the operations of an OsmDeployment that did not
-	// come (deleted, or put back in the queue) are still asked for: longer than the share's
-	// retry and the work queue's first back-offs.
+	// expectedFor is how long past its tick the board keeps what an OsmDeployment that did not
+	// come (deleted, or put back in the queue) waits for, and the answer asked for it: longer
+	// than the share's retry and the work queue's first back-offs.
 	expectedFor = time.Minute
 )
 

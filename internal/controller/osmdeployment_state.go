@@ -266,8 +266,8 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 
 // checkOperations asks OSM about the operations the status lists, in the request of its
 // connection's tick (operationPolls): those it still runs, and those that ended or ran past
-// spec.timeout. How long OSM ran those that ended times the polls
-// of the next ones on that OSM (pollschedule.go).
+// spec.timeout. How long OSM ran those that ended times the polls of the next ones on that OSM
+// (pollschedule.go).
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
 	pending := engineOperations(obj.Status.Operations)

@@ -120,12 +120,11 @@ func (s pollSchedule) wait(start time.Time, took time.Duration, now time.Time) t
 // tick share one request (operationbatch.go); each connection's origin (when it was built)
 // spreads the ticks of different OSMs. A wait of the poll interval (nothing learnt, or far past
 // the usual end) ends on the last tick of a coarser grid, of the largest multiple of short
-// within long, so that such polls of one OSM meet whichever tick each started on (when that
-// tick is sooner than short, on the first tick past short: the next poll reaches the coarser
-// grid). A shorter wait ends on the first tick at or after it, or the one before when that is
-// past long. false
-// when no tick lies between short and long (the short interval is about as long as the long
-// one): the wait is kept as it is.
+// within long, so that such polls of one OSM meet whichever tick each started on; when that
+// tick is sooner than short, on the first tick past short, from which the next poll reaches
+// the coarser grid. A shorter wait ends on the first tick at or after it, or the one before
+// when that is past long. false when no tick lies between short and long (the short interval
+// is about as long as the long one): the wait is kept as it is.
 func (s pollSchedule) onTick(wait time.Duration, now, origin time.Time) (time.Duration, bool) {
 	if s.short <= 0 {
 		return wait, false
