@@ -34,10 +34,25 @@ type Connection struct {
 	// durations is how long this OSM ran the operations seen end: the poll schedule's hints
 	// (pollschedule.go), dropped with the connection.
 	durations operationDurations
+	// polls joins the operation polls of the OsmDeployments into one request per tick
+	// (operationbatch.go); pollOrigin, when the connection was built, places its ticks
+	// (pollSchedule.onTick), and requestTimeout is the NBI client's.
+	polls          operationPolls
+	pollOrigin     time.Time
+	requestTimeout time.Duration
 
 	// checked is set once the OsmCluster reconciler has checked OSM with this client: a client
 	// built by anyone (after a restart, a new Secret) is checked at the OsmCluster's next reconcile.
 	checked atomic.Bool
+}
+
+// pollTimeout bounds a request of the poll board, which no reconcile's context cancels.
+func (c *Connection) pollTimeout() time.Duration {
+	timeout := c.requestTimeout
+	if timeout <= 0 {
+		timeout = osm.DefaultTimeout
+	}
+	return pollRequestTimeouts * timeout
 }
 
 // ConnectionError is why an OsmCluster cannot be connected to that a person must fix: a
@@ -172,7 +187,8 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 		s.conn = nil
 		return nil, &ConnectionError{Reason: gitopsv1alpha1.InvalidCASecretReason, Message: err.Error()}
 	}
-	s.conn = &Connection{NBI: nbi, Parallelism: cluster.GetMaxConcurrentRequests(), Fingerprint: fingerprint}
+	s.conn = &Connection{NBI: nbi, Parallelism: cluster.GetMaxConcurrentRequests(), Fingerprint: fingerprint,
+		pollOrigin: time.Now(), requestTimeout: p.requestTimeout(cluster)}
 	s.settings = settings
 	return s.conn, nil
 }

@@ -630,7 +630,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 	if len(obj.Status.Operations) > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(obj.Status.Operations), revision)
 		healthProgressing(obj, revision)
-		return r.pollOperations(st.conn, obj.Status.Operations, now)
+		return r.pollOperations(st.conn, obj, now)
 	}
 	if hasUnsettledInstances(obj) {
 		// Something waits for a later plan (an instance replaced, or moved after its

@@ -264,15 +264,19 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 	return st
 }
 
-// checkOperations asks OSM about the operations the status lists: those it still runs, and
-// those that ended or ran past spec.timeout. How long OSM ran those that ended times the polls
-// of the next ones on that OSM (pollschedule.go).
+// checkOperations asks OSM about the operations the status lists, in the request of its
+// connection's tick (operationPolls): those it still runs, and those that ended or ran past
+// spec.timeout. How long OSM ran those that ended times the polls of the next ones on that OSM
+// (pollschedule.go).
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
-	running, finished, err := engine.CheckOperations(ctx, conn.NBI, engineOperations(obj.Status.Operations))
+	pending := engineOperations(obj.Status.Operations)
+	unfinished, err := conn.polls.check(ctx, conn.NBI, pollLimits{timeout: conn.pollTimeout(), answerMemory: r.AnswerMemory},
+		client.ObjectKeyFromObject(obj), pending, time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
+	running, finished := engine.ClassifyOperations(pending, unfinished)
 	for _, ended := range finished {
 		conn.durations.learn(ended.Operation.Type, ended.Took)
 		recordOSMDuration(ended)
@@ -486,7 +490,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		conditions.Delete(obj, meta.StalledCondition) // failed ones are reported once the rest finish
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for %d OSM operation(s) of %s", len(st.running), obj.Status.LastAttemptedRevision)
 		healthProgressing(obj, obj.Status.LastAttemptedRevision)
-		return r.pollOperations(st.conn, obj.Status.Operations, time.Now())
+		return r.pollOperations(st.conn, obj, time.Now())
 	case statusOperationsEnded:
 		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {

@@ -37,12 +37,21 @@ type outcome struct {
 	kind  outcomeKind
 	after time.Duration
 	err   error
+	// exact is a requeue on a connection's poll tick (onTick): not jittered.
+	exact bool
 }
 
 func done(after time.Duration) outcome     { return outcome{kind: outcomeDone, after: after} }
 func waiting(after time.Duration) outcome  { return outcome{kind: outcomeWaiting, after: after} }
 func stalling(after time.Duration) outcome { return outcome{kind: outcomeStalling, after: after} }
 func retrying(err error) outcome           { return outcome{kind: outcomeRetryable, err: err} }
+
+// onTick waits for a poll tick of the OsmDeployment's connection (pollSchedule.onTick). It is not
+// jittered: the OsmDeployments of that OSM polling on one tick share one request, and the ticks
+// of different OSMs are spread by their connections' origins.
+func onTick(after time.Duration) outcome {
+	return outcome{kind: outcomeWaiting, after: after, exact: true}
+}
 
 // next determines the state again (outcomeNext).
 var next = outcome{kind: outcomeNext}
@@ -56,6 +65,8 @@ func (o outcome) result(jitterFn jitter.Duration) (ctrl.Result, error) {
 		return ctrl.Result{}, o.err
 	case o.after <= 0:
 		return ctrl.Result{}, nil
+	case o.exact:
+		return ctrl.Result{RequeueAfter: o.after}, nil
 	}
 	return ctrl.Result{RequeueAfter: jitterFn(o.after)}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
 
@@ -113,14 +115,67 @@ func (s pollSchedule) wait(start time.Time, took time.Duration, now time.Time) t
 	return s.long
 }
 
+// onTick moves a wait of the schedule at now onto the tick grid of a connection: the instants
+// origin plus a multiple of short. The OsmDeployments of one OsmCluster that poll on the same
+// tick share one request (operationbatch.go); each connection's origin (when it was built)
+// spreads the ticks of different OSMs. A wait of the poll interval (nothing learnt, or far past
+// the usual end) ends on the last tick of a coarser grid, of the largest multiple of short
+// within long, so that such polls of one OSM meet whichever tick each started on; when that
+// tick is sooner than short, on the first tick past short, from which the next poll reaches
+// the coarser grid. A shorter wait ends on the first tick at or after it, or the one before
+// when that is past long. false when no tick lies between short and long (the short interval
+// is about as long as the long one): the wait is kept as it is.
+func (s pollSchedule) onTick(wait time.Duration, now, origin time.Time) (time.Duration, bool) {
+	if s.short <= 0 {
+		return wait, false
+	}
+	within := func(d time.Duration) bool { return d >= s.short && d <= s.long }
+	target := wait
+	if wait >= s.long {
+		if tick := wait - sinceTick(now.Add(wait), origin, s.long-s.long%s.short); within(tick) {
+			return tick, true
+		}
+		// No tick of that grid in reach: the first tick past the short interval, from which
+		// the next poll reaches one.
+		target = s.short
+	}
+	tick := target
+	if past := sinceTick(now.Add(target), origin, s.short); past > 0 {
+		tick += s.short - past
+	}
+	if tick > s.long {
+		tick -= s.short
+	}
+	if !within(tick) {
+		return wait, false
+	}
+	return tick, true
+}
+
+// sinceTick is how long at is past the last tick of the grid origin plus a multiple of spacing.
+func sinceTick(at, origin time.Time, spacing time.Duration) time.Duration {
+	past := at.Sub(origin) % spacing
+	if past < 0 {
+		past += spacing
+	}
+	return past
+}
+
 // pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
-// runs: on the schedule learnt from conn's OSM. now is the real time, as the operations' start
-// times are (not the reconciler's Clock, which tests move).
-func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, pending []gitopsv1alpha1.OperationEntry, now time.Time) outcome {
+// runs: on the schedule learnt from conn's OSM, on conn's tick grid, where it leaves its pending
+// operations for the request of that tick (operationPolls.expect). now is the real time, as the
+// operations' start times are (not the reconciler's Clock, which tests move).
+func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, obj *gitopsv1alpha1.OsmDeployment, now time.Time) outcome {
 	short := r.OperationPollMinInterval
 	if short <= 0 {
 		short = DefaultOperationPollMinInterval
 	}
 	schedule := pollSchedule{short: min(short, r.OperationPollInterval), long: r.OperationPollInterval}
-	return waiting(schedule.next(pending, now, conn.durations.usual))
+	wait := schedule.next(obj.Status.Operations, now, conn.durations.usual)
+	wait, aligned := schedule.onTick(wait, now, conn.pollOrigin)
+	conn.polls.expect(client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now.Add(wait))
+	if aligned {
+		return onTick(wait)
+	}
+	return waiting(wait)
 }

@@ -106,3 +106,53 @@ func TestOperationDurationsAreBounded(t *testing.T) {
 		t.Errorf("a duration past %s learnt as %s", longestLearnt, usual)
 	}
 }
+
+func TestPollScheduleOnTick(t *testing.T) {
+	origin := time.Unix(1_700_000_000, 0)
+	schedule := pollSchedule{short: time.Second, long: 5 * time.Second}
+	for _, tc := range []struct {
+		name     string
+		schedule pollSchedule
+		now      time.Duration // since origin
+		wait     time.Duration
+		want     time.Duration
+		aligned  bool
+	}{
+		{"on a tick already", schedule, 10 * time.Second, 2 * time.Second, 2 * time.Second, true},
+		{"the next tick", schedule, 10*time.Second + 300*time.Millisecond, 4400 * time.Millisecond, 4700 * time.Millisecond, true},
+		{"the short interval: the next tick", schedule, 10*time.Second + 300*time.Millisecond, time.Second, 1700 * time.Millisecond, true},
+		{"the poll interval: the tick before", schedule, 10*time.Second + 300*time.Millisecond, 5 * time.Second, 4700 * time.Millisecond, true},
+		{"the poll interval, later: the tick of the coarser grid", schedule, 12*time.Second + 300*time.Millisecond, 5 * time.Second, 2700 * time.Millisecond, true},
+		{"the poll interval, the coarser grid's tick too soon: the first tick past the short interval", schedule,
+			14*time.Second + 500*time.Millisecond, 5 * time.Second, 1500 * time.Millisecond, true},
+		{"from which the next poll reaches the coarser grid", schedule, 16*time.Second + 10*time.Millisecond, 5 * time.Second, 3990 * time.Millisecond, true},
+		{"the coarser grid is of a multiple of the short interval", pollSchedule{short: 2 * time.Second, long: 5 * time.Second},
+			11*time.Second + 300*time.Millisecond, 5 * time.Second, 4700 * time.Millisecond, true},
+		{"before the origin", schedule, -300 * time.Millisecond, time.Second, 1300 * time.Millisecond, true},
+		{"no tick between the short and the poll interval", pollSchedule{short: time.Second, long: time.Second},
+			300 * time.Millisecond, time.Second, time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, aligned := tc.schedule.onTick(tc.wait, origin.Add(tc.now), origin)
+			if got != tc.want || aligned != tc.aligned {
+				t.Errorf("onTick: %s (aligned %t), want %s (%t)", got, aligned, tc.want, tc.aligned)
+			}
+			if aligned && (tc.now+got)%tc.schedule.short != 0 {
+				t.Errorf("now+%s is not on a tick", got)
+			}
+			if got < tc.schedule.short || got > tc.schedule.long {
+				t.Errorf("%s is out of the schedule's bounds", got)
+			}
+		})
+	}
+}
+
+func TestPollOnTickIsNotJittered(t *testing.T) {
+	double := func(d time.Duration) time.Duration { return 2 * d }
+	if res, _ := onTick(time.Second).result(double); res.RequeueAfter != time.Second {
+		t.Errorf("a poll tick requeued after %s, want 1s", res.RequeueAfter)
+	}
+	if res, _ := waiting(time.Second).result(double); res.RequeueAfter != 2*time.Second {
+		t.Errorf("a wait requeued after %s, want it jittered", res.RequeueAfter)
+	}
+}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -43,28 +42,23 @@ func ExpireOperations(running []OperationRecord, now time.Time, timeout time.Dur
 	return kept, expired
 }
 
-// CheckOperations reads the state of the pending operations with one request: what OSM lists of
-// them since the oldest pending one started. An operation missing from that answer has
-// COMPLETED (or was removed with its NS instance after a terminate). It returns the operations
-// still running, with their state refreshed, and those that finished.
-func CheckOperations(ctx context.Context, nbi OSM, pending []OperationRecord) ([]OperationRecord, []Outcome, error) {
+// OperationsQuery is what to ask OSM about the pending operations in one request
+// (osm.Client.ListOperationsSince): their ids, and the start of the oldest, widened by the clock
+// skew margin. An operation missing from the answer has COMPLETED (or was removed with its NS
+// instance after a terminate): ClassifyOperations reads the answer.
+func OperationsQuery(pending []OperationRecord) (since time.Time, ids []string) {
 	if len(pending) == 0 {
-		return nil, nil, nil
+		return time.Time{}, nil
 	}
-	since := pending[0].StartTime
-	ids := make([]string, len(pending))
+	since = pending[0].StartTime
+	ids = make([]string, len(pending))
 	for i, op := range pending {
 		if op.StartTime.Before(since) {
 			since = op.StartTime
 		}
 		ids[i] = op.ID
 	}
-	unfinished, err := nbi.ListOperationsSince(ctx, since.Add(-clockSkewMargin), ids...)
-	if err != nil {
-		return nil, nil, err
-	}
-	running, finished := ClassifyOperations(pending, unfinished)
-	return running, finished, nil
+	return since.Add(-clockSkewMargin), ids
 }
 
 // ClassifyOperations splits the pending operations by what OSM reports of them. It is a pure
