@@ -274,7 +274,9 @@ func whyCompletedToReady(r *Report) string {
 		"read of the operations came %s after an operation's end at the median, %s at p99, with the reconciler's poll "+
 		"schedule between %s and %s: an end waits for the next poll, then for the confirmation and the status write. "+
 		"Until operations of a type have been seen end on that OSM they are polled every %s; after, a tenth past their "+
-		"usual end and then every %s, so the end of a first operation of its type is what misses %s.", run.scenario, run.n,
+		"usual end and then every %s, so the end of a first operation of its type is what misses %s, and that of one "+
+		"much shorter than its type's usual (a scale-down after a scale-up) is seen at the next poll of the interval.",
+		run.scenario, run.n,
 		formatDuration(percentile(c.CompletedToReady, 99)), formatDuration(percentile(c.CompletedToPoll, 50)),
 		formatDuration(percentile(c.CompletedToPoll, 99)), formatDuration(r.Settings.ProfilePollMinInterval),
 		formatDuration(r.Settings.ProfilePollInterval), formatDuration(r.Settings.ProfilePollInterval),

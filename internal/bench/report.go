@@ -135,17 +135,24 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("commit", m.Commit)
 	md.row("date", r.Started.UTC().Format(time.RFC3339))
 	md.row("command", "`"+r.Command+"`")
-	md.row("NBI latency injected per request", formatDuration(s.Latency))
-	md.row("simulator OperationDelay (each LCM operation)", formatDuration(s.OperationDelay))
-	md.row("simulator LCM profile (sizes run with it)", fmt.Sprintf("%s (%s)", cmp.Or(s.LCMProfile, "none"), joinInts(s.ProfileSizes)))
 	if s.RealOSM != "" {
-		md.row("closeness runs against", fmt.Sprintf("OSM's own NBI and LCM at %s (VIM account %s)", s.RealOSM, s.RealOSMVIMAccount))
+		md.row("closeness runs against", fmt.Sprintf("OSM's own NBI and LCM at %s (VIM account %s), N = %s", s.RealOSM,
+			s.RealOSMVIMAccount, joinInts(s.ProfileSizes)))
+	} else {
+		md.row("NBI latency injected per request", formatDuration(s.Latency))
+		md.row("simulator OperationDelay (each LCM operation)", formatDuration(s.OperationDelay))
+		md.row("simulator LCM profile (sizes run with it)", fmt.Sprintf("%s (%s)", cmp.Or(s.LCMProfile, "none"), joinInts(s.ProfileSizes)))
 	}
-	md.row("reconciler OperationPollInterval", formatDuration(s.OperationPollInterval))
+	if !r.ClosenessOnly {
+		md.row("reconciler OperationPollInterval", formatDuration(s.OperationPollInterval))
+	}
 	md.row("reconciler poll in the runs with the LCM profile (interval, min interval)",
 		formatDuration(s.ProfilePollInterval)+", "+formatDuration(s.ProfilePollMinInterval))
 	md.row("OsmCluster maxConcurrentRequests", fmt.Sprint(s.MaxConcurrentRequests))
 	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst))
+	if r.ClosenessOnly {
+		return
+	}
 	md.row("OsmDeployment interval (drift check: interval set to)", fmt.Sprintf("1h (%s)", formatDuration(s.DriftInterval)))
 	md.row("CLI pattern: commands at once, --wait poll (sizes run with --wait)", fmt.Sprintf("%d, %s (%s)", s.MaxConcurrentRequests,
 		formatDuration(s.CLIPollInterval), joinInts(s.CLIWaitSizes)))
@@ -434,6 +441,10 @@ func renderGoBenchmarks(md *markdown, r *Report) {
 func renderMethod(md *markdown, r *Report) {
 	s := r.Settings
 	md.heading("Method")
+	if r.ClosenessOnly {
+		md.line("%s", closenessMethod(s))
+		return
+	}
 	for _, paragraph := range []string{
 		fmt.Sprintf("**Operator.** One process runs the real OsmCluster and OsmDeployment reconcilers in a controller-runtime "+
 			"manager (the flags of `cmd/main.go` as in the settings) against envtest's kube-apiserver and etcd, and an HTTP "+

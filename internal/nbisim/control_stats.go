@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -61,8 +62,10 @@ type endpointKey struct {
 	status        int
 }
 
-// statsRecorder holds the counters and the bounded request log.
+// statsRecorder holds the counters and the bounded request log, under a lock of its own: the
+// simulator and the recording proxy count alike.
 type statsRecorder struct {
+	mu        sync.Mutex
 	totals    Stats
 	endpoints map[endpointKey]*EndpointStats
 	log       []RequestRecord
@@ -71,11 +74,13 @@ type statsRecorder struct {
 	logSize int
 }
 
-func newStatsRecorder(logSize int) statsRecorder {
-	return statsRecorder{endpoints: map[endpointKey]*EndpointStats{}, logSize: logSize}
+func newStatsRecorder(logSize int) *statsRecorder {
+	return &statsRecorder{endpoints: map[endpointKey]*EndpointStats{}, logSize: logSize}
 }
 
 func (r *statsRecorder) record(record RequestRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.totals.Requests++
 	switch {
 	case strings.HasPrefix(record.Route, tokensRoute):
@@ -117,6 +122,8 @@ func isMutating(method string) bool {
 }
 
 func (r *statsRecorder) snapshot() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	stats := r.totals
 	stats.Endpoints = make([]EndpointStats, 0, len(r.endpoints))
 	for _, endpoint := range r.endpoints {
@@ -130,30 +137,28 @@ func (r *statsRecorder) snapshot() Stats {
 
 // requests returns the log, oldest first.
 func (r *statsRecorder) requests() []RequestRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return append(slices.Clone(r.log[r.next:]), r.log[:r.next]...)
 }
 
 func (r *statsRecorder) reset() {
-	*r = newStatsRecorder(r.logSize)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.totals, r.endpoints, r.log, r.next = Stats{}, map[endpointKey]*EndpointStats{}, nil, 0
 }
 
 // Stats returns the request counters.
 func (s *Server) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.stats.snapshot()
 }
 
 // RequestLog returns the last requests (at most Config.RequestLogSize), oldest first.
 func (s *Server) RequestLog() []RequestRecord {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return s.stats.requests()
 }
 
 // ResetStats zeroes the counters and empties the request log.
 func (s *Server) ResetStats() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.stats.reset()
 }

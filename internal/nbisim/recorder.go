@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"sync"
 	"time"
 )
 
@@ -15,8 +14,7 @@ import (
 // simulator (the benchmark's runs on ../shared/real-osm).
 type RecordingProxy struct {
 	proxy *httputil.ReverseProxy
-	mu    sync.Mutex
-	stats statsRecorder
+	stats *statsRecorder
 }
 
 // NewRecordingProxy forwards to upstream (scheme and host; the request's path is kept) and keeps
@@ -40,31 +38,17 @@ func (p *RecordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.proxy.ServeHTTP(counted, r)
 	record.Status, record.BytesSent, record.BytesReceived = counted.status, counted.bytes, body.bytes
 	record.Duration = time.Since(record.Time)
-	p.mu.Lock()
 	p.stats.record(record)
-	p.mu.Unlock()
 }
 
 // Stats returns the request counters.
-func (p *RecordingProxy) Stats() Stats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stats.snapshot()
-}
+func (p *RecordingProxy) Stats() Stats { return p.stats.snapshot() }
 
 // RequestLog returns the last requests, oldest first.
-func (p *RecordingProxy) RequestLog() []RequestRecord {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stats.requests()
-}
+func (p *RecordingProxy) RequestLog() []RequestRecord { return p.stats.requests() }
 
 // ResetStats zeroes the counters and empties the request log.
-func (p *RecordingProxy) ResetStats() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stats.reset()
-}
+func (p *RecordingProxy) ResetStats() { p.stats.reset() }
 
 // countingReader counts the bytes of a request body as the proxy reads it.
 type countingReader struct {

@@ -52,7 +52,7 @@ type Server struct {
 	faults          countedRules[Fault]
 	failures        countedRules[OperationFailure]
 	random          *rand.Rand
-	stats           statsRecorder
+	stats           *statsRecorder
 }
 
 // New returns a simulated NBI configured by cfg (see Config for defaults).
@@ -190,9 +190,7 @@ func (s *Server) handle(spec *routeSpec, c *call) response {
 }
 
 func (s *Server) finish(record RequestRecord) {
-	s.mu.Lock()
 	s.stats.record(record)
-	s.mu.Unlock()
 	if s.cfg.OnRequest != nil {
 		s.cfg.OnRequest(record)
 	}
