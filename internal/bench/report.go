@@ -82,7 +82,9 @@ func Render(w io.Writer, r *Report) error {
 	if r.Hostile != nil {
 		renderHostile(md, r.Hostile)
 	}
-	renderGoBenchmarks(md, r)
+	if len(r.GoBenchmarks) > 0 {
+		renderGoBenchmarks(md, r)
+	}
 	renderMethod(md, r)
 	_, err := io.WriteString(w, md.String())
 	return err
