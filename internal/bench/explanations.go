@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -198,24 +200,54 @@ func whyDriftBytes(r *Report) string {
 		"live values) would save the NS records' share."
 }
 
-// deploymentWrites are the operator's writes to OsmDeployments: what the client-side limiter
-// of --kube-api-qps counts against one bucket.
-func deploymentWrites(f FleetResult) int64 {
-	return f.OperatorAPIRequests["PATCH osmdeployments"] + f.OperatorAPIRequests["PATCH osmdeployments/status"]
+// apiBucket is one client-side limiter of --kube-api-qps: controller-runtime gives each client
+// a limiter per resource, and the manager has two clients, the cached one (whose reads the
+// informers answer, so only its writes reach the API server) and the uncached reader.
+type apiBucket struct {
+	resource string
+	reads    bool
+}
+
+// busiestBucket is the limiter the operator's requests of a fleet weighed most on, with its
+// requests: the one that paces the fleet.
+func busiestBucket(f FleetResult) (apiBucket, int64) {
+	counts := map[apiBucket]int64{}
+	for key, n := range f.OperatorAPIRequests {
+		method, resource, _ := strings.Cut(key, " ")
+		resource, _, _ = strings.Cut(resource, "/") // a subresource shares its resource's client
+		counts[apiBucket{resource: resource, reads: method == "GET"}] += n
+	}
+	var busiest apiBucket
+	var most int64
+	for _, bucket := range slices.SortedFunc(maps.Keys(counts), func(a, b apiBucket) int {
+		return cmp.Or(cmp.Compare(a.resource, b.resource), cmp.Compare(fmt.Sprint(a.reads), fmt.Sprint(b.reads)))
+	}) {
+		if counts[bucket] > most {
+			busiest, most = bucket, counts[bucket]
+		}
+	}
+	return busiest, most
 }
 
 func whyFleetReady(r *Report, f FleetResult) string {
-	writes := deploymentWrites(f)
-	floor := time.Duration(float64(max(writes-int64(r.Settings.KubeAPIBurst), 0)) / float64(r.Settings.KubeAPIQPS) * float64(time.Second))
-	return fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
-		"received). What paces the fleet is the manager's client-side limit of API server requests: applying a revision "+
-		"writes each OsmDeployment %.1f times (the finalizer, the pending creates before they are sent, the operations, "+
-		"Ready), %s writes in all, which --kube-api-qps %g (burst %d) lets through in no less than %s. A higher "+
-		"--kube-api-qps closes it (the API server protects itself with priority and fairness), as would fewer writes: "+
-		"the pending creates and the operations could be written in one patch only by giving up the record that keeps a "+
-		"crash from creating an NS instance twice.",
-		formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)), float64(writes)/float64(max(f.Deployments, 1)),
-		formatCount(writes), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst, formatDuration(floor))
+	bucket, requests := busiestBucket(f)
+	floor := time.Duration(float64(max(requests-int64(r.Settings.KubeAPIBurst), 0)) / float64(r.Settings.KubeAPIQPS) * float64(time.Second))
+	kind := "writes (creates, patches, deletes)"
+	if bucket.reads {
+		kind = "uncached reads"
+	}
+	perDeployment := float64(requests) / float64(max(f.Deployments, 1))
+	why := fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
+		"received). What paces the fleet is the manager's client-side limit of API server requests, one limiter per client "+
+		"and resource: its busiest were the %s of %s, %.1f per OsmDeployment, %s in all, which --kube-api-qps %g (burst %d) "+
+		"lets through in no less than %s.", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)), kind,
+		bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst, formatDuration(floor))
+	if bucket.resource == "leases" {
+		why += " They are the claims of the NS instance names (one Lease per name, created before a create is sent and " +
+			"read before a plan, so that no two OsmDeployments create one name in an OSM): reading them from the " +
+			"manager's cache would leave the creates, one per name, which still pace a fleet of many names."
+	}
+	return why
 }
 
 func whyFleetMemory(r *Report, f FleetResult) string {

@@ -451,3 +451,23 @@ func TestRenderCloseness(t *testing.T) {
 		t.Error("a run without the LCM profile does not say the section was not run")
 	}
 }
+
+// The fleet's explanation names the client-side limiter that paced it: a status subresource
+// counts with its resource, reads and writes go to different clients.
+func TestBusiestBucketPacesTheFleet(t *testing.T) {
+	f := FleetResult{Deployments: 1000, OperatorAPIRequests: map[string]int64{
+		"PATCH osmdeployments": 1000, "PATCH osmdeployments/status": 3000, "POST leases": 10000, "GET leases": 13000, "GET osmdeployments": 2000}}
+	bucket, requests := busiestBucket(f)
+	if bucket != (apiBucket{resource: "leases", reads: true}) || requests != 13000 {
+		t.Errorf("busiest: %+v with %d requests; want the reads of leases, 13000", bucket, requests)
+	}
+	f.OperatorAPIRequests["PATCH osmdeployments/status"] = 20000
+	if bucket, requests = busiestBucket(f); bucket != (apiBucket{resource: "osmdeployments"}) || requests != 21000 {
+		t.Errorf("busiest: %+v with %d requests; want the writes of osmdeployments with their status, 21000", bucket, requests)
+	}
+	why := whyFleetReady(&Report{Settings: Settings{KubeAPIQPS: 100, KubeAPIBurst: 300}}, f)
+	if !strings.Contains(why, "writes (creates, patches, deletes) of osmdeployments, 21.0 per OsmDeployment, 21,000 in all") ||
+		!strings.Contains(why, "no less than 207 s") {
+		t.Errorf("explanation: %s", why)
+	}
+}
