@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -127,7 +126,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	// The closeness runs start a manager of their own once the first stopped, in the same process:
 	// controller-runtime refuses a controller name it registered before unless told not to check.
 	controllerOptions := ctrlcontroller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: runtimectrl.GetDefaultRateLimiter(),
-		SkipNameValidation: ptr.To(true)}
+		SkipNameValidation: new(true)}
 	if err := (&controller.OsmClusterReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Connections: connections, AnswerMemory: opts.AnswerMemory}).
 		SetupWithManager(mgr, controllerOptions); err != nil {
 		return err

@@ -92,12 +92,10 @@ func checkAll(p *operationPolls, nbi engine.OSM, contexts []context.Context, sta
 	answers := make([]pollAnswer, len(contexts))
 	var wg sync.WaitGroup
 	for i, ctx := range contexts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			ops, err := p.check(ctx, nbi, testPollLimits, deploymentKey(i), pendingOf(deploymentKey(i).Name, start), now)
 			answers[i] = pollAnswer{ops, err}
-		}()
+		})
 	}
 	wg.Wait()
 	return answers

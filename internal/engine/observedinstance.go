@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/osmops/osmops/internal/osm"
+import (
+	"slices"
+
+	"github.com/osmops/osmops/internal/osm"
+)
 
 // observedInstance is what the observation holds of one NS instance, in one place: its record,
 // its owner and what its VNF records say. A plan of 10,000 instances looked each up in a dozen
@@ -128,9 +132,9 @@ func (r *observedInstance) kdu(member, name string) (observedKDU, bool) {
 // kdu returns the KDU name of the VNF record, and whether there is one. The last one counts, as
 // in the tables keyed by KDU name.
 func (v *observedVNF) kdu(name string) (observedKDU, bool) {
-	for i := len(v.kdus) - 1; i >= 0; i-- {
-		if v.kdus[i].name == name {
-			return v.kdus[i], true
+	for _, kdu := range slices.Backward(v.kdus) {
+		if kdu.name == name {
+			return kdu, true
 		}
 	}
 	return observedKDU{}, false

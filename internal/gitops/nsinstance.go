@@ -229,8 +229,8 @@ func FieldPath(item, field string) string {
 func (n NsInstance) ParamsJSON(member string, kdu KDU) string {
 	if n.sealed != nil {
 		// Of duplicates, the last counts.
-		for i := len(n.sealed.paramsJSON) - 1; i >= 0; i-- {
-			if sealed := n.sealed.paramsJSON[i]; sealed.member == member && sealed.kdu == kdu.Name {
+		for _, sealed := range slices.Backward(n.sealed.paramsJSON) {
+			if sealed.member == member && sealed.kdu == kdu.Name {
 				return sealed.json
 			}
 		}
