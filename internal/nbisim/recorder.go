@@ -34,9 +34,9 @@ func (p *RecordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		r.Body = body
 	}
-	counted := &countingWriter{ResponseWriter: w, status: http.StatusOK}
-	p.proxy.ServeHTTP(counted, r)
-	record.Status, record.BytesSent, record.BytesReceived = counted.status, counted.bytes, body.bytes
+	answer := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	p.proxy.ServeHTTP(answer, r)
+	record.Status, record.BytesSent, record.BytesReceived = answer.status, answer.sent, body.bytes
 	record.Duration = time.Since(record.Time)
 	p.stats.record(record)
 }
@@ -58,24 +58,6 @@ type countingReader struct {
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.ReadCloser.Read(b)
-	c.bytes += int64(n)
-	return n, err
-}
-
-// countingWriter keeps the status and counts the bytes of an answer body.
-type countingWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (c *countingWriter) WriteHeader(status int) {
-	c.status = status
-	c.ResponseWriter.WriteHeader(status)
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.ResponseWriter.Write(b)
 	c.bytes += int64(n)
 	return n, err
 }
