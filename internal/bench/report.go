@@ -551,6 +551,8 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%d µs", d.Microseconds())
 	case d < time.Second:
 		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	case d >= 1000*time.Second:
+		return fmt.Sprintf("%.0f s", d.Seconds()) // %.3g would write 1.11e+03
 	default:
 		return fmt.Sprintf("%.3g s", d.Seconds())
 	}

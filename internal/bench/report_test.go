@@ -471,3 +471,14 @@ func TestBusiestBucketPacesTheFleet(t *testing.T) {
 		t.Errorf("explanation: %s", why)
 	}
 }
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0", 250 * time.Microsecond: "250 µs", 21300 * time.Microsecond: "21.3 ms", 207 * time.Second: "207 s",
+		1106 * time.Second: "1106 s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("formatDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
