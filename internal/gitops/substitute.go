@@ -203,9 +203,10 @@ type expansionWalk struct {
 
 // bound returns an upper bound of the bytes node writes to its output, and of all it writes
 // (its arguments first, each in a buffer of its own), both capped past
-// MaxSubstitutedFileBytes. It is exact for all but the case functions, counted as three
-// bytes per byte (an invalid one becomes U+FFFD), and a ${v//pattern/...} whose pattern is
-// itself a reference, counted as if it matched everywhere.
+// MaxSubstitutedFileBytes. It is exact for all but the case functions and the suffix trims
+// (${v%...}, ${v%%...}), counted as three bytes per byte (an invalid one becomes U+FFFD),
+// and a ${v//pattern/...} whose pattern is itself a reference, counted as if it matched
+// everywhere.
 func (w *expansionWalk) bound(node parse.Node) (output, work int64) {
 	switch node := node.(type) {
 	case *parse.TextNode:
@@ -249,9 +250,9 @@ func (w *expansionWalk) functionBound(node *parse.FuncNode, work *int64) int64 {
 			return int64(len("9223372036854775807")) // the length itself
 		}
 		return length
-	case "##", "%", "%%", ":":
+	case "##", ":":
 		return length
-	case ",", ",,", "^", "^^":
+	case ",", ",,", "^", "^^", "%", "%%": // the suffix trims reverse the value rune by rune
 		return capped(3 * length)
 	case "/", "/#", "/%":
 		return capped(length + arg(1))
