@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
@@ -203,9 +204,9 @@ type expansionWalk struct {
 
 // bound returns an upper bound of the bytes node writes to its output, and of all it writes
 // (its arguments first, each in a buffer of its own), both capped past
-// MaxSubstitutedFileBytes. It is exact for all but the case functions and the suffix trims
-// (${v%...}, ${v%%...}), counted as three bytes per byte (an invalid one becomes U+FFFD),
-// and a ${v//pattern/...} whose pattern is itself a reference, counted as if it matched
+// MaxSubstitutedFileBytes. It is exact for all but the case functions, counted as three
+// bytes per byte (an invalid one becomes U+FFFD), the suffix trims (${v%...}, ${v%%...}),
+// three per byte and six more, and a ${v//pattern/...} whose pattern is itself a reference, counted as if it matched
 // everywhere.
 func (w *expansionWalk) bound(node parse.Node) (output, work int64) {
 	switch node := node.(type) {
@@ -252,8 +253,14 @@ func (w *expansionWalk) functionBound(node *parse.FuncNode, work *int64) int64 {
 		return length
 	case "##", ":":
 		return length
-	case ",", ",,", "^", "^^", "%", "%%": // the suffix trims reverse the value rune by rune
+	case ",", ",,", "^", "^^":
 		return capped(3 * length)
+	case "%", "%%":
+		// The suffix trims reverse the value rune by rune (an invalid byte becomes U+FFFD), cut
+		// bytes off its start, maybe within a rune, and reverse again: the up to three bytes
+		// left of a cut rune become U+FFFD each (two more bytes each).
+		return capped(3*length + 2*(utf8.UTFMax-1))
+
 	case "/", "/#", "/%":
 		return capped(length + arg(1))
 	case "//":
