@@ -206,6 +206,8 @@ func run(o options) error {
 	if !o.watch.AllNamespaces {
 		cacheOptions.DefaultNamespaces = map[string]ctrlcache.Config{runtimeNamespace: {}}
 	}
+	leases, claims := controller.ClaimsCache(runtimeNamespace)
+	cacheOptions.ByObject[leases] = claims
 
 	restConfig := runtimeclient.GetConfigOrDie(o.client)
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{

@@ -243,9 +243,10 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		"lets through in no less than %s.", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)), kind,
 		bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst, formatDuration(floor))
 	if bucket.resource == "leases" {
-		why += " They are the claims of the NS instance names (one Lease per name, created before a create is sent and " +
-			"read before a plan, so that no two OsmDeployments create one name in an OSM): reading them from the " +
-			"manager's cache would leave the creates, one per name, which still pace a fleet of many names."
+		why += " They are the claims of the NS instance names (one Lease per name, created before a create is sent, so " +
+			"that no two OsmDeployments create one name in an OSM: the API server refuses the second create of one " +
+			"object, never of one name among several, so each name costs one request; plans read them from the " +
+			"manager's cache)."
 	}
 	return why
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -104,8 +105,10 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	operatorConfig.QPS, operatorConfig.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	o.apiCalls = newAPICalls()
 	operatorConfig.Wrap(o.apiCalls.wrap)
+	leases, claims := controller.ClaimsCache(metav1.NamespaceDefault)
 	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  cache.Options{ByObject: map[client.Object]cache.ByObject{leases: claims}},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},

@@ -14,7 +14,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,6 +38,7 @@ import (
 // OSM stay the record of ownership; a claim guards what would be created or adopted without one.
 const (
 	claimNamePrefix = "osmops-claim-"
+	managedByLabel  = "app.kubernetes.io/managed-by"
 	// claimHolderLabel is the holder's UID, to list the claims of one OsmDeployment.
 	claimHolderLabel = "gitops.osmops.io/claim-holder-uid"
 	// claimHolderAnnotation is the holder's namespace/name, to tell whether it still exists and
@@ -50,6 +53,16 @@ const (
 // the namespaced Role of leader election (config/rbac/leader_election_role.yaml, and the
 // chart's), not the ClusterRole the +kubebuilder:rbac markers make, which would reach every
 // namespace's Leases.
+
+// ClaimsCache is what the manager's cache holds of Leases: the claims, in claimsNamespace only
+// (where the Role lets the manager list and watch them), so that a plan reads the claims it
+// checks without a request to the API server.
+func ClaimsCache(claimsNamespace string) (client.Object, cache.ByObject) {
+	return &coordinationv1.Lease{}, cache.ByObject{
+		Namespaces: map[string]cache.Config{claimsNamespace: {}},
+		Label:      labels.SelectorFromSet(labels.Set{managedByLabel: fieldOwner}),
+	}
+}
 
 // claimName is the name of the claim of the NS instance name on the OSM of identity: a hash of
 // a length-prefixed encoding of both, so that no two pairs share one.
@@ -67,7 +80,7 @@ func (r *OsmDeploymentReconciler) newClaim(obj *gitopsv1alpha1.OsmDeployment, id
 
 // holdClaim makes obj the holder of the claim lease.
 func holdClaim(lease *coordinationv1.Lease, obj *gitopsv1alpha1.OsmDeployment, identity, name string) {
-	lease.Labels = map[string]string{"app.kubernetes.io/managed-by": fieldOwner, claimHolderLabel: string(obj.UID)}
+	lease.Labels = map[string]string{managedByLabel: fieldOwner, claimHolderLabel: string(obj.UID)}
 	lease.Annotations = map[string]string{
 		claimHolderAnnotation: client.ObjectKeyFromObject(obj).String(),
 		claimOSMAnnotation:    identity, claimNsInstanceAnnotation: name,
@@ -77,14 +90,15 @@ func holdClaim(lease *coordinationv1.Lease, obj *gitopsv1alpha1.OsmDeployment, i
 
 // claims returns the NS instance names of the revision that another live OsmDeployment claims
 // on the OSM of identity, with that OsmDeployment ("namespace/name"). It writes nothing: the
-// reconcile takes its claims as it acts (holdClaims), the preview never. One list reads the
-// OsmDeployment's own claims; each declared name it does not hold costs one read.
+// reconcile takes its claims as it acts (holdClaims), the preview never. It reads the claims
+// from the manager's cache (ClaimsCache), which may lag: a claim it misses is found when
+// holdClaims creates its own, which the API server refuses.
 func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, identity string) (map[string]string, error) {
 	held := map[string]string{}
 	if identity == "" {
 		return held, nil // logged in to no OSM: nothing is created there
 	}
-	mine, err := r.ownClaims(ctx, obj)
+	mine, err := r.ownClaims(ctx, r.Client, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +107,7 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 			continue
 		}
 		lease := &coordinationv1.Lease{}
-		switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: r.ClaimsNamespace, Name: claimName(identity, ns.Name)}, lease); {
+		switch err := r.Get(ctx, types.NamespacedName{Namespace: r.ClaimsNamespace, Name: claimName(identity, ns.Name)}, lease); {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
@@ -110,10 +124,11 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	return held, nil
 }
 
-// ownClaims returns the claims obj holds, on any OSM, by name.
-func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
+// ownClaims returns the claims obj holds, on any OSM, by name, as reader lists them: the cache
+// to plan, the API server to take and release claims.
+func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
 	var list coordinationv1.LeaseList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(r.ClaimsNamespace), client.MatchingLabels{claimHolderLabel: string(obj.UID)}); err != nil {
+	if err := reader.List(ctx, &list, client.InNamespace(r.ClaimsNamespace), client.MatchingLabels{claimHolderLabel: string(obj.UID)}); err != nil {
 		return nil, fmt.Errorf("listing the claims of NS instance names: %w", err)
 	}
 	mine := make(map[string]coordinationv1.Lease, len(list.Items))
@@ -124,7 +139,8 @@ func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, obj *gitopsv1al
 }
 
 // claimHolder returns the holder of a claim ("namespace/name") and whether it still exists:
-// the OsmDeployment of that name, with the UID the claim holds.
+// the OsmDeployment of that name, with the UID the claim holds. It asks the API server: a cache
+// that has not seen a new holder yet would give its claim away.
 func (r *OsmDeploymentReconciler) claimHolder(ctx context.Context, lease *coordinationv1.Lease) (string, bool, error) {
 	holder := lease.Annotations[claimHolderAnnotation]
 	namespace, name, ok := strings.Cut(holder, "/")
@@ -174,7 +190,7 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 // on the OSM of identity, and returns those it keeps, by name.
 func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
 	inventory gitopsv1alpha1.Inventory) (map[string]coordinationv1.Lease, error) {
-	mine, err := r.ownClaims(ctx, obj)
+	mine, err := r.ownClaims(ctx, r.APIReader, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +272,7 @@ func (r *OsmDeploymentReconciler) releaseClaim(ctx context.Context, lease *coord
 // whatever its deletionPolicy. A claim not released (the API server unreachable) holds no name
 // for long: its holder is gone, and the next OsmDeployment that wants the name takes it over.
 func (r *OsmDeploymentReconciler) releaseClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) {
-	mine, err := r.ownClaims(ctx, obj)
+	mine, err := r.ownClaims(ctx, r.APIReader, obj)
 	for _, lease := range mine {
 		err = errors.Join(err, r.releaseClaim(ctx, &lease))
 	}

@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"context"
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // The claims of NS instance names (claims.go): Leases in the manager's namespace that the API
@@ -282,4 +288,49 @@ func (tn *tenant) asTenantAdmin() client.Client {
 	c, err := client.New(cfg, client.Options{Scheme: testScheme})
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	return c
+}
+
+// leaseReadsRefused is an API server reader that answers everything but Leases.
+type leaseReadsRefused struct {
+	client.Reader
+	refused int
+}
+
+func (r *leaseReadsRefused) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*coordinationv1.Lease); ok {
+		r.refused++
+		return errors.New("a Lease read reached the API server")
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (r *leaseReadsRefused) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*coordinationv1.LeaseList); ok {
+		r.refused++
+		return errors.New("a Lease list reached the API server")
+	}
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// TestAPlanReadsClaimsFromTheCache: the claims a plan checks (its own, and those of the names it
+// declares) come from the manager's cache; only the holder of another's claim is asked of the
+// API server, which a cache that has not seen it yet would get wrong.
+func TestAPlanReadsClaimsFromTheCache(t *testing.T) {
+	const identity = "osm-identity"
+	mine := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
+	other := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "other", UID: "uid-other"}}
+	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
+	held, taken := r.newClaim(mine, identity, "held"), r.newClaim(other, identity, "taken")
+	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other, held, taken).Build()
+	apiServer := &leaseReadsRefused{Reader: cache}
+	r.Client, r.APIReader = cache, apiServer
+	rev := &gitops.Revision{NsInstances: []gitops.NsInstance{{Name: "held"}, {Name: "taken"}, {Name: "free"}}}
+
+	claimed, err := r.claims(context.Background(), mine, rev, identity)
+	if err != nil || apiServer.refused > 0 {
+		t.Fatalf("claims read %d Lease(s) from the API server: %v", apiServer.refused, err)
+	}
+	if want := map[string]string{"taken": "tenant-b/other"}; !maps.Equal(claimed, want) {
+		t.Fatalf("claims = %v, want %v", claimed, want)
+	}
 }

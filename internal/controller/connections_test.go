@@ -170,7 +170,7 @@ var _ = Describe("The pool of NBI connections", func() {
 		for _, f := range families {
 			if f.GetName() == "osmops_nbi_requests_total" {
 				for _, m := range f.Metric {
-					requests = append(requests, labels(m))
+					requests = append(requests, metricLabels(m))
 				}
 			}
 		}

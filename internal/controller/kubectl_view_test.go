@@ -41,7 +41,7 @@ func (tn *tenant) reconciles(d *gitopsv1alpha1.OsmDeployment) uint64 {
 			continue
 		}
 		for _, m := range f.Metric {
-			if l := labels(m); l["namespace"] == d.Namespace && l["name"] == d.Name {
+			if l := metricLabels(m); l["namespace"] == d.Namespace && l["name"] == d.Name {
 				return m.GetHistogram().GetSampleCount()
 			}
 		}

@@ -145,7 +145,7 @@ var _ = Describe("RBAC and secrets", func() {
 		role := &rbacv1.Role{}
 		g.Expect(readManifest("config/rbac/leader_election_role.yaml", role)).To(Succeed())
 		g.Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "create", "update", "delete"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		}), "the leader election role")
 

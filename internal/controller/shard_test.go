@@ -106,7 +106,7 @@ func (m *testManager) nsRequests() float64 {
 			continue
 		}
 		for _, metric := range f.Metric {
-			if strings.HasPrefix(labels(metric)["route"], "/nslcm/") {
+			if strings.HasPrefix(metricLabels(metric)["route"], "/nslcm/") {
 				sent += metric.GetCounter().GetValue()
 			}
 		}

@@ -111,14 +111,14 @@ var _ = Describe("Status, kstatus and metrics", func() {
 			found := map[string]bool{}
 			for _, f := range families {
 				for _, m := range f.Metric {
-					if f.GetName() == "osmops_ns_instances" && labels(m)["namespace"] == tn.namespace && labels(m)["state"] == "Ready" &&
+					if f.GetName() == "osmops_ns_instances" && metricLabels(m)["namespace"] == tn.namespace && metricLabels(m)["state"] == "Ready" &&
 						m.GetGauge().GetValue() == 1 {
 						found[f.GetName()] = true
 					}
-					if f.GetName() == "osmops_operations_total" && labels(m)["type"] == "instantiate" && labels(m)["outcome"] == "completed" {
+					if f.GetName() == "osmops_operations_total" && metricLabels(m)["type"] == "instantiate" && metricLabels(m)["outcome"] == "completed" {
 						found[f.GetName()] = true
 					}
-					if f.GetName() == "osmops_reconcile_duration_seconds" && labels(m)["namespace"] == tn.namespace {
+					if f.GetName() == "osmops_reconcile_duration_seconds" && metricLabels(m)["namespace"] == tn.namespace {
 						found[f.GetName()] = true
 					}
 				}
@@ -151,7 +151,7 @@ var _ = Describe("Status, kstatus and metrics", func() {
 	})
 })
 
-func labels(m *dto.Metric) map[string]string {
+func metricLabels(m *dto.Metric) map[string]string {
 	out := map[string]string{}
 	for _, l := range m.Label {
 		out[l.GetName()] = l.GetValue()

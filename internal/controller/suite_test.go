@@ -118,6 +118,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // is never cached (only the metadata of the labelled ones, as the manager's).
 func managerOptions(shard string) ctrl.Options {
 	selector := shardSelector(shard)
+	leases, claims := ClaimsCache(operatorNamespace)
 	return ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -127,6 +128,7 @@ func managerOptions(shard string) ctrl.Options {
 			&gitopsv1alpha1.OsmDeployment{}: {Label: selector},
 			&corev1.Secret{}:                {Label: WatchConfigsSelector},
 			&corev1.ConfigMap{}:             {Label: WatchConfigsSelector},
+			leases:                          claims,
 		}},
 		Client: client.Options{
 			Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
