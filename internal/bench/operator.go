@@ -263,10 +263,14 @@ func (t *Tenant) RemoveDeployments(ctx context.Context) error {
 	})
 }
 
-// WaitApplied waits until the OsmDeployment is Ready with revision applied.
+// WaitApplied waits until the OsmDeployment is Ready with revision applied; when the wait ends
+// first, the error says what its Ready condition said.
 func (t *Tenant) WaitApplied(ctx context.Context, name, revision string) error {
 	key := types.NamespacedName{Namespace: t.namespace, Name: name}
-	return t.op.watch.waitUntil(ctx, func(seen observed) bool { return applied(seen.latest[key], revision) })
+	if err := t.op.watch.waitUntil(ctx, func(seen observed) bool { return applied(seen.latest[key], revision) }); err != nil {
+		return fmt.Errorf("%w (%s)", err, t.readiness(name, true))
+	}
+	return nil
 }
 
 // WaitAllApplied waits until every OsmDeployment of the tenant is Ready with the revision that
