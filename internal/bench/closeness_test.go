@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,30 @@ func TestMeasureCloseness(t *testing.T) {
 	}
 	if none := (Closeness{OperatorTime: time.Second}); none.Ratio() != 0 || none.RequestsPerOperation(3) != 0 {
 		t.Errorf("without operations: ratio %g, per operation %g, want 0 and 0", none.Ratio(), none.RequestsPerOperation(3))
+	}
+}
+
+// The runs with the LCM profile name the VIM account of the OSM they run on: the simulator's,
+// which has no other (a revision naming another is refused and never Ready), or OSM's own with
+// --real-osm.
+func TestClosenessWorkloadNamesTheVIMAccountOfItsOSM(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings Settings
+		want     string
+	}{
+		{"the simulator", Settings{LCMProfile: "real", RealOSMVIMAccount: "mylocation1"}, VIMAccount},
+		{"OSM's own", Settings{LCMProfile: "real", RealOSM: "http://127.0.0.1:22999", RealOSMVIMAccount: "mylocation1"}, "mylocation1"},
+	}
+	for _, tt := range tests {
+		w := tt.settings.closenessWorkload(10)
+		if w.N != 10 || w.Prefix != repository {
+			t.Errorf("%s: workload %+v, want N=10 of the repository's instances", tt.name, w)
+		}
+		for path, content := range RepositoryFiles(w.First(), nil) {
+			if !strings.Contains(content, "\nvimAccountName: "+tt.want+"\n") {
+				t.Errorf("%s: %s names another VIM account than %s:\n%s", tt.name, path, tt.want, content)
+			}
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,7 @@ type OperatorOptions struct {
 type Operator struct {
 	env       *envtest.Environment
 	log       *mutableWriter
+	logger    logr.Logger // the manager's and the reconcilers', to log: not the process's, set once
 	client    client.Client
 	artifacts *artifactserver.Server
 	watch     *deploymentWatch
@@ -76,7 +78,7 @@ const driverQPS = -1
 // StartOperator starts envtest (kube-apiserver and etcd) with the CRDs, and the manager.
 func StartOperator(ctx context.Context, opts OperatorOptions) (*Operator, error) {
 	log := &mutableWriter{out: opts.Log}
-	ctrl.SetLogger(zap.New(zap.WriteTo(log), zap.Level(zapcore.ErrorLevel)))
+	processLog().follow(log)
 	env, err := testenv.NewEnvironment()
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func StartOperator(ctx context.Context, opts OperatorOptions) (*Operator, error)
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
-	o := &Operator{env: env, log: log, artifacts: artifactserver.NewServer(), stopped: make(chan error, 1)}
+	o := &Operator{env: env, log: log, logger: newLogger(log), artifacts: artifactserver.NewServer(), stopped: make(chan error, 1)}
 	if err := o.start(ctx, cfg, testenv.NewScheme(), opts); err != nil {
 		o.artifacts.Close()
 		_ = env.Stop()
@@ -109,6 +111,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cache.Options{ByObject: map[client.Object]cache.ByObject{leases: claims}},
+		Logger:                 o.logger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Client:                 client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
@@ -119,7 +122,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	if err := controller.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	recorder, err := events.NewRecorder(mgr, ctrl.Log, "", "osmops")
+	recorder, err := events.NewRecorder(mgr, o.logger, "", "osmops")
 	if err != nil {
 		return err
 	}
@@ -148,7 +151,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	if _, err := informer.AddEventHandler(o.watch); err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
+	runCtx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), o.logger))
 	o.stop = cancel
 	go func() { o.stopped <- mgr.Start(runCtx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -263,10 +266,14 @@ func (t *Tenant) RemoveDeployments(ctx context.Context) error {
 	})
 }
 
-// WaitApplied waits until the OsmDeployment is Ready with revision applied.
+// WaitApplied waits until the OsmDeployment is Ready with revision applied; when the wait ends
+// first, the error says what its Ready condition said.
 func (t *Tenant) WaitApplied(ctx context.Context, name, revision string) error {
 	key := types.NamespacedName{Namespace: t.namespace, Name: name}
-	return t.op.watch.waitUntil(ctx, func(seen observed) bool { return applied(seen.latest[key], revision) })
+	if err := t.op.watch.waitUntil(ctx, func(seen observed) bool { return applied(seen.latest[key], revision) }); err != nil {
+		return fmt.Errorf("%w (%s)", err, t.readiness(name, true))
+	}
+	return nil
 }
 
 // WaitAllApplied waits until every OsmDeployment of the tenant is Ready with the revision that
@@ -493,6 +500,35 @@ func (c *reconcileStarts) Get(ctx context.Context, key client.ObjectKey, obj cli
 		c.watch.start(key)
 	}
 	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// newLogger logs the errors to w.
+func newLogger(w io.Writer) logr.Logger {
+	return zap.New(zap.WriteTo(w), zap.Level(zapcore.ErrorLevel))
+}
+
+// processLog is the writer of controller-runtime's process-wide logger, which its package-level
+// loggers (the cache's, the sources', envtest's) write to and no manager option reaches:
+// ctrl.SetLogger takes effect once per process, so it is set once, to a writer that follows the
+// operator started last.
+var processLog = sync.OnceValue(func() *followingWriter {
+	w := &followingWriter{}
+	ctrl.SetLogger(newLogger(w))
+	return w
+})
+
+// followingWriter writes to the writer it last followed (nowhere before the first).
+type followingWriter struct {
+	current atomic.Pointer[mutableWriter]
+}
+
+func (w *followingWriter) follow(to *mutableWriter) { w.current.Store(to) }
+
+func (w *followingWriter) Write(p []byte) (int, error) {
+	if to := w.current.Load(); to != nil {
+		return to.Write(p)
+	}
+	return len(p), nil
 }
 
 // mutableWriter passes writes through until it is muted.

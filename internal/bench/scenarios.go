@@ -159,13 +159,24 @@ func (b *Bench) RunSize(ctx context.Context, n int) SizeResult {
 // with Settings.LCMProfile (SizeResult.Profiled): b's Operator polls as the manager does by
 // default (Settings.ProfilePollInterval).
 func (b *Bench) RunCloseness(ctx context.Context, n int) SizeResult {
-	workload := Workload{N: n, Prefix: repository, VIMAccount: b.Settings.RealOSMVIMAccount}
+	workload := b.Settings.closenessWorkload(n)
 	result := SizeResult{N: n, Changed: workload.ChangedNames()}
 	var err error
 	if result.Profiled, _, err = b.runOperator(ctx, workload, b.Settings.LCMProfile); err != nil {
 		result.Errors = append(result.Errors, fmt.Sprintf("operator, LCM profile %s: %s", b.Settings.LCMProfile, err))
 	}
 	return result
+}
+
+// closenessWorkload is the workload of the runs with the LCM profile at n: its NS instances name
+// the VIM account of the OSM they run on, OSM's own (RealOSMVIMAccount) or the simulator's
+// (VIMAccount): the operator refuses a revision that names a VIM account its OSM lacks.
+func (s Settings) closenessWorkload(n int) Workload {
+	w := Workload{N: n, Prefix: repository}
+	if s.RealOSM != "" {
+		w.VIMAccount = s.RealOSMVIMAccount
+	}
+	return w
 }
 
 // startSimulator starts a simulator with the bench's settings and the LCM profile, if any.

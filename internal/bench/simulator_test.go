@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -104,9 +105,14 @@ func TestDeploymentWatchWakesWaiters(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("WaitApplied: %v", err)
 	}
+	refused := ready.DeepCopy()
+	refused.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "ValidationFailed",
+		Message: `vimAccountName "mylocation1" is not a VIM account of OSM`}}
+	w.OnUpdate(nil, refused)
 	cancelled, cancelNow := context.WithCancel(ctx)
 	cancelNow()
-	if err := tenant.WaitApplied(cancelled, "d", "main@sha1:2"); err == nil {
-		t.Error("WaitApplied of a revision never applied returned without error")
+	err := tenant.WaitApplied(cancelled, "d", "main@sha1:2")
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `Ready=False ValidationFailed: vimAccountName "mylocation1"`) {
+		t.Errorf("WaitApplied of a revision never applied: %v, want the cancellation and why it is not Ready", err)
 	}
 }
