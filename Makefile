@@ -77,7 +77,7 @@ test-e2e: envtest flux-controllers ## Run the end-to-end suite (real Flux source
 		go test -tags e2e -timeout 30m -count=1 $(GO_TEST_FLAGS) ./test/e2e/... -ginkgo.junit-report=$(JUNIT_DIR)/e2e.xml
 
 .PHONY: bench
-bench: envtest ## Benchmark the operator against the osm CLI's request pattern (about 5 minutes); writes docs/benchmarks.md.
+bench: envtest ## Benchmark the operator against the osm CLI's request pattern (about 20 minutes on 2 cores); writes docs/benchmarks.md.
 	go build -o $(LOCALBIN)/osm-nbi-sim ./cmd/osm-nbi-sim
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh)" go run ./cmd/osmops-bench --simulator=$(LOCALBIN)/osm-nbi-sim --out=docs/benchmarks.md
 
