@@ -191,6 +191,8 @@ func run(o options) error {
 		return fmt.Errorf("--watch-configs-label-selector: %w", err)
 	}
 	cacheOptions := ctrlcache.Options{
+		// Nothing reads the managedFields of a cached object; 10,000 claims would hold tens of MiB of them.
+		DefaultTransform: ctrlcache.TransformStripManagedFields(),
 		ByObject: map[ctrlclient.Object]ctrlcache.ByObject{
 			&gitopsv1alpha1.OsmCluster{}:    {Label: watchSelector},
 			&gitopsv1alpha1.OsmDeployment{}: {Label: watchSelector},

@@ -109,8 +109,9 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	operatorConfig.Wrap(o.apiCalls.wrap)
 	leases, claims := controller.ClaimsCache(metav1.NamespaceDefault)
 	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cache.Options{ByObject: map[client.Object]cache.ByObject{leases: claims}},
+		Scheme: scheme,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{leases: claims},
+			DefaultTransform: cache.TransformStripManagedFields()}, // as cmd/main.go
 		Logger:                 o.logger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",

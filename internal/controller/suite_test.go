@@ -123,7 +123,7 @@ func managerOptions(shard string) ctrl.Options {
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 			&gitopsv1alpha1.OsmCluster{}:    {Label: selector},
 			&gitopsv1alpha1.OsmDeployment{}: {Label: selector},
 			&corev1.Secret{}:                {Label: WatchConfigsSelector},
