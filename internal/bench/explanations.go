@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/osmops/osmops/internal/nbisim"
 )
 
 // notMeasured is the explanation of a target this run did not measure.
@@ -53,19 +55,45 @@ func recordBytes(m Measurement) int64 {
 // secondObservation says what A and B spend most on when the engine observes OSM once to plan
 // and once more after the operations finished.
 const secondObservation = "Most of it is the second observation: once the operations have finished, the reconciler " +
-	"lists everything again (NSDs, VNFDs, VIM accounts, NS instances and the VNF records) before it reports Ready, to " +
-	"notice an NS instance deleted meanwhile, whose operations OSM drops so that they look completed."
+	"reads the NS and VNF records of its instances again before it reports Ready, to notice an NS instance deleted " +
+	"meanwhile, whose operations OSM drops so that they look completed."
 
-// lighterConfirmation is what would close the request targets of A and B then.
-const lighterConfirmation = "Checking that with the NS instance list alone would save 4 requests; trusting the " +
-	"finished operations and leaving a deletion to the next drift check would save all 5."
+// lighterConfirmation is what would make the second observation cheaper.
+const lighterConfirmation = "Confirming with the NS instance list alone would save the read of the VNF records; " +
+	"trusting the finished operations and leaving a deletion to the next drift check would save both."
+
+// firstRevisionReads says why a first revision cannot read less.
+const firstRevisionReads = "A first revision cannot read less: its creates name OSM's ids of the NSD and the VIM " +
+	"account, so the descriptors, packages and VIM accounts (and the project, for its quotas) are read once, and the " +
+	"instances are listed by owner, then by the names no marker found."
+
+// readsByRoute lists the reads of stats, the most requested first: "3 GET /osm/...".
+func readsByRoute(stats nbisim.Stats) string {
+	counts := map[string]int64{}
+	for _, e := range stats.Endpoints {
+		if e.Method == "GET" {
+			counts[e.Route] += e.Requests
+		}
+	}
+	routes := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(routes))
+	for i, route := range routes {
+		parts[i] = fmt.Sprintf("%d `GET %s`", counts[route], route)
+	}
+	return strings.Join(parts, ", ")
+}
 
 func whyRequests(r *Report, scenario Scenario, budget string) string {
 	size, m, ok := r.largest(scenario)
 	if !ok {
 		return notMeasured
 	}
-	why := fmt.Sprintf("%s At N = %s the operator %s.", budget, formatCount(int64(size.N)), observations(m))
+	why := fmt.Sprintf("%s At N = %s the operator %s: %s.", budget, formatCount(int64(size.N)), observations(m), readsByRoute(m.Stats))
+	if scenario == FirstRevision {
+		why += " " + firstRevisionReads
+	}
 	if observationCount(m) > 1 {
 		return why + " " + secondObservation + " " + lighterConfirmation
 	}
@@ -171,9 +199,7 @@ func whyRequestsBAgainstCLI(r *Report) string {
 			why += fmt.Sprintf(", so the operator sends no more from %d changed instance(s) on", breakEven)
 		}
 		return why + fmt.Sprintf(". To send no more for %d changed instance(s), the operator would have to plan and confirm "+
-			"them in %d reads: the NS records of the changed instances and one read of the operations, leaving the "+
-			"descriptor, VIM account and package lists (references that did not change) and the records of the "+
-			"unchanged instances to the drift check.", changed, cli.Stats.Requests-op.Stats.MutatingRequests)
+			"them in %d reads, where it read %s.", changed, cli.Stats.Requests-op.Stats.MutatingRequests, readsByRoute(op.Stats))
 	}
 	return notMeasured
 }

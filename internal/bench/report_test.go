@@ -482,3 +482,22 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestWhyRequestsListsTheReadsMeasured: the explanation names each read route with its count,
+// the most requested first, so that it says what was measured, not what the code once did.
+func TestWhyRequestsListsTheReadsMeasured(t *testing.T) {
+	r := goodReport()
+	m := measured(1013, 1004, 1000, 0, time.Second)
+	m.Stats.Endpoints = append(m.Stats.Endpoints,
+		nbisim.EndpointStats{Route: nsdListRoute, Method: "GET", Requests: 1},
+		nbisim.EndpointStats{Route: nsListRoute, Method: "GET", Requests: 2},
+		nbisim.EndpointStats{Route: nsListRoute, Method: "GET", Status: 404, Requests: 1},
+		nbisim.EndpointStats{Route: vnfListRoute, Method: "GET", Requests: 1},
+		nbisim.EndpointStats{Route: nsListRoute, Method: "POST", Requests: 1000})
+	r.Sizes[1].Operator[FirstRevision] = m
+	got := whyRequestsA(r)
+	want := "3 `GET /osm/nslcm/v1/ns_instances_content`, 1 `GET /osm/nsd/v1/ns_descriptors`, 1 `GET /osm/nslcm/v1/vnf_instances`."
+	if !strings.Contains(got, want) || !strings.Contains(got, firstRevisionReads) {
+		t.Errorf("the explanation %q lacks %q or why a first revision reads them", got, want)
+	}
+}
