@@ -56,12 +56,28 @@ const (
 
 // ClaimsCache is what the manager's cache holds of Leases: the claims, in claimsNamespace only
 // (where the Role lets the manager list and watch them), so that a plan reads the claims it
-// checks without a request to the API server.
+// checks without a request to the API server; of each, only what claims reads (cachedClaim).
 func ClaimsCache(claimsNamespace string) (client.Object, cache.ByObject) {
 	return &coordinationv1.Lease{}, cache.ByObject{
 		Namespaces: map[string]cache.Config{claimsNamespace: {}},
 		Label:      labels.SelectorFromSet(labels.Set{managedByLabel: fieldOwner}),
+		Transform:  cachedClaim,
 	}
+}
+
+// cachedClaim keeps of a claim what a plan reads of it (its holder): the cache holds one per NS
+// instance of every inventory. Nothing writes a cached claim back: taking and releasing one read
+// it from the API server.
+func cachedClaim(obj any) (any, error) {
+	lease, ok := obj.(*coordinationv1.Lease)
+	if !ok {
+		return obj, nil
+	}
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: lease.Namespace, Name: lease.Name, UID: lease.UID, ResourceVersion: lease.ResourceVersion,
+			Labels: lease.Labels, Annotations: map[string]string{claimHolderAnnotation: lease.Annotations[claimHolderAnnotation]}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: lease.Spec.HolderIdentity},
+	}, nil
 }
 
 // claimName is the name of the claim of the NS instance name on the OSM of identity: a hash of

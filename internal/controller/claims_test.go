@@ -313,15 +313,26 @@ func (r *leaseReadsRefused) List(ctx context.Context, list client.ObjectList, op
 }
 
 // TestAPlanReadsClaimsFromTheCache: the claims a plan checks (its own, and those of the names it
-// declares) come from the manager's cache; only the holder of another's claim is asked of the
-// API server, which a cache that has not seen it yet would get wrong.
+// declares) come from the manager's cache, as it holds them (cachedClaim); only the holder of
+// another's claim is asked of the API server, which a cache that has not seen it yet would get
+// wrong.
 func TestAPlanReadsClaimsFromTheCache(t *testing.T) {
 	const identity = "osm-identity"
 	mine := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
 	other := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "other", UID: "uid-other"}}
 	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
-	held, taken := r.newClaim(mine, identity, "held"), r.newClaim(other, identity, "taken")
-	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other, held, taken).Build()
+	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other).Build()
+	for _, claim := range []*coordinationv1.Lease{r.newClaim(mine, identity, "held"), r.newClaim(other, identity, "taken")} {
+		cached, err := cachedClaim(claim) // as the manager's cache holds it
+		if err != nil {
+			t.Fatal(err)
+		}
+		cachedLease := cached.(*coordinationv1.Lease)
+		cachedLease.ResourceVersion = ""
+		if err := cache.Create(context.Background(), cachedLease); err != nil {
+			t.Fatal(err)
+		}
+	}
 	apiServer := &leaseReadsRefused{Reader: cache}
 	r.Client, r.APIReader = cache, apiServer
 	rev := &gitops.Revision{NsInstances: []gitops.NsInstance{{Name: "held"}, {Name: "taken"}, {Name: "free"}}}
