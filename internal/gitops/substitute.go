@@ -206,8 +206,8 @@ type expansionWalk struct {
 // (its arguments first, each in a buffer of its own), both capped past
 // MaxSubstitutedFileBytes. It is exact for all but the case functions, counted as three
 // bytes per byte (an invalid one becomes U+FFFD), the suffix trims (${v%...}, ${v%%...}),
-// three per byte and six more, and a ${v//pattern/...} whose pattern is itself a reference, counted as if it matched
-// everywhere.
+// three per byte and six more, and a ${v//pattern/...} whose pattern is itself a reference,
+// counted as if it matched everywhere.
 func (w *expansionWalk) bound(node parse.Node) (output, work int64) {
 	switch node := node.(type) {
 	case *parse.TextNode:
@@ -260,7 +260,6 @@ func (w *expansionWalk) functionBound(node *parse.FuncNode, work *int64) int64 {
 		// bytes off its start, maybe within a rune, and reverse again: the up to three bytes
 		// left of a cut rune become U+FFFD each (two more bytes each).
 		return capped(3*length + 2*(utf8.UTFMax-1))
-
 	case "/", "/#", "/%":
 		return capped(length + arg(1))
 	case "//":

@@ -161,7 +161,7 @@ func bootstrap(t testing.TB) (context.Context, *testTenant, *WithT) {
 }
 
 // state returns the state dump of the tenant's simulator.
-func (tt *testTenant) state(ctx context.Context, g *WithT) nbisim.State {
+func (tt *testTenant) state(ctx context.Context, g Gomega) nbisim.State {
 	state, err := tt.sim.State(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	return state

@@ -75,9 +75,7 @@ var _ = Describe("Failures and tenants", func() {
 				// Ready comes once OSM completed the terminate; OSM removes the terminated record
 				// by itself a moment later (autoremove, about 2 s on OSM 19).
 				g.Eventually(func(g Gomega) {
-					state, err := tenant.sim.State(ctx)
-					g.Expect(err).NotTo(HaveOccurred())
-					g.Expect(nsStates(state)).To(Equal(tc.wantInOSM))
+					g.Expect(nsStates(tenant.state(ctx, g))).To(Equal(tc.wantInOSM))
 				}).WithContext(ctx).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
 				stats := tenant.stats(ctx, g)
 				g.Expect(requestsTo(stats, http.MethodDelete, nsDeleteRoute)).To(Equal(tc.wantDeletes))
