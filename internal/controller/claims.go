@@ -9,7 +9,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +50,8 @@ const (
 	// claimOSMAnnotation and claimNsInstanceAnnotation are what the claim's name is a hash of.
 	claimOSMAnnotation        = "gitops.osmops.io/claim-osm-identity"
 	claimNsInstanceAnnotation = "gitops.osmops.io/claim-ns-instance"
+	// claimsAtOnce bounds the claims one reconcile takes at once; --kube-api-qps bounds them all.
+	claimsAtOnce = 8
 )
 
 // Claims need get, list, create, update and delete on Leases in the manager's namespace only:
@@ -186,18 +191,29 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 	if err != nil {
 		return nil, err
 	}
+	// The claims are taken at once: each is a request of its own that the API server settles
+	// alone, and in turn they made a plan of n new names wait n round trips.
+	var mu sync.Mutex
 	contested := map[string]string{}
+	group, groupCtx := errgroup.WithContext(ctx)
+	group.SetLimit(claimsAtOnce)
 	for _, e := range inventory.NsInstances {
 		if _, held := mine[claimName(identity, e.Name)]; held {
 			continue
 		}
-		holder, err := r.takeClaim(ctx, obj, identity, e.Name)
-		if err != nil {
-			return nil, err
-		}
-		if holder != "" {
+		group.Go(func() error {
+			holder, err := r.takeClaim(groupCtx, obj, identity, e.Name)
+			if err != nil || holder == "" {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			contested[e.Name] = holder
-		}
+			return nil
+		})
+	}
+	if err := group.Wait(); err != nil {
+		return nil, err
 	}
 	return contested, nil
 }

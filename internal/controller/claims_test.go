@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
@@ -343,5 +346,38 @@ func TestAPlanReadsClaimsFromTheCache(t *testing.T) {
 	}
 	if want := map[string]string{"taken": "tenant-b/other"}; !maps.Equal(claimed, want) {
 		t.Fatalf("claims = %v, want %v", claimed, want)
+	}
+}
+
+// TestAPlanTakesItsClaimsAtOnce: each Lease create waits until a second one is in flight, so
+// claims taken one at a time never get past the first (the deadline only bounds a failure).
+func TestAPlanTakesItsClaimsAtOnce(t *testing.T) {
+	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
+	var inFlight atomic.Int32
+	second := make(chan struct{})
+	var once sync.Once
+	api := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(obj).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+			if inFlight.Add(1) >= 2 {
+				once.Do(func() { close(second) })
+			}
+			select {
+			case <-second:
+			case <-ctx.Done():
+				return errors.New("claims taken one at a time: no second create came while the first waited")
+			}
+			return c.Create(ctx, o, opts...)
+		},
+	})
+	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system", Client: api, APIReader: api}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inventory := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
+	contested, err := r.holdClaims(ctx, obj, "osm-identity", inventory)
+	if err != nil || len(contested) > 0 {
+		t.Fatalf("holdClaims = %v, %v; want no contested name", contested, err)
+	}
+	if mine, err := r.ownClaims(ctx, api, obj); err != nil || len(mine) != 3 {
+		t.Fatalf("claims held: %d (%v), want 3", len(mine), err)
 	}
 }
