@@ -264,10 +264,23 @@ func whyFleetReady(r *Report, f FleetResult) string {
 	}
 	perDeployment := float64(requests) / float64(max(f.Deployments, 1))
 	why := fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
-		"received). What paces the fleet is the manager's client-side limit of API server requests, one limiter per client "+
-		"and resource: its busiest were the %s of %s, %.1f per OsmDeployment, %s in all, which --kube-api-qps %g (burst %d) "+
-		"lets through in no less than %s.", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)), kind,
-		bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst, formatDuration(floor))
+		"received). ", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)))
+	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
+		"busiest were the %s of %s, %.1f per OsmDeployment, %s in all, which --kube-api-qps %g (burst %d) lets through in no "+
+		"less than %s", kind, bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst,
+		formatDuration(floor))
+	took := f.AllReady
+	if took == 0 {
+		took = f.Usage.Wall
+	}
+	if floor < took/2 {
+		// The limiter's floor cannot be what the fleet waited for: say so, with what was measured.
+		return why + fmt.Sprintf("It is not paced by %s, far less than the %s it took. The operator used %s of CPU meanwhile, "+
+			"on a machine whose %d cores also run the simulator, the API server and etcd; %d reconciles at once (--concurrent) "+
+			"take each OsmDeployment through its claims, creates, polls and status writes.", limiter, formatDuration(took),
+			formatDuration(f.Usage.CPU), r.Machine.Cores, r.Settings.MaxConcurrentReconciles)
+	}
+	why += "What paces the fleet is " + limiter + "."
 	if bucket.resource == "leases" {
 		why += " They are the claims of the NS instance names (one Lease per name, created before a create is sent, so " +
 			"that no two OsmDeployments create one name in an OSM: the API server refuses the second create of one " +

@@ -465,9 +465,24 @@ func TestBusiestBucketPacesTheFleet(t *testing.T) {
 	if bucket, requests = busiestBucket(f); bucket != (apiBucket{resource: "osmdeployments"}) || requests != 21000 {
 		t.Errorf("busiest: %+v with %d requests; want the writes of osmdeployments with their status, 21000", bucket, requests)
 	}
+	f.Usage.Wall = 2 * time.Minute // stopped waiting
 	why := whyFleetReady(&Report{Settings: Settings{KubeAPIQPS: 100, KubeAPIBurst: 300}}, f)
 	if !strings.Contains(why, "writes (creates, patches, deletes) of osmdeployments, 21.0 per OsmDeployment, 21,000 in all") ||
-		!strings.Contains(why, "no less than 207 s") {
+		!strings.Contains(why, "no less than 207 s") || !strings.Contains(why, "What paces the fleet is") {
+		t.Errorf("explanation: %s", why)
+	}
+}
+
+// A limiter that lets the fleet's requests through in far less than the fleet took is not
+// named as its pace (a raised --kube-api-qps): the explanation says so, with the CPU measured.
+func TestAFastLimiterIsNotNamedThePace(t *testing.T) {
+	f := FleetResult{Deployments: 1000, OperatorAPIRequests: map[string]int64{"POST leases": 10000}}
+	f.Usage.Wall, f.Usage.CPU = 2*time.Minute, 53*time.Second
+	r := &Report{Settings: Settings{KubeAPIQPS: 1000, KubeAPIBurst: 2000, MaxConcurrentReconciles: 4}}
+	r.Machine.Cores = 2
+	why := whyFleetReady(r, f)
+	if strings.Contains(why, "What paces the fleet is") || !strings.Contains(why, "It is not paced by") ||
+		!strings.Contains(why, "no less than 8 s, far less than the 120 s it took") || !strings.Contains(why, "53 s of CPU") {
 		t.Errorf("explanation: %s", why)
 	}
 }
