@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -54,11 +55,13 @@ func main() {
 
 // options are the command line's settings.
 type options struct {
-	settings     bench.Settings
-	out          string
-	operatorLog  string
-	command      string
-	goBenchmarks bool
+	settings    bench.Settings
+	out         string
+	operatorLog string
+	// fleetCPUProfile is the file of a CPU profile of the process while the fleets run.
+	fleetCPUProfile string
+	command         string
+	goBenchmarks    bool
 	// onlyHostile runs the hostile tenants scenario alone; onlyCloseness the runs against the
 	// simulator with the LCM profile.
 	onlyHostile, onlyCloseness bool
@@ -74,6 +77,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	flags.StringVar(&o.out, "out", "docs/benchmarks.md", "the report to write")
 	flags.StringVar(&s.SimulatorBinary, "simulator", "bin/osm-nbi-sim", "the NBI simulator binary (go build ./cmd/osm-nbi-sim)")
 	flags.StringVar(&o.operatorLog, "operator-log", "", "file for the reconcilers' error logs (default: standard error)")
+	flags.StringVar(&o.fleetCPUProfile, "fleet-cpu-profile", "", "file for a CPU profile of the operator while the fleets run (go tool pprof)")
 	flags.StringVar(&o.command, "command", "make bench", "the command the report says reproduces it")
 	flags.BoolVar(&o.goBenchmarks, "go-benchmarks", true, "run the Go benchmarks of hot functions and memory bounds")
 	flags.IntSliceVar(&s.Sizes, "sizes", []int{10, 100, 1000}, "numbers of NS instances of the single-repository scenarios")
@@ -240,7 +244,7 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 			if o.onlyHostile {
 				return measureHostile(ctx, b, report)
 			}
-			measureSizes(ctx, b, report)
+			measureSizes(ctx, b, report, o.fleetCPUProfile)
 			return measureHostile(ctx, b, report)
 		})
 		if err != nil || o.onlyHostile || o.settings.LCMProfile == "" {
@@ -254,8 +258,9 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 	})
 }
 
-// measureSizes runs the scenarios of every size and the fleets.
-func measureSizes(ctx context.Context, b *bench.Bench, report *bench.Report) {
+// measureSizes runs the scenarios of every size and the fleets, with a CPU profile of the fleets
+// in cpuProfile when it is not empty.
+func measureSizes(ctx context.Context, b *bench.Bench, report *bench.Report, cpuProfile string) {
 	for _, n := range b.Settings.Sizes {
 		result := b.RunSize(ctx, n)
 		for _, e := range result.Errors {
@@ -264,8 +269,12 @@ func measureSizes(ctx context.Context, b *bench.Bench, report *bench.Report) {
 		report.Sizes = append(report.Sizes, result)
 	}
 	if b.Settings.FleetDeployments > 0 {
-		var err error
+		stopProfile, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			report.Errors = append(report.Errors, err.Error())
+		}
 		report.Fleets, err = b.RunFleets(ctx)
+		stopProfile()
 		if err != nil {
 			report.Errors = append(report.Errors, err.Error())
 		}
@@ -327,4 +336,24 @@ func describeMachine(ctx context.Context) bench.Machine {
 		}
 	}
 	return m
+}
+
+// startCPUProfile profiles the process into path until the returned function is called; an
+// empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	file, err := os.Create(path)
+	if err != nil {
+		return func() {}, fmt.Errorf("--fleet-cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		_ = file.Close()
+		return func() {}, fmt.Errorf("--fleet-cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = file.Close()
+	}, nil
 }

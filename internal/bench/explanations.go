@@ -277,7 +277,8 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		// The limiter's floor cannot be what the fleet waited for: say so, with what was measured.
 		return why + fmt.Sprintf("It is not paced by %s, far less than the %s it took. The operator used %s of CPU meanwhile, "+
 			"on a machine whose %d cores also run the simulator, the API server and etcd; %d reconciles at once (--concurrent) "+
-			"take each OsmDeployment through its claims, creates, polls and status writes.", limiter, formatDuration(took),
+			"take each OsmDeployment through its claims, creates, polls and status writes; a CPU profile of the fleets "+
+			"(osmops-bench --fleet-cpu-profile) shows where the operator's time goes.", limiter, formatDuration(took),
 			formatDuration(f.Usage.CPU), r.Machine.Cores, r.Settings.MaxConcurrentReconciles)
 	}
 	why += "What paces the fleet is " + limiter + "."
