@@ -44,6 +44,8 @@ const (
 	managedByLabel  = "app.kubernetes.io/managed-by"
 	// claimHolderLabel is the holder's UID, to list the claims of one OsmDeployment.
 	claimHolderLabel = "gitops.osmops.io/claim-holder-uid"
+	// claimHolderIndex indexes the cached claims by claimHolderLabel.
+	claimHolderIndex = ".metadata.labels.claimHolder"
 	// claimHolderAnnotation is the holder's namespace/name, to tell whether it still exists and
 	// to say who holds a name.
 	claimHolderAnnotation = "gitops.osmops.io/claim-holder"
@@ -85,6 +87,11 @@ func cachedClaim(obj any) (any, error) {
 	}, nil
 }
 
+// claimHolderUID is the claimHolderIndex key of a claim: its holder's UID.
+func claimHolderUID(o client.Object) []string {
+	return []string{o.GetLabels()[claimHolderLabel]}
+}
+
 // claimName is the name of the claim of the NS instance name on the OSM of identity: a hash of
 // a length-prefixed encoding of both, so that no two pairs share one.
 func claimName(identity, name string) string {
@@ -119,7 +126,7 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	if identity == "" {
 		return held, nil // logged in to no OSM: nothing is created there
 	}
-	mine, err := r.ownClaims(ctx, r.Client, obj)
+	mine, err := r.ownCachedClaims(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -145,11 +152,24 @@ func (r *OsmDeploymentReconciler) claims(ctx context.Context, obj *gitopsv1alpha
 	return held, nil
 }
 
-// ownClaims returns the claims obj holds, on any OSM, by name, as reader lists them: the cache
-// to plan, the API server to take and release claims.
-func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
+// ownClaims returns the claims obj holds, on any OSM, by name, as the API server lists them: to
+// take and release claims.
+func (r *OsmDeploymentReconciler) ownClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
+	return r.listClaims(ctx, r.APIReader, client.MatchingLabels{claimHolderLabel: string(obj.UID)})
+}
+
+// ownCachedClaims is ownClaims as the manager's cache holds them: to plan. It looks them up by
+// claimHolderIndex: a label selector would match every cached claim of every OsmDeployment.
+func (r *OsmDeploymentReconciler) ownCachedClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (map[string]coordinationv1.Lease, error) {
+	if r.readsPastCache {
+		return r.ownClaims(ctx, obj)
+	}
+	return r.listClaims(ctx, r.Client, client.MatchingFields{claimHolderIndex: string(obj.UID)})
+}
+
+func (r *OsmDeploymentReconciler) listClaims(ctx context.Context, reader client.Reader, holder client.ListOption) (map[string]coordinationv1.Lease, error) {
 	var list coordinationv1.LeaseList
-	if err := reader.List(ctx, &list, client.InNamespace(r.ClaimsNamespace), client.MatchingLabels{claimHolderLabel: string(obj.UID)}); err != nil {
+	if err := reader.List(ctx, &list, client.InNamespace(r.ClaimsNamespace), holder); err != nil {
 		return nil, fmt.Errorf("listing the claims of NS instance names: %w", err)
 	}
 	mine := make(map[string]coordinationv1.Lease, len(list.Items))
@@ -222,7 +242,7 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 // on the OSM of identity, and returns those it keeps, by name.
 func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
 	inventory gitopsv1alpha1.Inventory) (map[string]coordinationv1.Lease, error) {
-	mine, err := r.ownClaims(ctx, r.APIReader, obj)
+	mine, err := r.ownClaims(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +324,7 @@ func (r *OsmDeploymentReconciler) releaseClaim(ctx context.Context, lease *coord
 // whatever its deletionPolicy. A claim not released (the API server unreachable) holds no name
 // for long: its holder is gone, and the next OsmDeployment that wants the name takes it over.
 func (r *OsmDeploymentReconciler) releaseClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) {
-	mine, err := r.ownClaims(ctx, r.APIReader, obj)
+	mine, err := r.ownClaims(ctx, obj)
 	for _, lease := range mine {
 		err = errors.Join(err, r.releaseClaim(ctx, &lease))
 	}

@@ -315,16 +315,17 @@ func (r *leaseReadsRefused) List(ctx context.Context, list client.ObjectList, op
 	return r.Reader.List(ctx, list, opts...)
 }
 
-// TestAPlanReadsClaimsFromTheCache: the claims a plan checks (its own, and those of the names it
-// declares) come from the manager's cache, as it holds them (cachedClaim); only the holder of
-// another's claim is asked of the API server, which a cache that has not seen it yet would get
-// wrong.
+// TestAPlanReadsClaimsFromTheCache: the claims a plan checks (its own, looked up by their
+// holder's index, and those of the names it declares) come from the manager's cache, as it holds
+// them (cachedClaim); only the holder of another's claim is asked of the API server, which a
+// cache that has not seen it yet would get wrong.
 func TestAPlanReadsClaimsFromTheCache(t *testing.T) {
 	const identity = "osm-identity"
 	mine := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
 	other := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "other", UID: "uid-other"}}
 	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
-	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other).Build()
+	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other).
+		WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID).Build() // as SetupIndexes
 	for _, claim := range []*coordinationv1.Lease{r.newClaim(mine, identity, "held"), r.newClaim(other, identity, "taken")} {
 		cached, err := cachedClaim(claim) // as the manager's cache holds it
 		if err != nil {
@@ -377,7 +378,7 @@ func TestAPlanTakesItsClaimsAtOnce(t *testing.T) {
 	if err != nil || len(contested) > 0 {
 		t.Fatalf("holdClaims = %v, %v; want no contested name", contested, err)
 	}
-	if mine, err := r.ownClaims(ctx, api, obj); err != nil || len(mine) != 3 {
+	if mine, err := r.ownClaims(ctx, obj); err != nil || len(mine) != 3 {
 		t.Fatalf("claims held: %d (%v), want 3", len(mine), err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,9 @@ type OsmDeploymentReconciler struct {
 	// ClaimsNamespace is where the claims of NS instance names live (claims.go): the manager's
 	// namespace, where tenants have no rights.
 	ClaimsNamespace string
+	// readsPastCache says that Client reads the API server itself (the command line's preview):
+	// it has none of the cache's indexes.
+	readsPastCache bool
 	// Connections is the pool of NBI clients the OsmCluster reconciler shares.
 	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
@@ -132,6 +136,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	}
 	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, dependsOnIndex, dependencyKeys); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by dependency: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &coordinationv1.Lease{}, claimHolderIndex, claimHolderUID); err != nil {
+		return fmt.Errorf("indexing claims by holder: %w", err)
 	}
 	return nil
 }

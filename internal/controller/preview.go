@@ -61,7 +61,7 @@ func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, obj *gitopsv
 // values as a *gitops.ValuesProblems.
 func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity, claimsNamespace string,
 	clientOptions ...osm.Option) (*Preview, error) {
-	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace}
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace, readsPastCache: true}
 	rev, err := r.loadRevision(ctx, obj, dir)
 	var invalid *gitops.ValidationError
 	switch {
