@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/jitter"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -192,7 +193,7 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osm", Generation: 1},
 				Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity, Conditions: []metav1.Condition{{Type: meta.ReadyCondition,
 					Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
-			b := fake.NewClientBuilder().WithScheme(scheme)
+			b := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID) // as SetupIndexes
 			if !tt.noCluster {
 				b = b.WithObjects(cluster)
 			}
