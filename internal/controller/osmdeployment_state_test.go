@@ -12,7 +12,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -241,28 +240,34 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 }
 
 // TestOutcomeResults turns each kind of outcome into controller-runtime's result: every
-// requeue goes through the jitter, an error goes to the work queue's back-off as it is.
+// requeue goes through the jitter, an error goes to the work queue's back-off as it is, and each
+// says its priority: a poll of operations OSM runs goes first, nothing else keeps it.
 func TestOutcomeResults(t *testing.T) {
 	double := func(d time.Duration) time.Duration { return 2 * d } // a jitter that shows it ran
 	refused := errors.New("OSM refused")
+	polling := waiting(5 * time.Second)
+	polling.followsOperations = true
 	tests := []struct {
-		name    string
-		outcome outcome
-		want    ctrl.Result
-		err     error
+		name     string
+		outcome  outcome
+		want     time.Duration
+		priority int
+		err      error
 	}{
-		{"done, no periodic look", done(0), ctrl.Result{}, nil},
-		{"done, drift check after the interval", done(10 * time.Minute), ctrl.Result{RequeueAfter: 20 * time.Minute}, nil},
-		{"waiting for operations", waiting(5 * time.Second), ctrl.Result{RequeueAfter: 10 * time.Second}, nil},
-		{"stalling until the spec or revision changes", stalling(0), ctrl.Result{}, nil},
-		{"stalling, OSM checked again", stalling(time.Minute), ctrl.Result{RequeueAfter: 2 * time.Minute}, nil},
-		{"retryable", retrying(refused), ctrl.Result{}, refused},
+		{"done, no periodic look", done(0), 0, defaultPriority, nil},
+		{"done, drift check after the interval", done(10 * time.Minute), 20 * time.Minute, defaultPriority, nil},
+		{"waiting for a dependency", waiting(5 * time.Second), 10 * time.Second, defaultPriority, nil},
+		{"polling operations OSM runs", polling, 10 * time.Second, operationsPriority, nil},
+		{"stalling until the spec or revision changes", stalling(0), 0, defaultPriority, nil},
+		{"stalling, OSM checked again", stalling(time.Minute), 2 * time.Minute, defaultPriority, nil},
+		{"retryable", retrying(refused), 0, defaultPriority, refused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.outcome.result(double)
-			if got != tt.want || !errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
-				t.Errorf("result %+v, %v; want %+v, %v", got, err, tt.want, tt.err)
+			if got.RequeueAfter != tt.want || got.Priority == nil || *got.Priority != tt.priority ||
+				!errors.Is(err, tt.err) || (err == nil) != (tt.err == nil) {
+				t.Errorf("result %+v (priority %v), %v; want requeue after %s, priority %d, %v", got, got.Priority, err, tt.want, tt.priority, tt.err)
 			}
 		})
 	}

@@ -174,8 +174,10 @@ func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, obj *gitopsv1
 	wait := schedule.next(obj.Status.Operations, now, conn.durations.usual)
 	wait, aligned := schedule.onTick(wait, now, conn.pollOrigin)
 	conn.polls.expect(client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now.Add(wait))
+	out := waiting(wait)
 	if aligned {
-		return onTick(wait)
+		out = onTick(wait)
 	}
-	return waiting(wait)
+	out.followsOperations = true
+	return out
 }

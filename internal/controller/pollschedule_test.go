@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // learnt is a learner that saw the durations of each type end.
@@ -154,5 +155,22 @@ func TestPollOnTickIsNotJittered(t *testing.T) {
 	}
 	if res, _ := waiting(time.Second).result(double); res.RequeueAfter != 2*time.Second {
 		t.Errorf("a wait requeued after %s, want it jittered", res.RequeueAfter)
+	}
+}
+
+// A poll of the operations OSM runs goes before the reconciles that would send new ones, on a
+// connection's tick or not (a connection that has no tick grid yet).
+func TestAPollOfOperationsGoesFirst(t *testing.T) {
+	r := &OsmDeploymentReconciler{OperationPollInterval: 5 * time.Second}
+	now := time.Now()
+	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "ldap"},
+		Status: gitopsv1alpha1.OsmDeploymentStatus{Operations: []gitopsv1alpha1.OperationEntry{{ID: "op-1",
+			Type: osm.OperationTypeInstantiate, NsInstance: "ldap", State: "PROCESSING", StartTime: metav1.NewTime(now)}}}}
+	for _, origin := range []time.Time{{}, now.Add(-time.Hour)} {
+		res, err := r.pollOperations(&Connection{pollOrigin: origin}, obj, now).result(func(d time.Duration) time.Duration { return d })
+		if err != nil || res.RequeueAfter <= 0 || res.Priority == nil || *res.Priority != operationsPriority {
+			t.Errorf("pollOperations with tick origin %v: %+v (priority %v), %v; want a requeue at priority %d",
+				origin, res, res.Priority, err, operationsPriority)
+		}
 	}
 }
