@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,17 +280,30 @@ func (t *Tenant) WaitApplied(ctx context.Context, name, revision string) error {
 }
 
 // WaitAllApplied waits until every OsmDeployment of the tenant is Ready with the revision that
-// revisions gives for its name, and returns how many are.
+// revisions gives for its name, and returns how many are when it ends. Each wake looks at the
+// names not seen applied yet, up to the first that still is not: a wake of the watch (one per
+// reconcile and status change) that scanned every OsmDeployment of a fleet of 1,000 took a tenth
+// of the process's CPU, under the lock that each reconcile's start takes. The fleet's
+// OsmDeployments stay applied once they are (nothing changes them meanwhile); the count at the
+// end looks at all of them.
 func (t *Tenant) WaitAllApplied(ctx context.Context, revisions map[string]string) (int, error) {
-	ready := 0
+	isApplied := func(seen observed, name string) bool {
+		return applied(seen.latest[types.NamespacedName{Namespace: t.namespace, Name: name}], revisions[name])
+	}
+	pending := slices.Sorted(maps.Keys(revisions))
 	err := t.op.watch.waitUntil(ctx, func(seen observed) bool {
-		ready = 0
-		for name, revision := range revisions {
-			if applied(seen.latest[types.NamespacedName{Namespace: t.namespace, Name: name}], revision) {
+		for len(pending) > 0 && isApplied(seen, pending[0]) {
+			pending = pending[1:]
+		}
+		return len(pending) == 0
+	})
+	ready := 0
+	t.op.watch.read(func(seen observed) {
+		for name := range revisions {
+			if isApplied(seen, name) {
 				ready++
 			}
 		}
-		return ready == len(revisions)
 	})
 	return ready, err
 }
@@ -469,6 +484,13 @@ func (w *deploymentWatch) update(change func(observed)) {
 	change(w.seen)
 	close(w.changed)
 	w.changed = make(chan struct{})
+}
+
+// read calls f with what the watch saw.
+func (w *deploymentWatch) read(f func(observed)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w.seen)
 }
 
 // waitUntil waits until done holds for what the watch saw.

@@ -116,3 +116,38 @@ func TestDeploymentWatchWakesWaiters(t *testing.T) {
 		t.Errorf("WaitApplied of a revision never applied: %v, want the cancellation and why it is not Ready", err)
 	}
 }
+
+// WaitAllApplied ends when the last OsmDeployment is applied, whatever the order they become so
+// in, and counts those applied when it ends, also when it stops waiting.
+func TestWaitAllAppliedFollowsEveryOsmDeployment(t *testing.T) {
+	w := newDeploymentWatch()
+	tenant := &Tenant{op: &Operator{watch: w}, namespace: "ns"}
+	appliedAs := func(name string) *gitopsv1alpha1.OsmDeployment {
+		d := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+		d.Status.LastAppliedRevision = "main@sha1:1"
+		d.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}
+		return d
+	}
+	revisions := map[string]string{"a": "main@sha1:1", "b": "main@sha1:1", "c": "main@sha1:1"}
+	w.OnAdd(appliedAs("c"), false)
+	cancelled, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	if ready, err := tenant.WaitAllApplied(cancelled, revisions); ready != 1 || !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitAllApplied with c applied alone: %d, %v; want 1 and the cancellation", ready, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan int)
+	go func() {
+		ready, err := tenant.WaitAllApplied(ctx, revisions)
+		if err != nil {
+			t.Errorf("WaitAllApplied: %v", err)
+		}
+		done <- ready
+	}()
+	w.OnAdd(appliedAs("b"), false)
+	w.OnAdd(appliedAs("a"), false)
+	if ready := <-done; ready != 3 {
+		t.Errorf("WaitAllApplied counted %d, want 3", ready)
+	}
+}
