@@ -49,8 +49,9 @@ type outcome struct {
 // operations OSM runs goes before one that would start new work, a new OsmDeployment's first
 // apply among them: a fleet of 1,000 created at once otherwise went through every first apply
 // before any poll, and its OsmDeployments became Ready all at the end (16 of 1,000 after 30 s,
-// all after 110 s, osmops-bench at --kube-api-qps 1000). Every result sets its priority: controller-runtime keeps
-// an item's last one, which would otherwise follow an OsmDeployment to its drift checks.
+// all after 110 s, osmops-bench at --kube-api-qps 1000). Every result sets its priority:
+// controller-runtime keeps an item's last one, which would otherwise follow an OsmDeployment to
+// its drift checks.
 const (
 	defaultPriority    = 0
 	operationsPriority = 10
@@ -72,8 +73,9 @@ func onTick(after time.Duration) outcome {
 var next = outcome{kind: outcomeNext}
 
 // result is what controller-runtime takes for an outcome, with its work queue priority: an
-// error for the work queue's back-off, or a requeue after the outcome's interval jittered by jitterFn (every requeue of
-// the reconciler goes through here: many OsmDeployments with one interval do not wake at once).
+// error for the work queue's back-off, or a requeue after the outcome's interval jittered by
+// jitterFn (every requeue of the reconciler goes through here: many OsmDeployments with one
+// interval do not wake at once).
 func (o outcome) result(jitterFn jitter.Duration) (ctrl.Result, error) {
 	priority := defaultPriority
 	if o.followsOperations {
