@@ -116,10 +116,11 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.credentialsExpiryWarning, "credentials-expiry-warning", controller.DefaultCredentialsExpiryWarning,
 		"How long before OSM expires an OsmCluster's password or account it warns (condition CredentialsExpiring, a Warning event).")
 	o.client.BindFlags(fs)
-	// Applying a revision writes an OsmDeployment four times (finalizer, pending creates,
-	// operations, Ready): at Flux's default of 50 queries per second, 1,000 OsmDeployments would
-	// wait 74 s for the client-side limiter alone (docs/benchmarks.md). The API server protects
-	// itself with priority and fairness; the limit only stops a runaway operator.
+	// Applying a revision writes an OsmDeployment three times (pending creates, operations,
+	// Ready; and its finalizer the first time): at Flux's default of 50 queries per second, 1,000
+	// OsmDeployments would wait a minute for the client-side limiter alone. Each new NS instance
+	// name costs a Lease (its claim), under a limiter of its own (docs/operations.md). The API
+	// server protects itself with priority and fairness; the limit only stops a runaway operator.
 	setFlagDefault(fs, "kube-api-qps", "100")
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)

@@ -72,9 +72,10 @@ func ClaimsCache(claimsNamespace string) (client.Object, cache.ByObject) {
 	}
 }
 
-// cachedClaim keeps of a claim what a plan reads of it (its holder): the cache holds one per NS
-// instance of every inventory. Nothing writes a cached claim back: taking and releasing one read
-// it from the API server.
+// cachedClaim keeps of a claim what a plan reads of it (its holder) and what releasing it
+// needs (its version, and its NS instance to name in an error): the cache holds one per NS
+// instance of every inventory. Nothing writes a cached claim back: taking one reads it from the
+// API server.
 func cachedClaim(obj any) (any, error) {
 	lease, ok := obj.(*coordinationv1.Lease)
 	if !ok {
@@ -82,7 +83,8 @@ func cachedClaim(obj any) (any, error) {
 	}
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: lease.Namespace, Name: lease.Name, UID: lease.UID, ResourceVersion: lease.ResourceVersion,
-			Labels: lease.Labels, Annotations: map[string]string{claimHolderAnnotation: lease.Annotations[claimHolderAnnotation]}},
+			Labels: lease.Labels, Annotations: map[string]string{claimHolderAnnotation: lease.Annotations[claimHolderAnnotation],
+				claimNsInstanceAnnotation: lease.Annotations[claimNsInstanceAnnotation]}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: lease.Spec.HolderIdentity},
 	}, nil
 }
@@ -207,8 +209,11 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 	if identity == "" {
 		return nil, fmt.Errorf("OsmCluster %s: not logged in to OSM, no NS instance name can be claimed", obj.Spec.ClusterRef.Name)
 	}
-	mine, err := r.releaseUnlisted(ctx, obj, identity, inventory)
+	mine, err := r.ownClaims(ctx, obj)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.releaseUnlisted(ctx, mine, identity, inventory); err != nil {
 		return nil, err
 	}
 	// The claims are taken at once: each is a request of its own that the API server settles
@@ -238,14 +243,10 @@ func (r *OsmDeploymentReconciler) holdClaims(ctx context.Context, obj *gitopsv1a
 	return contested, nil
 }
 
-// releaseUnlisted releases the claims of obj but those of the NS instances the inventory lists
-// on the OSM of identity, and returns those it keeps, by name.
-func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, identity string,
-	inventory gitopsv1alpha1.Inventory) (map[string]coordinationv1.Lease, error) {
-	mine, err := r.ownClaims(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
+// releaseUnlisted releases the claims of mine but those of the NS instances the inventory lists
+// on the OSM of identity, and leaves in mine those it keeps.
+func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, mine map[string]coordinationv1.Lease, identity string,
+	inventory gitopsv1alpha1.Inventory) error {
 	listed := make(map[string]bool, len(inventory.NsInstances))
 	for _, e := range inventory.NsInstances {
 		listed[claimName(identity, e.Name)] = true
@@ -255,22 +256,29 @@ func (r *OsmDeploymentReconciler) releaseUnlisted(ctx context.Context, obj *gito
 			continue
 		}
 		if err := r.releaseClaim(ctx, &lease); err != nil {
-			return nil, err
+			return err
 		}
 		delete(mine, name)
 	}
-	return mine, nil
+	return nil
 }
 
 // releaseEnded releases the claims of the NS instances whose operations ended by removing them
-// from the inventory (terminated): when nothing else is left to do, no plan would.
+// from the inventory (terminated): when nothing else is left to do, no plan would. It reads the
+// claims from the cache, unlike a plan, which takes claims: those of terminated instances were
+// taken long before, and a claim the cache still shows once released is released again to no
+// effect (releaseClaim). A List from the API server would match every claim's labels, and
+// every Ready after operations would pay for it.
 func (r *OsmDeploymentReconciler) releaseEnded(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) error {
 	identity, err := r.osmIdentity(ctx, r.Client, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name})
 	if err != nil || identity == "" || obj.Status.Inventory == nil {
 		return nil // not logged in to its OSM now: its claims are kept until it is
 	}
-	_, err = r.releaseUnlisted(ctx, obj, identity, *obj.Status.Inventory)
-	return err
+	mine, err := r.ownCachedClaims(ctx, obj)
+	if err != nil {
+		return err
+	}
+	return r.releaseUnlisted(ctx, mine, identity, *obj.Status.Inventory)
 }
 
 // takeClaim takes the claim of name on the OSM of identity for obj. It returns "" when obj holds

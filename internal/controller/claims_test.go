@@ -6,12 +6,15 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -380,5 +383,44 @@ func TestAPlanTakesItsClaimsAtOnce(t *testing.T) {
 	}
 	if mine, err := r.ownClaims(ctx, obj); err != nil || len(mine) != 3 {
 		t.Fatalf("claims held: %d (%v), want 3", len(mine), err)
+	}
+}
+
+// TestAnEndedTerminationReleasesFromTheCache: once the operations that terminated an instance
+// end, its claim is released as the manager's cache shows it, without a List of every claim
+// from the API server; the claims of the names still listed stay.
+func TestAnEndedTerminationReleasesFromTheCache(t *testing.T) {
+	const identity = "osm-identity"
+	cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "osm", Generation: 1},
+		Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity}}
+	conditions.MarkTrue(cluster, meta.ReadyCondition, meta.SucceededReason, "logged in")
+	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}},
+		Status: gitopsv1alpha1.OsmDeploymentStatus{Inventory: &gitopsv1alpha1.Inventory{
+			NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "kept"}}}}}
+	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
+	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(cluster, obj).
+		WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID).Build() // as SetupIndexes
+	for _, name := range []string{"kept", "terminated"} {
+		cached, err := cachedClaim(r.newClaim(obj, identity, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cache.Create(context.Background(), cached.(*coordinationv1.Lease)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apiServer := &leaseReadsRefused{Reader: cache}
+	r.Client, r.APIReader = cache, apiServer
+
+	if err := r.releaseEnded(context.Background(), obj); err != nil || apiServer.refused > 0 {
+		t.Fatalf("releaseEnded read %d Lease(s) from the API server: %v", apiServer.refused, err)
+	}
+	left, err := r.ownCachedClaims(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := left[claimName(identity, "kept")]; !kept || len(left) != 1 {
+		t.Errorf("claims left: %v, want kept's alone", slices.Collect(maps.Keys(left)))
 	}
 }
