@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -112,4 +113,33 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// ChildCPU is the user plus system time so far of the benchmark's child processes by command
+// name: envtest's kube-apiserver and etcd, and the simulators, which share the machine's cores
+// with the operator. A process that ended is not counted.
+func ChildCPU() (map[string]time.Duration, error) {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	byCommand := map[string]time.Duration{}
+	for _, p := range procs {
+		stat, err := p.Stat()
+		if err != nil || stat.PPID != self {
+			continue // ended meanwhile, or not ours
+		}
+		byCommand[stat.Comm] += time.Duration(stat.CPUTime() * float64(time.Second))
+	}
+	return byCommand, nil
+}
+
+// cpuSince is the CPU time each command of after spent since before (ChildCPU).
+func cpuSince(before, after map[string]time.Duration) map[string]time.Duration {
+	spent := make(map[string]time.Duration, len(after))
+	for command, cpu := range after {
+		spent[command] = max(cpu-before[command], 0) // a process of that name that ended took its time with it
+	}
+	return spent
 }

@@ -411,6 +411,9 @@ func renderFleet(md *markdown, r *Report, f FleetResult) {
 	md.row(fmt.Sprintf("Ready after %s", formatDuration(f.Usage.Wall)), fmt.Sprintf("%s of %s", formatCount(int64(f.ReadyAtEnd)), formatCount(int64(f.Deployments))))
 	md.row("all Ready after", allReady)
 	md.row("operator CPU time", formatDuration(f.Usage.CPU))
+	for _, command := range slices.Sorted(maps.Keys(f.ProcessCPU)) {
+		md.row("`"+command+"` CPU time", formatDuration(f.ProcessCPU[command]))
+	}
 	md.row("operator peak memory: heap+stack (RSS)", fmt.Sprintf("%s (%s)", formatBytes(f.Usage.PeakHeap), formatBytes(f.Usage.PeakRSS)))
 	md.row("API server requests (the operator's, and the benchmark's creates)", formatCount(f.APIRequests))
 	for _, key := range slices.Sorted(maps.Keys(f.OperatorAPIRequests)) {
@@ -492,7 +495,9 @@ func renderMethod(md *markdown, r *Report) {
 			"deployment files name their NS instances `${%s}-NNNN`, and each OsmDeployment sets `%s` to its own name in "+
 			"`spec.postBuild.substitute`. The fleets run one after the other on the same operator process; a fleet is "+
 			"removed before the next starts (its OsmDeployments, whose deletionPolicy is Orphan, and its GitRepositories "+
-			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own.",
+			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own. The CPU time "+
+			"of the other processes while a fleet runs (kube-apiserver, etcd, the simulators) is read from `/proc` for the "+
+			"benchmark's child processes: they share the machine's cores with the operator.",
 			formatCount(int64(s.FleetDeployments)), fleetWriters, formatDuration(s.FleetTimeout), s.FleetInstances,
 			s.FleetInstances, sharedVariable, sharedVariable),
 		closenessMethod(s),

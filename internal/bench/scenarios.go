@@ -518,6 +518,9 @@ type FleetResult struct {
 	APIRequests int64
 	// OperatorAPIRequests are the operator's own, by verb and resource.
 	OperatorAPIRequests map[string]int64
+	// ProcessCPU is the CPU time the other processes spent while waiting, by command
+	// (ChildCPU): the API server, etcd and the simulators run on the operator's cores.
+	ProcessCPU map[string]time.Duration
 	Measurement
 	Error string
 }
@@ -641,7 +644,14 @@ func (b *Bench) measureFleet(ctx context.Context, sim *Simulator, tenant *Tenant
 			return span{}, err
 		}
 		operatorBefore := b.Operator.apiCalls.snapshot()
+		processesBefore, err := ChildCPU()
+		if err != nil {
+			return span{}, err
+		}
 		defer func() {
+			if processesAfter, err := ChildCPU(); err == nil {
+				result.ProcessCPU = cpuSince(processesBefore, processesAfter)
+			}
 			if apiAfter, err := metricCount(apiRequestsMetric, nil); err == nil {
 				result.APIRequests = int64(apiAfter.Count - apiBefore.Count)
 			}
