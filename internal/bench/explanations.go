@@ -53,14 +53,14 @@ func recordBytes(m Measurement) int64 {
 }
 
 // secondObservation says what A and B spend most on when the engine observes OSM once to plan
-// and once more after the operations finished.
-const secondObservation = "Most of it is the second observation: once the operations have finished, the reconciler " +
-	"reads the NS and VNF records of its instances again before it reports Ready, to notice an NS instance deleted " +
-	"meanwhile, whose operations OSM drops so that they look completed."
+// and reads the records of the instances once more after the operations finished.
+const secondObservation = "Most of it is the second read of the records: once the operations have finished, the " +
+	"reconciler reads the NS and VNF records of the instances they completed before it reports Ready, for their health " +
+	"(an operation COMPLETED is not yet an instance READY with its KDUs READY: the Healthy condition)."
 
-// lighterConfirmation is what would make the second observation cheaper.
-const lighterConfirmation = "Confirming with the NS instance list alone would save the read of the VNF records; " +
-	"trusting the finished operations and leaving a deletion to the next drift check would save both."
+// lighterConfirmation is what the second read would cost to save.
+const lighterConfirmation = "Taking COMPLETED for healthy would save it, and leave the Healthy condition unknown " +
+	"until the next drift check."
 
 // firstRevisionReads says why a first revision cannot read less.
 const firstRevisionReads = "A first revision cannot read less: its creates name OSM's ids of the NSD and the VIM " +
@@ -170,7 +170,7 @@ func whyBytesB(r *Report) string {
 		"lists every NS record twice per changed instance, so its cost grows as N², the operator's as the changed " +
 		"instances: " + strings.Join(parts, "; ") + "."
 	if _, m, ok := r.largest(ChangedValues); ok && observationCount(m) > 1 {
-		why += " " + secondObservation + " Dropping it would halve the operator's bytes."
+		why += " " + secondObservation + " " + lighterConfirmation
 	}
 	return why + " Where it misses, N is small: the CLI pattern's lists are short, and the operator's reads that do not " +
 		"grow with N weigh more than a tenth of them."
