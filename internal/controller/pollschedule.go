@@ -4,7 +4,7 @@ package controller
 // when operations of their type usually end on that OSM, as learnt from those already seen end
 // there (their records' startTime and statusEnteredTime), then every short interval for one
 // poll interval, then every poll interval as before. Until one of a type has been seen end, it is
-// polled every poll interval. No wait is longer than the poll interval nor shorter than the
+// polled every poll interval, the first time one poll interval after it was sent. No wait is longer than the poll interval nor shorter than the
 // short one, whatever an NBI reports: what is learnt only times requests, and a restart starts
 // over from the poll interval.
 
@@ -129,16 +129,35 @@ func (s pollSchedule) onTick(wait time.Duration, now, origin time.Time) (time.Du
 	if s.short <= 0 {
 		return wait, false
 	}
-	within := func(d time.Duration) bool { return d >= s.short && d <= s.long }
 	target := wait
 	if wait >= s.long {
-		if tick := wait - sinceTick(now.Add(wait), origin, s.long-s.long%s.short); within(tick) {
+		if tick := wait - sinceTick(now.Add(wait), origin, s.long-s.long%s.short); s.within(tick) {
 			return tick, true
 		}
 		// No tick of that grid in reach: the first tick past the short interval, from which
 		// the next poll reaches one.
 		target = s.short
 	}
+	return s.onShortTick(target, wait, now, origin)
+}
+
+// firstOnTick is onTick for the first poll of operations just sent: on the short grid, whatever
+// the wait. On the coarser grid, a first poll of the poll interval came anywhere between the
+// short interval and the poll interval after the operations started, most often before an
+// operation of a few seconds ended, which then waited for the next poll; on the short grid it
+// comes when a plain poll of that interval would, and shares its request with the
+// OsmDeployments of that OSM that sent theirs in the same short interval. The polls after it
+// meet on the coarser grid as before.
+func (s pollSchedule) firstOnTick(wait time.Duration, now, origin time.Time) (time.Duration, bool) {
+	if s.short <= 0 {
+		return wait, false
+	}
+	return s.onShortTick(wait, wait, now, origin)
+}
+
+// onShortTick is the first tick of the short grid at or after target, or the one before when
+// that is past long; wait, unaligned, when that tick is not between short and long.
+func (s pollSchedule) onShortTick(target, wait time.Duration, now, origin time.Time) (time.Duration, bool) {
 	tick := target
 	if past := sinceTick(now.Add(target), origin, s.short); past > 0 {
 		tick += s.short - past
@@ -146,10 +165,24 @@ func (s pollSchedule) onTick(wait time.Duration, now, origin time.Time) (time.Du
 	if tick > s.long {
 		tick -= s.short
 	}
-	if !within(tick) {
+	if !s.within(tick) {
 		return wait, false
 	}
 	return tick, true
+}
+
+// within tells whether a wait is between the schedule's bounds.
+func (s pollSchedule) within(d time.Duration) bool { return d >= s.short && d <= s.long }
+
+// justSent tells whether every pending operation started less than the short interval before
+// now: sent by this reconcile, not polled yet (polls are at least that far apart).
+func (s pollSchedule) justSent(pending []gitopsv1alpha1.OperationEntry, now time.Time) bool {
+	for _, op := range pending {
+		if now.Sub(op.StartTime.Time) >= s.short {
+			return false
+		}
+	}
+	return len(pending) > 0
 }
 
 // sinceTick is how long at is past the last tick of the grid origin plus a multiple of spacing.
@@ -172,7 +205,11 @@ func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, obj *gitopsv1
 	}
 	schedule := pollSchedule{short: min(short, r.OperationPollInterval), long: r.OperationPollInterval}
 	wait := schedule.next(obj.Status.Operations, now, conn.durations.usual)
-	wait, aligned := schedule.onTick(wait, now, conn.pollOrigin)
+	align := schedule.onTick
+	if schedule.justSent(obj.Status.Operations, now) {
+		align = schedule.firstOnTick
+	}
+	wait, aligned := align(wait, now, conn.pollOrigin)
 	conn.polls.expect(client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now.Add(wait))
 	out := waiting(wait)
 	if aligned {

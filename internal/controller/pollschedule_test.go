@@ -174,3 +174,49 @@ func TestAPollOfOperationsGoesFirst(t *testing.T) {
 		}
 	}
 }
+
+// The first poll of operations just sent, of a type not learnt, comes on the short grid when a
+// plain poll of the interval would, not at the coarser grid's next tick, which can be much
+// sooner than any operation ends; the polls after it meet on the coarser grid.
+func TestTheFirstPollComesAfterThePollInterval(t *testing.T) {
+	origin := time.Unix(1_700_000_000, 0)
+	now := origin.Add(12*time.Second + 300*time.Millisecond)
+	r := &OsmDeploymentReconciler{OperationPollInterval: 5 * time.Second, OperationPollMinInterval: time.Second}
+	for _, tc := range []struct {
+		name    string
+		started time.Duration // before now
+		want    time.Duration
+	}{
+		{"just sent: the short grid's tick before the poll interval", 0, 4700 * time.Millisecond},
+		{"polled before: the coarser grid's tick", 3 * time.Second, 2700 * time.Millisecond},
+	} {
+		obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "ldap"},
+			Status: gitopsv1alpha1.OsmDeploymentStatus{Operations: []gitopsv1alpha1.OperationEntry{{ID: "op-1",
+				Type: osm.OperationTypeAction, NsInstance: "ldap", State: "PROCESSING", StartTime: metav1.NewTime(now.Add(-tc.started))}}}}
+		res, err := r.pollOperations(&Connection{pollOrigin: origin}, obj, now).result(func(d time.Duration) time.Duration { return d })
+		if err != nil || res.RequeueAfter != tc.want {
+			t.Errorf("%s: requeued after %s (%v), want %s", tc.name, res.RequeueAfter, err, tc.want)
+		}
+	}
+}
+
+func TestJustSentOperations(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	schedule := pollSchedule{short: time.Second, long: 5 * time.Second}
+	op := func(ago time.Duration) gitopsv1alpha1.OperationEntry {
+		return gitopsv1alpha1.OperationEntry{StartTime: metav1.NewTime(now.Add(-ago))}
+	}
+	for _, tc := range []struct {
+		name    string
+		pending []gitopsv1alpha1.OperationEntry
+		want    bool
+	}{
+		{"all sent now", []gitopsv1alpha1.OperationEntry{op(0), op(200 * time.Millisecond)}, true},
+		{"one sent a poll ago", []gitopsv1alpha1.OperationEntry{op(0), op(time.Second)}, false},
+		{"none", nil, false},
+	} {
+		if got := schedule.justSent(tc.pending, now); got != tc.want {
+			t.Errorf("%s: justSent = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
