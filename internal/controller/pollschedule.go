@@ -4,9 +4,9 @@ package controller
 // when operations of their type usually end on that OSM, as learnt from those already seen end
 // there (their records' startTime and statusEnteredTime), then every short interval for one
 // poll interval, then every poll interval as before. Until one of a type has been seen end, it is
-// polled every poll interval, the first time one poll interval after it was sent. No wait is longer than the poll interval nor shorter than the
-// short one, whatever an NBI reports: what is learnt only times requests, and a restart starts
-// over from the poll interval.
+// polled every poll interval, the first time one poll interval after it was sent. No wait is
+// longer than the poll interval nor shorter than the short one, whatever an NBI reports: what is
+// learnt only times requests, and a restart starts over from the poll interval.
 
 import (
 	"slices"
