@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/osmops/osmops/internal/nbisim"
 )
 
@@ -257,7 +259,7 @@ func busiestBucket(f FleetResult) (apiBucket, int64) {
 
 func whyFleetReady(r *Report, f FleetResult) string {
 	bucket, requests := busiestBucket(f)
-	limiterFloor := time.Duration(float64(max(requests-int64(r.Settings.KubeAPIBurst), 0)) / float64(r.Settings.KubeAPIQPS) * float64(time.Second))
+	limiterFloor := clientLimiterFloor(requests, r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst)
 	kind := "writes (creates, patches, deletes)"
 	if bucket.reads {
 		kind = "uncached reads"
@@ -269,6 +271,11 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		"busiest were the %s of %s, %.1f per OsmDeployment, %s in all, which --kube-api-qps %g (burst %d) lets through in no "+
 		"less than %s", kind, bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst,
 		formatDuration(limiterFloor))
+	if r.Settings.KubeAPIQPS < 0 {
+		limiter = fmt.Sprintf("the manager's client-side limit of API server requests, which --kube-api-qps %g turns off: its "+
+			"busiest client and resource were the %s of %s, %.1f per OsmDeployment, %s in all", r.Settings.KubeAPIQPS, kind,
+			bucket.resource, perDeployment, formatCount(requests))
+	}
 	if bucket.resource == "leases" {
 		limiter += " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
 			"two OsmDeployments create one name in an OSM; the API server refuses the second create of one object, never of " +
@@ -290,6 +297,21 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		return why + "What paces the fleet is " + limiter + ". Next comes " + cpu + "."
 	}
 	return why + "What paces the fleet is " + cpu + ". Next comes " + limiter + "."
+}
+
+// clientLimiterFloor is the least time client-go's token bucket of qps and burst takes to let
+// requests through: none when qps is negative (no limiter), client-go's defaults for zero.
+func clientLimiterFloor(requests int64, qps float32, burst int) time.Duration {
+	switch {
+	case qps < 0:
+		return 0
+	case qps == 0:
+		qps = rest.DefaultQPS
+	}
+	if burst <= 0 {
+		burst = rest.DefaultBurst
+	}
+	return time.Duration(float64(max(requests-int64(burst), 0)) / float64(qps) * float64(time.Second))
 }
 
 // fleetCPU says what CPU time the processes of the machine spent while a fleet ran, and the

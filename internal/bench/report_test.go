@@ -508,6 +508,27 @@ func TestTheMachinesCoresPaceTheFleet(t *testing.T) {
 		!strings.Contains(why, "no less than 97 s") || !strings.Contains(why, "Next comes the machine's CPU") {
 		t.Errorf("explanation at --kube-api-qps 100: %s", why)
 	}
+	r.Settings.KubeAPIQPS = -1 // no client-side limiter
+	if why := whyFleetReady(r, f); !strings.Contains(why, "What paces the fleet is the machine's CPU") ||
+		!strings.Contains(why, "which --kube-api-qps -1 turns off") || strings.Contains(why, "no less than -") {
+		t.Errorf("explanation at --kube-api-qps -1: %s", why)
+	}
+}
+
+// The limiter's floor is client-go's token bucket: none without a limiter, its defaults for a
+// zero rate or burst.
+func TestClientLimiterFloor(t *testing.T) {
+	for _, tc := range []struct {
+		qps   float32
+		burst int
+		want  time.Duration
+	}{
+		{100, 300, 97 * time.Second}, {-1, 300, 0}, {0, 0, 1998 * time.Second}, {1000, 20000, 0},
+	} {
+		if got := clientLimiterFloor(10000, tc.qps, tc.burst); got != tc.want {
+			t.Errorf("qps %g, burst %d: %s, want %s", tc.qps, tc.burst, got, tc.want)
+		}
+	}
 }
 
 func TestFormatDuration(t *testing.T) {
