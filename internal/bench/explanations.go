@@ -267,14 +267,13 @@ func whyFleetReady(r *Report, f FleetResult) string {
 	perDeployment := float64(requests) / float64(max(f.Deployments, 1))
 	why := fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
 		"received). ", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)))
+	busiest := fmt.Sprintf("the %s of %s, %.1f per OsmDeployment, %s in all", kind, bucket.resource, perDeployment, formatCount(requests))
 	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
-		"busiest were the %s of %s, %.1f per OsmDeployment, %s in all, which --kube-api-qps %g (burst %d) lets through in no "+
-		"less than %s", kind, bucket.resource, perDeployment, formatCount(requests), r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst,
-		formatDuration(limiterFloor))
+		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s", busiest, r.Settings.KubeAPIQPS,
+		r.Settings.KubeAPIBurst, formatDuration(limiterFloor))
 	if r.Settings.KubeAPIQPS < 0 {
 		limiter = fmt.Sprintf("the manager's client-side limit of API server requests, which --kube-api-qps %g turns off: its "+
-			"busiest client and resource were the %s of %s, %.1f per OsmDeployment, %s in all", r.Settings.KubeAPIQPS, kind,
-			bucket.resource, perDeployment, formatCount(requests))
+			"busiest client and resource were %s", r.Settings.KubeAPIQPS, busiest)
 	}
 	if bucket.resource == "leases" {
 		limiter += " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
