@@ -119,13 +119,7 @@ var _ = Describe("The OsmCluster reconciler", func() {
 		// Refused logins only: another test's OsmCluster may find this simulator at the port its
 		// own had, and log in with the right password.
 		logins := func() int64 {
-			var n int64
-			for _, e := range tn.sim.Stats().Endpoints {
-				if e.Method == http.MethodPost && e.Route == "/osm/admin/v1/tokens" && e.Status == http.StatusUnauthorized {
-					n += e.Requests
-				}
-			}
-			return n
+			return countAnswered(tn.sim, http.MethodPost+" /osm/admin/v1/tokens", http.StatusUnauthorized)
 		}
 		before := logins()
 		tn.g.Expect(k8sClient.Create(tn.ctx, &corev1.Secret{

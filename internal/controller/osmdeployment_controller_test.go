@@ -560,9 +560,15 @@ func conditionList(d *gitopsv1alpha1.OsmDeployment) []string {
 // countRequests counts the requests the tenant's NBI received for "METHOD route", whatever
 // their answer.
 func (tn *tenant) countRequests(methodRoute string) int64 {
+	return countAnswered(tn.sim, methodRoute, 0)
+}
+
+// countAnswered counts the requests of methodRoute ("GET /osm/...") that sim answered with
+// status, or with any status when it is 0, from its exact counters by route.
+func countAnswered(sim *nbisim.Server, methodRoute string, status int) int64 {
 	var n int64
-	for _, e := range tn.sim.Stats().Endpoints {
-		if e.Method+" "+e.Route == methodRoute {
+	for _, e := range sim.Stats().Endpoints {
+		if e.Method+" "+e.Route == methodRoute && (status == 0 || e.Status == status) {
 			n += e.Requests
 		}
 	}

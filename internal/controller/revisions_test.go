@@ -540,14 +540,8 @@ var _ = Describe("The revision cache", func() {
 	})
 })
 
-// refusedUploads counts the package uploads sim refused (422), from its counters as
-// countRequests reads them: one per reconcile whose plan uploads while the fault lasts.
+// refusedUploads counts the package uploads sim refused (422): one per reconcile whose plan
+// uploads while the fault lasts.
 func refusedUploads(sim *nbisim.Server) int {
-	refused := 0
-	for _, e := range sim.Stats().Endpoints {
-		if e.Method+" "+e.Route == http.MethodPost+" /osm/vnfpkgm/v1/vnf_packages_content" && e.Status == http.StatusUnprocessableEntity {
-			refused += int(e.Requests)
-		}
-	}
-	return refused
+	return int(countAnswered(sim, http.MethodPost+" /osm/vnfpkgm/v1/vnf_packages_content", http.StatusUnprocessableEntity))
 }
