@@ -116,12 +116,17 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.credentialsExpiryWarning, "credentials-expiry-warning", controller.DefaultCredentialsExpiryWarning,
 		"How long before OSM expires an OsmCluster's password or account it warns (condition CredentialsExpiring, a Warning event).")
 	o.client.BindFlags(fs)
-	// Applying a revision writes an OsmDeployment three times (pending creates, operations,
-	// Ready; and its finalizer the first time): at Flux's default of 50 queries per second, 1,000
-	// OsmDeployments would wait a minute for the client-side limiter alone. Each new NS instance
-	// name costs a Lease (its claim), under a limiter of its own (docs/operations.md). The API
-	// server protects itself with priority and fairness; the limit only stops a runaway operator.
+	// Flux's client configuration (runtimeclient.GetConfigOrDie) has no client-side limiter where
+	// the API server has priority and fairness, as every supported Kubernetes has: its priority
+	// levels bound the manager then. Where it has none, applying a revision writes an
+	// OsmDeployment three times (pending creates, operations, Ready; and its finalizer the first
+	// time) and each new NS instance name costs a Lease (its claim), under a limiter of its own:
+	// at Flux's default of 50 queries per second, 1,000 OsmDeployments would wait a minute for
+	// the limiter alone (docs/operations.md).
 	setFlagDefault(fs, "kube-api-qps", "100")
+	for _, name := range []string{"kube-api-qps", "kube-api-burst"} {
+		fs.Lookup(name).Usage += " Applies only where the API server has no priority and fairness: where it has, the manager has no client-side limit."
+	}
 	o.log.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.acl.BindFlags(fs)

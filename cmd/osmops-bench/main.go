@@ -236,6 +236,7 @@ func measureScenarios(ctx context.Context, o *options, report *bench.Report, std
 			return err
 		}
 		defer func() { _ = operator.Stop() }()
+		report.ClientUnlimited = operator.ClientUnlimited()
 		return measure(&bench.Bench{Settings: o.settings, Operator: operator, Meter: meter, Packages: packages,
 			Credentials: credentials, Progress: stderr})
 	}

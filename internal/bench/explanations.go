@@ -259,7 +259,11 @@ func busiestBucket(f FleetResult) (apiBucket, int64) {
 
 func whyFleetReady(r *Report, f FleetResult) string {
 	bucket, requests := busiestBucket(f)
-	limiterFloor := clientLimiterFloor(requests, r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst)
+	qps, burst := r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst
+	if r.ClientUnlimited {
+		qps, burst = -1, -1
+	}
+	limiterFloor := clientLimiterFloor(requests, qps, burst)
 	kind := "writes (creates, patches, deletes)"
 	if bucket.reads {
 		kind = "uncached reads"
@@ -268,22 +272,30 @@ func whyFleetReady(r *Report, f FleetResult) string {
 	why := fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
 		"received). ", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)))
 	busiest := fmt.Sprintf("the %s of %s, %.1f per OsmDeployment, %s in all", kind, bucket.resource, perDeployment, formatCount(requests))
-	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
-		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s", busiest, r.Settings.KubeAPIQPS,
-		r.Settings.KubeAPIBurst, formatDuration(limiterFloor))
-	if r.Settings.KubeAPIQPS < 0 {
-		limiter = fmt.Sprintf("the manager's client-side limit of API server requests, which --kube-api-qps %g turns off: its "+
-			"busiest client and resource were %s", r.Settings.KubeAPIQPS, busiest)
-	}
+	claims := ""
 	if bucket.resource == "leases" {
-		limiter += " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
+		claims = " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
 			"two OsmDeployments create one name in an OSM; the API server refuses the second create of one object, never of " +
 			"one name among several, so each name costs one request; plans read them from the manager's cache)"
 	}
+	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
+		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s%s", busiest, qps, burst,
+		formatDuration(limiterFloor), claims)
 	cpu, cpuFloor := fleetCPU(r, f)
 	took := f.AllReady
 	if took == 0 {
 		took = f.Usage.Wall
+	}
+	if qps < 0 {
+		why += fmt.Sprintf("The manager had no client-side limit of API server requests (%s); its busiest client and resource "+
+			"were %s%s. ", unlimitedBecause(r, qps), busiest, claims)
+		if cpuFloor < took/2 {
+			return why + fmt.Sprintf("Nor is it paced by %s, far less than the %s it took: %d reconciles at once (--concurrent) "+
+				"take each OsmDeployment through its claims, creates, polls and status writes; a CPU profile of the fleets "+
+				"(osmops-bench --fleet-cpu-profile) shows where the operator's time goes.", cpu, formatDuration(took),
+				r.Settings.MaxConcurrentReconciles)
+		}
+		return why + "What paces the fleet is " + cpu + "."
 	}
 	switch {
 	case max(limiterFloor, cpuFloor) < took/2:
@@ -296,6 +308,14 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		return why + "What paces the fleet is " + limiter + ". Next comes " + cpu + "."
 	}
 	return why + "What paces the fleet is " + cpu + ". Next comes " + limiter + "."
+}
+
+// unlimitedBecause says why the manager of a report ran without a client-side limiter.
+func unlimitedBecause(r *Report, qps float32) string {
+	if r.ClientUnlimited {
+		return "the API server has priority and fairness, and the manager then none, as cmd/main.go's client configuration"
+	}
+	return fmt.Sprintf("--kube-api-qps %g", qps)
 }
 
 // clientLimiterFloor is the least time client-go's token bucket of qps and burst takes to let

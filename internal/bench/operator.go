@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/flowcontrol"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
@@ -49,7 +50,8 @@ type OperatorOptions struct {
 	// MaxConcurrentReconciles is --concurrent: reconciles at once, per kind.
 	MaxConcurrentReconciles int
 	// KubeAPIQPS and KubeAPIBurst bound the reconcilers' requests to the API server, as
-	// --kube-api-qps and --kube-api-burst do.
+	// --kube-api-qps and --kube-api-burst do: where it has no priority and fairness only
+	// (clientLimit).
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 	// AnswerMemory is --max-nbi-answer-memory: the bytes OSM's list answers may hold in one
@@ -69,6 +71,9 @@ type Operator struct {
 	artifacts *artifactserver.Server
 	watch     *deploymentWatch
 	apiCalls  *apiCalls
+	// unlimited: the API server has priority and fairness, and the manager no client-side
+	// limiter (clientLimit).
+	unlimited bool
 	stop      context.CancelFunc
 	stopped   chan error
 }
@@ -106,7 +111,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 		return err
 	}
 	operatorConfig := rest.CopyConfig(cfg)
-	operatorConfig.QPS, operatorConfig.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	operatorConfig.QPS, operatorConfig.Burst, o.unlimited = clientLimit(ctx, cfg, opts.KubeAPIQPS, opts.KubeAPIBurst)
 	o.apiCalls = newAPICalls()
 	operatorConfig.Wrap(o.apiCalls.wrap)
 	leases, claims := controller.ClaimsCache(metav1.NamespaceDefault)
@@ -163,6 +168,22 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	}
 	return nil
 }
+
+// clientLimit is the client-side limit of API server requests the manager runs with against the
+// API server of cfg, as cmd/main.go's runtimeclient.GetConfigOrDie (Flux's) sets it, which reads
+// a kubeconfig and so cannot be given envtest's config: none where the API server has priority
+// and fairness (every supported Kubernetes, envtest's too), which then bounds the manager's
+// requests; qps and burst elsewhere, or when the API server does not answer the check.
+func clientLimit(ctx context.Context, cfg *rest.Config, qps float32, burst int) (float32, int, bool) {
+	if enabled, err := flowcontrol.IsEnabled(ctx, cfg); err == nil && enabled {
+		return -1, -1, true
+	}
+	return qps, burst, false
+}
+
+// ClientUnlimited tells whether the manager runs without a client-side limiter of API server
+// requests: the API server has priority and fairness, and --kube-api-qps does not apply.
+func (o *Operator) ClientUnlimited() bool { return o.unlimited }
 
 // MuteLogs drops the reconcilers' logs from now on: once the benchmark stops measuring a
 // tenant and its simulator, its reconciles only log failures to reach it.

@@ -3,11 +3,15 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	flowcontrolapi "k8s.io/api/flowcontrol/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/openldap"
@@ -27,9 +31,12 @@ func TestOperatorsOneAfterAnotherLogToTheirOwnWriters(t *testing.T) {
 	for i := range 2 {
 		namespace := fmt.Sprintf("tenant-%d", i)
 		log := &awaitedLog{wanted: namespace, seen: make(chan struct{})}
-		op, err := StartOperator(ctx, OperatorOptions{Log: log})
+		op, err := StartOperator(ctx, OperatorOptions{Log: log, KubeAPIQPS: 100, KubeAPIBurst: 300})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !op.ClientUnlimited() {
+			t.Error("envtest's API server has priority and fairness: the manager should run without a client-side limit")
 		}
 		sim := nbisim.New(nbisim.Config{Username: testCredentials.Username, Password: testCredentials.Password,
 			Project: testCredentials.Project, VIMAccounts: []nbisim.VIMAccount{{Name: VIMAccount}}})
@@ -76,4 +83,26 @@ func (l *awaitedLog) Write(p []byte) (int, error) {
 		l.once.Do(func() { close(l.seen) })
 	}
 	return len(p), nil
+}
+
+// The manager runs with --kube-api-qps and --kube-api-burst only where the API server has no
+// priority and fairness, as cmd/main.go's client configuration does: the API server's answer
+// to a ping carries its flow schema when it has.
+func TestTheClientLimitIsTheBinarys(t *testing.T) {
+	for _, withFlowSchema := range []bool{false, true} {
+		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if withFlowSchema {
+				w.Header().Set(flowcontrolapi.ResponseHeaderMatchedFlowSchemaUID, "a-flow-schema")
+			}
+		}))
+		qps, burst, unlimited := clientLimit(context.Background(), &rest.Config{Host: server.URL}, 100, 300)
+		server.Close()
+		want := []any{float32(100), 300, false}
+		if withFlowSchema {
+			want = []any{float32(-1), -1, true}
+		}
+		if got := []any{qps, burst, unlimited}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("priority and fairness %v: qps, burst, unlimited %v, want %v", withFlowSchema, got, want)
+		}
+	}
 }

@@ -33,6 +33,9 @@ type Report struct {
 	// ClosenessOnly is a run of the closeness runs alone (--only closeness): only their targets
 	// are judged.
 	ClosenessOnly bool
+	// ClientUnlimited: the manager ran without a client-side limiter of API server requests, its
+	// API server having priority and fairness (Operator.ClientUnlimited).
+	ClientUnlimited bool
 }
 
 // Machine describes where the run happened.
@@ -151,7 +154,11 @@ func renderSettings(md *markdown, r *Report) {
 	md.row("reconciler poll in the runs with the LCM profile (interval, min interval)",
 		formatDuration(s.ProfilePollInterval)+", "+formatDuration(s.ProfilePollMinInterval))
 	md.row("OsmCluster maxConcurrentRequests", fmt.Sprint(s.MaxConcurrentRequests))
-	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst))
+	limits := fmt.Sprintf("%d, %g, %d", s.MaxConcurrentReconciles, s.KubeAPIQPS, s.KubeAPIBurst)
+	if r.ClientUnlimited {
+		limits += " (the API server has priority and fairness: the manager has no client-side limit then, as cmd/main.go)"
+	}
+	md.row("manager --concurrent, --kube-api-qps, --kube-api-burst", limits)
 	if r.ClosenessOnly {
 		return
 	}

@@ -510,8 +510,21 @@ func TestTheMachinesCoresPaceTheFleet(t *testing.T) {
 	}
 	r.Settings.KubeAPIQPS = -1 // no client-side limiter
 	if why := whyFleetReady(r, f); !strings.Contains(why, "What paces the fleet is the machine's CPU") ||
-		!strings.Contains(why, "which --kube-api-qps -1 turns off") || strings.Contains(why, "no less than -") {
+		!strings.Contains(why, "no client-side limit of API server requests (--kube-api-qps -1)") ||
+		strings.Contains(why, "no less than -") || strings.Contains(why, "Next comes") {
 		t.Errorf("explanation at --kube-api-qps -1: %s", why)
+	}
+	r.Settings.KubeAPIQPS, r.ClientUnlimited = 100, true // as the manager runs where the API server has priority and fairness
+	if why := whyFleetReady(r, f); !strings.Contains(why, "What paces the fleet is the machine's CPU") ||
+		!strings.Contains(why, "(the API server has priority and fairness, and the manager then none") ||
+		!strings.Contains(why, "the writes (creates, patches, deletes) of leases, 10.0 per OsmDeployment, 10,000 in all (the claims") ||
+		strings.Contains(why, "97 s") {
+		t.Errorf("explanation without a client-side limiter: %s", why)
+	}
+	f.AllReady = 5 * time.Minute
+	if why := whyFleetReady(r, f); strings.Contains(why, "What paces the fleet is") ||
+		!strings.Contains(why, "Nor is it paced by the machine's CPU") {
+		t.Errorf("explanation without a client-side limiter, the CPU far from the time taken: %s", why)
 	}
 }
 

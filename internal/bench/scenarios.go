@@ -578,7 +578,7 @@ func (b *Bench) runFleet(ctx context.Context, result *FleetResult, remove bool) 
 		return nil
 	}
 	// Not the fleet's timeout: the removal releases every claim the fleet took, a delete per NS
-	// instance name under --kube-api-qps (10,000 take 97 s at 100 a second).
+	// instance name (10,000 take 97 s where --kube-api-qps 100 applies: clientLimit).
 	removeCtx, cancel := context.WithTimeout(ctx, b.Settings.ScenarioTimeout)
 	defer cancel()
 	started := time.Now()

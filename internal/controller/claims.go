@@ -52,7 +52,9 @@ const (
 	// claimOSMAnnotation and claimNsInstanceAnnotation are what the claim's name is a hash of.
 	claimOSMAnnotation        = "gitops.osmops.io/claim-osm-identity"
 	claimNsInstanceAnnotation = "gitops.osmops.io/claim-ns-instance"
-	// claimsAtOnce bounds the claims one reconcile takes at once; --kube-api-qps bounds them all.
+	// claimsAtOnce bounds the claims one reconcile takes at once, and so, with --concurrent, the
+	// manager's claim requests in flight (the API server's priority and fairness, or
+	// --kube-api-qps where it has none, their rate).
 	claimsAtOnce = 8
 )
 

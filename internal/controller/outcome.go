@@ -49,7 +49,7 @@ type outcome struct {
 // operations OSM runs goes before one that would start new work, a new OsmDeployment's first
 // apply among them: a fleet of 1,000 created at once otherwise went through every first apply
 // before any poll, and its OsmDeployments became Ready all at the end (16 of 1,000 after 30 s,
-// all after 110 s, osmops-bench at --kube-api-qps 1000). Every result sets its priority:
+// all after 110 s, osmops-bench with a client-side limit of 1,000 requests a second). Every result sets its priority:
 // controller-runtime keeps an item's last one, which would otherwise follow an OsmDeployment to
 // its drift checks.
 const (
