@@ -492,8 +492,8 @@ func TestAFastLimiterIsNotNamedThePace(t *testing.T) {
 // by them, not by a limiter that lets its requests through sooner: the explanation says so,
 // with each process's CPU time.
 func TestTheMachinesCoresPaceTheFleet(t *testing.T) {
-	f := FleetResult{Deployments: 1000, OperatorAPIRequests: map[string]int64{"POST leases": 10000},
-		ProcessCPU: map[string]time.Duration{"kube-apiserver": 107 * time.Second, "etcd": 18 * time.Second, "osm-nbi-sim": 22 * time.Second}}
+	f := FleetResult{Deployments: 1000, OperatorAPIRequests: map[string]int64{"POST leases": 10000}}
+	f.ProcessCPU = map[string]time.Duration{"kube-apiserver": 107 * time.Second, "etcd": 18 * time.Second, "osm-nbi-sim": 22 * time.Second}
 	f.AllReady, f.Usage.CPU = 108*time.Second, 41*time.Second
 	r := &Report{Settings: Settings{KubeAPIQPS: 1000, KubeAPIBurst: 2000}}
 	r.Machine.Cores = 2
@@ -571,5 +571,26 @@ func TestWhyRequestsListsTheReadsMeasured(t *testing.T) {
 	want := "3 `GET /osm/nslcm/v1/ns_instances_content`, 1 `GET /osm/nsd/v1/ns_descriptors`, 1 `GET /osm/nslcm/v1/vnf_instances`."
 	if !strings.Contains(got, want) || !strings.Contains(got, firstRevisionReads) {
 		t.Errorf("the explanation %q lacks %q or why a first revision reads them", got, want)
+	}
+}
+
+// A's wall time at N = 1,000 is explained by the machine's CPU when its processes kept its cores
+// busy for about as long, each named with its CPU time; otherwise the explanation says the CPU
+// does not pace it.
+func TestTheMachinesCoresPaceA(t *testing.T) {
+	m := Measurement{ProcessCPU: map[string]time.Duration{"kube-apiserver": 4 * time.Second, "etcd": time.Second, "osm-nbi-sim": 2 * time.Second}}
+	m.Usage.Wall, m.Usage.CPU = 4700*time.Millisecond, 1800*time.Millisecond
+	r := &Report{Settings: Settings{MaxConcurrentRequests: 32, Latency: 5 * time.Millisecond},
+		Sizes: []SizeResult{{N: fastApplyInstances, Operator: map[Scenario]Measurement{FirstRevision: m}}}}
+	r.Machine.Cores = 2
+	if why := whyWallA(r); !strings.Contains(why, "the operator took 4.7 s, after a claim of each NS instance name") ||
+		!strings.Contains(why, "What paces it is the machine's CPU: its processes used 8.8 s of CPU meanwhile (the operator 1.8 s, "+
+			"etcd 1 s, kube-apiserver 4 s, osm-nbi-sim 2 s), which its 2 cores run in no less than 4.4 s") {
+		t.Errorf("explanation: %s", why)
+	}
+	m.ProcessCPU = nil
+	r.Sizes[0].Operator[FirstRevision] = m
+	if why := whyWallA(r); strings.Contains(why, "What paces it") || !strings.Contains(why, "It is not paced by the machine's CPU") {
+		t.Errorf("explanation with the operator's CPU alone: %s", why)
 	}
 }

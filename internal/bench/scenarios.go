@@ -97,6 +97,9 @@ type Measurement struct {
 	Usage Usage
 	// Closeness is measured on the operator's A and B, nil elsewhere.
 	Closeness *Closeness
+	// ProcessCPU is the CPU time the benchmark's child processes spent meanwhile, by command
+	// (ChildCPU): the API server, etcd and the simulators run on the operator's cores.
+	ProcessCPU map[string]time.Duration
 }
 
 // SizeResult holds the figures of one repository size.
@@ -205,11 +208,17 @@ func (b *Bench) measure(ctx context.Context, sim nbiEndpoint, label string, run 
 	if err := sim.ResetStats(ctx); err != nil {
 		return Measurement{}, err
 	}
+	processesBefore, err := ChildCPU()
+	if err != nil {
+		return Measurement{}, fmt.Errorf("%s: %w", label, err)
+	}
 	window := b.Meter.Start()
 	stepCtx, cancel := context.WithTimeout(ctx, b.Settings.ScenarioTimeout)
 	own, err := run(stepCtx)
 	cancel()
 	usage := b.Meter.Measure(window)
+	processesAfter, cpuErr := ChildCPU()
+	err = errors.Join(err, cpuErr)
 	if own.wall > 0 {
 		usage.Wall = own.wall
 	}
@@ -228,7 +237,7 @@ func (b *Bench) measure(ctx context.Context, sim nbiEndpoint, label string, run 
 	}
 	fmt.Fprintf(b.Progress, "%-24s %6d requests (%5d mutating), %10d bytes, %9s wall, %9s CPU\n", label,
 		stats.Requests, stats.MutatingRequests, stats.BytesReceived+stats.BytesSent, usage.Wall.Round(time.Millisecond), usage.CPU.Round(time.Millisecond))
-	return Measurement{Stats: stats, Usage: usage, Closeness: closeness}, nil
+	return Measurement{Stats: stats, Usage: usage, Closeness: closeness, ProcessCPU: cpuSince(processesBefore, processesAfter)}, nil
 }
 
 // readCloseness measures a step's Closeness from the simulator's request log (zeroed with its
@@ -518,9 +527,6 @@ type FleetResult struct {
 	APIRequests int64
 	// OperatorAPIRequests are the operator's own, by verb and resource.
 	OperatorAPIRequests map[string]int64
-	// ProcessCPU is the CPU time the other processes spent while waiting, by command
-	// (ChildCPU): the API server, etcd and the simulators run on the operator's cores.
-	ProcessCPU map[string]time.Duration
 	Measurement
 	Error string
 }
@@ -644,14 +650,7 @@ func (b *Bench) measureFleet(ctx context.Context, sim *Simulator, tenant *Tenant
 			return span{}, err
 		}
 		operatorBefore := b.Operator.apiCalls.snapshot()
-		processesBefore, err := ChildCPU()
-		if err != nil {
-			return span{}, err
-		}
 		defer func() {
-			if processesAfter, err := ChildCPU(); err == nil {
-				result.ProcessCPU = cpuSince(processesBefore, processesAfter)
-			}
 			if apiAfter, err := metricCount(apiRequestsMetric, nil); err == nil {
 				result.APIRequests = int64(apiAfter.Count - apiBefore.Count)
 			}
