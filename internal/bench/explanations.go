@@ -263,11 +263,6 @@ func busiestBucket(f FleetResult) (apiBucket, int64) {
 
 func whyFleetReady(r *Report, f FleetResult) string {
 	bucket, requests := busiestBucket(f)
-	qps, burst := r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst
-	if r.ClientUnlimited {
-		qps, burst = -1, -1
-	}
-	limiterFloor := clientLimiterFloor(requests, qps, burst)
 	kind := "writes (creates, patches, deletes)"
 	if bucket.reads {
 		kind = "uncached reads"
@@ -276,38 +271,38 @@ func whyFleetReady(r *Report, f FleetResult) string {
 	why := fmt.Sprintf("Each OsmDeployment reads only its own NS instances, so the NBI traffic grows as D·n (%s NBI requests, %s "+
 		"received). ", formatCount(f.Stats.Requests), formatBytes(uint64(f.Stats.BytesSent)))
 	busiest := fmt.Sprintf("the %s of %s, %.1f per OsmDeployment, %s in all", kind, bucket.resource, perDeployment, formatCount(requests))
-	claims := ""
 	if bucket.resource == "leases" {
-		claims = " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
+		busiest += " (the claims of the NS instance names: one Lease per name, created before a create is sent, so that no " +
 			"two OsmDeployments create one name in an OSM; the API server refuses the second create of one object, never of " +
 			"one name among several, so each name costs one request; plans read them from the manager's cache)"
 	}
-	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
-		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s%s", busiest, qps, burst,
-		formatDuration(limiterFloor), claims)
 	cpu, cpuFloor := machineCPU(r, f.Measurement)
 	took := f.AllReady
 	if took == 0 {
 		took = f.Usage.Wall
 	}
-	if qps < 0 {
+	// What the fleet waits for when neither floor is near the time it took.
+	reconciles := fmt.Sprintf("%d reconciles at once (--concurrent) take each OsmDeployment through its claims, creates, "+
+		"polls and status writes; a CPU profile of the fleets (osmops-bench --fleet-cpu-profile) shows where the operator's "+
+		"time goes.", r.Settings.MaxConcurrentReconciles)
+	qps, burst := r.Settings.KubeAPIQPS, r.Settings.KubeAPIBurst
+	if qps < 0 || r.ClientUnlimited {
 		why += fmt.Sprintf("The manager had no client-side limit of API server requests (%s); its busiest client and resource "+
-			"were %s%s. ", unlimitedBecause(r, qps), busiest, claims)
+			"were %s. ", unlimitedBecause(r, qps), busiest)
 		if cpuFloor < took/2 {
-			return why + fmt.Sprintf("Nor is it paced by %s, far less than the %s it took: %d reconciles at once (--concurrent) "+
-				"take each OsmDeployment through its claims, creates, polls and status writes; a CPU profile of the fleets "+
-				"(osmops-bench --fleet-cpu-profile) shows where the operator's time goes.", cpu, formatDuration(took),
-				r.Settings.MaxConcurrentReconciles)
+			return why + fmt.Sprintf("Nor is it paced by %s, far less than the %s it took: ", cpu, formatDuration(took)) + reconciles
 		}
 		return why + "What paces the fleet is " + cpu + "."
 	}
+	limiterFloor := clientLimiterFloor(requests, qps, burst)
+	limiter := fmt.Sprintf("the manager's client-side limit of API server requests, one limiter per client and resource: its "+
+		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s", busiest, qps, burst,
+		formatDuration(limiterFloor))
 	switch {
 	case max(limiterFloor, cpuFloor) < took/2:
 		// Neither floor can be what the fleet waited for: say so, with what was measured.
-		return why + fmt.Sprintf("It is paced neither by %s, nor by %s, both far less than the %s it took: %d reconciles at "+
-			"once (--concurrent) take each OsmDeployment through its claims, creates, polls and status writes; a CPU "+
-			"profile of the fleets (osmops-bench --fleet-cpu-profile) shows where the operator's time goes.",
-			limiter, cpu, formatDuration(took), r.Settings.MaxConcurrentReconciles)
+		return why + fmt.Sprintf("It is paced neither by %s, nor by %s, both far less than the %s it took: ", limiter, cpu,
+			formatDuration(took)) + reconciles
 	case limiterFloor >= cpuFloor:
 		return why + "What paces the fleet is " + limiter + ". Next comes " + cpu + "."
 	}
