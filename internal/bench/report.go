@@ -472,7 +472,8 @@ func renderMethod(md *markdown, r *Report) {
 		"**Figures.** NBI requests and bytes (request and answer bodies) are the simulator's own counters (`/sim/v1/stats`), " +
 			"zeroed before each scenario; the control API is not counted. CPU time is `getrusage` of the benchmark process, " +
 			"whose other work (waiting on the informer, reading the reconcilers' metrics) is light; the simulator, the API " +
-			"server and etcd are other processes. Peak memory is the highest `HeapInuse+StackInuse` (and VmRSS) sampled " +
+			"server and etcd are other processes, the benchmark's children, whose CPU time over each step (scenario or " +
+			"fleet) is read from `/proc`: they share the machine's cores with the operator. Peak memory is the highest `HeapInuse+StackInuse` (and VmRSS) sampled " +
 			"every 50 ms, after a GC that returns memory to the system at the start of each scenario.",
 		fmt.Sprintf("**CLI pattern.** A fresh simulator with the same settings gets what the `osm` CLI (osmclient) sends, "+
 			"command by command: each command logs in anew on new connections; `ns-create` lists all NSDs and "+
@@ -502,9 +503,7 @@ func renderMethod(md *markdown, r *Report) {
 			"deployment files name their NS instances `${%s}-NNNN`, and each OsmDeployment sets `%s` to its own name in "+
 			"`spec.postBuild.substitute`. The fleets run one after the other on the same operator process; a fleet is "+
 			"removed before the next starts (its OsmDeployments, whose deletionPolicy is Orphan, and its GitRepositories "+
-			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own. The CPU time "+
-			"of the other processes while a fleet runs (kube-apiserver, etcd, the simulators) is read from `/proc` for the "+
-			"benchmark's child processes: they share the machine's cores with the operator.",
+			"deleted, and the reconciler's release of them awaited), so that each fleet's memory is its own.",
 			formatCount(int64(s.FleetDeployments)), fleetWriters, formatDuration(s.FleetTimeout), s.FleetInstances,
 			s.FleetInstances, sharedVariable, sharedVariable),
 		closenessMethod(s),
