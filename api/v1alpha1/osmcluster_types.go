@@ -163,7 +163,13 @@ type OsmCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   OsmClusterSpec   `json:"spec,omitempty"`
+	Spec OsmClusterSpec `json:"spec,omitempty"`
+	// The API server gives a new object's status observedGeneration -1, as Flux's objects
+	// have: kstatus then reads it as in progress until the manager has acted on its spec,
+	// where without a status it reads Current, so that a Flux Kustomization waiting on a
+	// new one would pass before the manager has even seen it.
+
+	// +kubebuilder:default:={"observedGeneration":-1}
 	Status OsmClusterStatus `json:"status,omitempty"`
 }
 

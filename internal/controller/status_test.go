@@ -13,15 +13,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 func kstatusOf(tn *tenant, d *gitopsv1alpha1.OsmDeployment) status.Status {
-	got := tn.get(d)
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
+	return kstatusAsIs(tn, tn.get(d))
+}
+
+// kstatusAsIs is what kstatus reads of obj as it is, not read again.
+func kstatusAsIs(tn *tenant, obj client.Object) status.Status {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	result, err := status.Compute(&unstructured.Unstructured{Object: u})
 	tn.g.Expect(err).NotTo(HaveOccurred())
@@ -34,6 +40,18 @@ var _ = Describe("Status, kstatus and metrics", func() {
 		tn := newTenant(t)
 		tn.sim.HoldOperations()
 		d := tn.deployment("ldap", "gitops")
+		// As the API server answered the create, before the manager can have written anything:
+		// in progress (observedGeneration -1), so that a Flux Kustomization waiting on it does
+		// not pass it (without a status kstatus reads Current). The same for an OsmCluster.
+		tn.g.Expect(d.Status.ObservedGeneration).To(Equal(int64(-1)))
+		tn.g.Expect(kstatusAsIs(tn, d)).To(Equal(status.InProgressStatus))
+		cluster := osmtenant.Cluster(tn.namespace, tn.cluster.Spec.URL)
+		cluster.Name += "-new"
+		cluster.Labels = tn.labels()
+		cluster.Spec.CredentialsSecretRef.Name = "absent" // no log in: only its status is of interest
+		tn.g.Expect(k8sClient.Create(tn.ctx, cluster)).To(Succeed())
+		tn.g.Expect(kstatusAsIs(tn, cluster)).To(Equal(status.InProgressStatus))
+
 		revision := tn.publish("gitops", demoRepo("1", "ldap"))
 		tn.g.Eventually(func() []gitopsv1alpha1.OperationEntry { return tn.get(d).Status.Operations }).ShouldNot(BeEmpty())
 		tn.g.Expect(kstatusOf(tn, d)).To(Equal(status.InProgressStatus))
