@@ -164,11 +164,11 @@ type OsmCluster struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec OsmClusterSpec `json:"spec,omitempty"`
-	// The API server gives a new object's status observedGeneration -1, as Flux's objects
-	// have: kstatus then reads it as in progress until the manager has acted on its spec,
-	// where without a status it reads Current, so that a Flux Kustomization waiting on a
-	// new one would pass before the manager has even seen it.
-
+	// Status is what the operator last learnt of the OSM installation. A new
+	// object's defaults to observedGeneration -1, as Flux's objects do: kstatus
+	// reads it in progress until the operator has acted on its spec (without a
+	// status it would read Current, and a Flux Kustomization waiting on a new
+	// object would pass it before the operator saw it).
 	// +kubebuilder:default:={"observedGeneration":-1}
 	Status OsmClusterStatus `json:"status,omitempty"`
 }
