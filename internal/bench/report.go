@@ -473,8 +473,9 @@ func renderMethod(md *markdown, r *Report) {
 			"zeroed before each scenario; the control API is not counted. CPU time is `getrusage` of the benchmark process, " +
 			"whose other work (waiting on the informer, reading the reconcilers' metrics) is light; the simulator, the API " +
 			"server and etcd are other processes, the benchmark's children, whose CPU time over each step (scenario or " +
-			"fleet) is read from `/proc`: they share the machine's cores with the operator. Peak memory is the highest `HeapInuse+StackInuse` (and VmRSS) sampled " +
-			"every 50 ms, after a GC that returns memory to the system at the start of each scenario.",
+			"fleet) is read from `/proc`: they share the machine's cores with the operator. Peak memory is the highest " +
+			"`HeapInuse+StackInuse` (and VmRSS) sampled every 50 ms, after a GC that returns memory to the system at the " +
+			"start of each scenario.",
 		fmt.Sprintf("**CLI pattern.** A fresh simulator with the same settings gets what the `osm` CLI (osmclient) sends, "+
 			"command by command: each command logs in anew on new connections; `ns-create` lists all NSDs and "+
 			"all VIM accounts and reads the VIM account before the POST; `ns-action` lists every NS instance twice; "+
