@@ -122,7 +122,7 @@ func whyWallA(r *Report) string {
 		"name (a Lease create each); it %s. ", formatDuration(minimum(r.Settings, size.N, FirstRevision, m.Stats).wall),
 		r.Settings.MaxConcurrentRequests, formatDuration(m.Usage.Wall), observations(m))
 	cpu, floor := machineCPU(r, m)
-	if floor < m.Usage.Wall/2 {
+	if !canPace(floor, m.Usage.Wall) {
 		return why + fmt.Sprintf("It is not paced by %s, far less than the %s it took.", cpu, formatDuration(m.Usage.Wall))
 	}
 	return why + "What paces it is " + cpu + "."
@@ -289,7 +289,7 @@ func whyFleetReady(r *Report, f FleetResult) string {
 	if qps < 0 || r.ClientUnlimited {
 		why += fmt.Sprintf("The manager had no client-side limit of API server requests (%s); its busiest client and resource "+
 			"were %s. ", unlimitedBecause(r, qps), busiest)
-		if cpuFloor < took/2 {
+		if !canPace(cpuFloor, took) {
 			return why + fmt.Sprintf("Nor is it paced by %s, far less than the %s it took: ", cpu, formatDuration(took)) + reconciles
 		}
 		return why + "What paces the fleet is " + cpu + "."
@@ -299,7 +299,7 @@ func whyFleetReady(r *Report, f FleetResult) string {
 		"busiest were %s, which --kube-api-qps %g (burst %d) lets through in no less than %s", busiest, qps, burst,
 		formatDuration(limiterFloor))
 	switch {
-	case max(limiterFloor, cpuFloor) < took/2:
+	case !canPace(max(limiterFloor, cpuFloor), took):
 		// Neither floor can be what the fleet waited for: say so, with what was measured.
 		return why + fmt.Sprintf("It is paced neither by %s, nor by %s, both far less than the %s it took: ", limiter, cpu,
 			formatDuration(took)) + reconciles
@@ -331,6 +331,11 @@ func clientLimiterFloor(requests int64, qps float32, burst int) time.Duration {
 	}
 	return time.Duration(float64(max(requests-int64(burst), 0)) / float64(qps) * float64(time.Second))
 }
+
+// canPace tells whether a floor (the least time a limiter or the machine's cores allow) can be
+// what a measurement waited for, which took: one under half of it leaves most of the time to
+// something else.
+func canPace(floor, took time.Duration) bool { return floor >= took/2 }
 
 // machineCPU says what CPU time the processes of the machine spent during a measurement, and
 // the least time the machine's cores take to run it.
