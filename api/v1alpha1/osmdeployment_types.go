@@ -231,9 +231,12 @@ type OsmDeploymentSpec struct {
 
 	// HealthCheckExprs are CEL expressions (current, inProgress, failed) that
 	// tell the readiness of the healthChecks of one kind, as a Flux
-	// Kustomization's healthCheckExprs.
+	// Kustomization's healthCheckExprs. Each is at most 1024 bytes and is
+	// evaluated within a cost limit (docs/operations.md); one that calls format
+	// is refused.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h.current) <= 1024 && (!has(h.inProgress) || size(h.inProgress) <= 1024) && (!has(h.failed) || size(h.failed) <= 1024))",message="each expression of healthCheckExprs is at most 1024 characters"
 	HealthCheckExprs []kustomize.CustomHealthCheck `json:"healthCheckExprs,omitempty"`
 
 	// HealthCheckTimeout is how long the healthChecks may take to pass once the

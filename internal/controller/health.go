@@ -14,6 +14,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,7 +23,6 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/cel"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/statusreaders"
 	corev1 "k8s.io/api/core/v1"
@@ -35,12 +35,9 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	osmengine "github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/healthexpr"
 	"github.com/osmops/osmops/internal/osm"
 )
-
-// maxHealthExpression bounds each CEL expression of spec.healthCheckExprs: the tenant writes
-// them, the manager compiles and evaluates them.
-const maxHealthExpression = 1024
 
 // secretKind is refused in spec.healthChecks: the manager reads Secrets (valuesFrom), and a
 // CEL expression on one's data, with its verdict in the condition, would disclose the data to
@@ -250,14 +247,9 @@ func waitsForHealthChecks(obj *gitopsv1alpha1.OsmDeployment, revision string) bo
 // recheckObjects is the action of HealthChecking: the revision stays applied, and the objects
 // of spec.healthChecks say whether it is healthy yet.
 func (r *OsmDeploymentReconciler) recheckObjects(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) outcome {
-	wasReady := conditions.IsReady(obj)
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", obj.Status.LastAppliedRevision)
 	conditions.Delete(obj, meta.ReconcilingCondition)
-	settled := r.settleHealth(obj, r.checkObjects(ctx, obj), done(obj.GetInterval()))
-	if conditions.IsReady(obj) && (!wasReady || obj.Status.ReadySince == nil) {
-		obj.Status.ReadySince = &metav1.Time{Time: r.now()} // the bake time of the waves after it starts (waves.go)
-	}
-	return settled
+	return r.settleHealth(obj, r.checkObjects(ctx, obj), done(obj.GetInterval()))
 }
 
 // checkObjects reads the objects of spec.healthChecks and computes their readiness, as Flux's
@@ -288,12 +280,28 @@ func (r *OsmDeploymentReconciler) checkObjects(ctx context.Context, obj *gitopsv
 			return health{metav1.ConditionFalse, gitopsv1alpha1.AccessDeniedReason,
 				"health check " + name + " is in another namespace, which --no-cross-namespace-refs forbids"}
 		}
-		result, err := r.objectStatus(ctx, readers, ref, key)
+		gvk, namespaced, err := r.healthCheckKind(ref)
+		var result *kstatus.Result
+		switch {
+		case err == nil && !namespaced && r.NoCrossNamespaceRefs:
+			// A cluster-scoped object is in no tenant's namespace: reading it would tell a
+			// tenant about others (a Namespace's labels, whether one exists).
+			return health{metav1.ConditionFalse, gitopsv1alpha1.AccessDeniedReason,
+				"health check " + ref.Kind + " " + ref.Name + " is cluster-scoped, outside the namespace, which --no-cross-namespace-refs forbids"}
+		case err == nil:
+			if !namespaced {
+				key.Namespace = ""
+			}
+			result, err = r.objectStatus(ctx, readers, gvk, key)
+		}
 		switch {
 		case err == nil && result.Status == kstatus.CurrentStatus:
 			continue
 		case err == nil && result.Status == kstatus.FailedStatus:
 			return health{metav1.ConditionFalse, gitopsv1alpha1.HealthCheckFailedReason, fmt.Sprintf("health check %s failed: %s", name, result.Message)}
+		case errors.Is(err, healthexpr.ErrCostLimit):
+			// The expression is at fault, not the object: waiting would spend it again.
+			return health{metav1.ConditionFalse, gitopsv1alpha1.InvalidCELExpressionReason, fmt.Sprintf("health check %s: %s", name, err)}
 		}
 		why := ""
 		if err != nil {
@@ -312,36 +320,40 @@ func (r *OsmDeploymentReconciler) checkObjects(ctx context.Context, obj *gitopsv
 		fmt.Sprintf("%d NS instance(s) READY in OSM, %d health check(s) passed", len(obj.Status.Inventory.NsInstances), len(obj.Spec.HealthChecks))}
 }
 
-// celStatusReader compiles spec.healthCheckExprs into Flux's CEL status reader (nil when none).
+// celStatusReader compiles spec.healthCheckExprs into a status reader with Flux's semantics
+// and a cost limit (healthexpr: the tenant writes them, the shared manager evaluates them),
+// nil when none; one per reconcile, as its expressions share one budget.
 func celStatusReader(obj *gitopsv1alpha1.OsmDeployment) (func(apimeta.RESTMapper) engine.StatusReader, error) {
 	if len(obj.Spec.HealthCheckExprs) == 0 {
 		return nil, nil
 	}
-	for i, hc := range obj.Spec.HealthCheckExprs {
-		if len(hc.Current) > maxHealthExpression || len(hc.InProgress) > maxHealthExpression || len(hc.Failed) > maxHealthExpression {
-			return nil, fmt.Errorf("healthCheckExprs[%d]: an expression is longer than %d bytes", i, maxHealthExpression)
-		}
+	return healthexpr.NewStatusReader(obj.Spec.HealthCheckExprs)
+}
+
+// healthCheckKind resolves the kind of a health check's reference, with the API server's
+// mapping when the apiVersion names no version, and tells whether its objects are namespaced.
+func (r *OsmDeploymentReconciler) healthCheckKind(ref meta.NamespacedObjectKindReference) (schema.GroupVersionKind, bool, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return schema.GroupVersionKind{}, false, fmt.Errorf("apiVersion %q: %w", ref.APIVersion, err)
 	}
-	return cel.NewStatusReader(obj.Spec.HealthCheckExprs)
+	gvk := gv.WithKind(ref.Kind)
+	var versions []string
+	if gvk.Version != "" {
+		versions = append(versions, gvk.Version)
+	}
+	mapping, err := r.RESTMapper().RESTMapping(gvk.GroupKind(), versions...)
+	if err != nil {
+		return schema.GroupVersionKind{}, false, err
+	}
+	return mapping.GroupVersionKind, mapping.Scope.Name() == apimeta.RESTScopeNameNamespace, nil
 }
 
 // objectStatus reads one object of spec.healthChecks past the cache (get alone: no informer,
 // no list or watch on a kind the tenant names) and computes its status with the first reader
 // that supports its kind, else kstatus.
 func (r *OsmDeploymentReconciler) objectStatus(ctx context.Context, readers []engine.StatusReader,
-	ref meta.NamespacedObjectKindReference, key types.NamespacedName) (*kstatus.Result, error) {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return nil, fmt.Errorf("apiVersion %q: %w", ref.APIVersion, err)
-	}
-	gvk := gv.WithKind(ref.Kind)
-	if gvk.Version == "" {
-		mapping, err := r.RESTMapper().RESTMapping(gvk.GroupKind())
-		if err != nil {
-			return nil, err
-		}
-		gvk = mapping.GroupVersionKind
-	}
+	gvk schema.GroupVersionKind, key types.NamespacedName) (*kstatus.Result, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	if err := r.APIReader.Get(ctx, key, u); err != nil {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +162,37 @@ var _ = Describe("Health", func() {
 		tn.publish("gitops", demoRepo("1", "ldap"))
 		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
 			ContainSubstring("Secrets are never read")))
+	})
+
+	// A cluster-scoped object is in no namespace: with --no-cross-namespace-refs it is not read,
+	// or a tenant could learn of another's namespace (whether it exists, its labels).
+	It("a health check on a cluster-scoped object is refused", func() {
+		tn := newTenant(GinkgoTB())
+		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "Namespace", Name: operatorNamespace}}
+			d.Spec.HealthCheckExprs = []kustomize.CustomHealthCheck{{APIVersion: "v1", Kind: "Namespace",
+				HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "metadata.labels.exists(k, k.startsWith('a'))"}}}
+		})
+		tn.publish("gitops", demoRepo("1", "ldap"))
+		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
+			ContainSubstring("is cluster-scoped")))
+	})
+
+	// An expression whose evaluation would hold the shared manager's worker (nested
+	// comprehensions of 10^8 steps in 252 bytes) is stopped at its cost limit and refused,
+	// without waiting for healthCheckTimeout.
+	It("a health check expression over its cost is refused at once", func() {
+		tn := newTenant(GinkgoTB())
+		tn.smokeTest("running")
+		ten := "[0,1,2,3,4,5,6,7,8,9]"
+		costly := strings.Repeat(ten+".all(x, ", 8) + "true" + strings.Repeat(")", 8)
+		d := tn.deployment("ldap", "gitops", gatedBySmokeTest, func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Spec.HealthCheckExprs[0].InProgress = costly
+			d.Spec.HealthCheckTimeout = &metav1.Duration{Duration: time.Hour}
+		})
+		tn.publish("gitops", demoRepo("1", "ldap"))
+		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.InvalidCELExpressionReason),
+			ContainSubstring("cost limit")))
+		tn.eventuallyCondition(d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.InvalidCELExpressionReason))
 	})
 })
