@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -70,15 +71,23 @@ func revisionEvent(revision string) map[string]string {
 	return map[string]string{eventRevisionKey: revision}
 }
 
-// secretValues holds, per OsmDeployment, the values of the Secret variables its revision was
-// last substituted with (spec.postBuild.substituteFrom): the conditions and events written
-// about it have them masked, whatever step quoted them (a problem, a reference OSM lacks).
+// secretValues holds, per OsmDeployment being reconciled, the texts of every Secret value its
+// reconcile read: the variables of spec.postBuild.substituteFrom and each Secret valuesFrom
+// read (gitops.SecretTexts). The conditions, history, events and logs written about it have
+// them masked, whatever step quoted them (a problem, a reference OSM lacks, OSM's message on
+// a failed upgrade). Each reconcile builds them again from what it reads (the revision and
+// its values are preconditions of every reconcile that talks to OSM), so that nothing
+// depends on a value held from before (a restart forgets them all), and drops them when it
+// ends: no Secret's data outlives the reconcile that read it.
 type secretValues struct{ byObject sync.Map } // types.NamespacedName -> []string
 
-func (s *secretValues) set(key types.NamespacedName, values []string) {
+// add adds values to the texts masked for key until forget.
+func (s *secretValues) add(key types.NamespacedName, values []string) {
 	if len(values) == 0 {
-		s.byObject.Delete(key)
 		return
+	}
+	if previous, found := s.byObject.Load(key); found {
+		values = append(slices.Clone(previous.([]string)), values...)
 	}
 	s.byObject.Store(key, values)
 }
@@ -105,10 +114,16 @@ func (s *secretValues) maskConditions(obj *gitopsv1alpha1.OsmDeployment) {
 	}
 }
 
-// maskHistory masks the secret values of obj in the messages of its status.history: OSM may
-// quote a value in its answer.
+// maskHistory masks the secret values of obj in the messages of its status.history and the
+// reasons of its inventory: OSM may quote a value in its answer.
 func (s *secretValues) maskHistory(obj *gitopsv1alpha1.OsmDeployment) {
 	key := client.ObjectKeyFromObject(obj)
+	if obj.Status.Inventory != nil {
+		for i := range obj.Status.Inventory.NsInstances {
+			entry := &obj.Status.Inventory.NsInstances[i]
+			entry.Reason = s.mask(key, entry.Reason)
+		}
+	}
 	for i := range obj.Status.History {
 		snapshot := &obj.Status.History[i]
 		snapshot.Message = s.mask(key, snapshot.Message)

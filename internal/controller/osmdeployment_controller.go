@@ -337,6 +337,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 	patcher := newSerialPatcher(obj, r.Client)
+	r.secrets.forget(req.NamespacedName) // built again from what this reconcile reads
 	defer func() {
 		r.secrets.maskConditions(obj)
 		r.secrets.maskHistory(obj)
@@ -348,6 +349,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 		retErr = r.secrets.maskError(req.NamespacedName, retErr) // the manager logs it
+		r.secrets.forget(req.NamespacedName)
 		recordMetrics(obj, start)
 	}()
 
@@ -482,7 +484,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
 		return nil, waiting(obj.GetRetryInterval())
 	}
-	r.secrets.set(client.ObjectKeyFromObject(obj), subst.SecretValues())
+	r.secrets.add(client.ObjectKeyFromObject(obj), subst.SecretValues())
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath, Substitution: subst}
 	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), newRevisionKey(a.Digest, opts), a.URL, opts)
 	var invalid *gitops.ValidationError

@@ -495,7 +495,7 @@ func checkSuiteKeptSecrets(ctx context.Context) error {
 		if strings.Contains(text, testPassword) {
 			problems = append(problems, name+" shows the password")
 		}
-		if strings.Contains(text, testValuesSecret) {
+		if strings.Contains(text, testValuesSecret) || strings.Contains(text, testValuesLeaf) {
 			problems = append(problems, name+" shows a value from a Secret")
 		}
 	}

@@ -122,7 +122,7 @@ func (r *OsmDeploymentReconciler) substitution(ctx context.Context, obj *gitopsv
 // may be created or mended without a new revision.
 func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
 	rev *gitops.Revision, revision string) (*gitops.Revision, outcome) {
-	resolved, err := gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace))
+	resolved, err := gitops.ResolveValues(ctx, rev, r.maskingValuesGetter(obj))
 	var unresolved *gitops.ValuesProblems
 	switch {
 	case errors.As(err, &unresolved):
@@ -133,6 +133,19 @@ func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitops
 		return nil, retrying(err)
 	}
 	return resolved, outcome{}
+}
+
+// maskingValuesGetter reads the values of obj's KDUs as valuesGetter does, adding the texts
+// of every Secret it reads to obj's mask (secretValues) before any step can quote them.
+func (r *OsmDeploymentReconciler) maskingValuesGetter(obj *gitopsv1alpha1.OsmDeployment) gitops.ValuesGetter {
+	get, key := r.valuesGetter(obj.Namespace), client.ObjectKeyFromObject(obj)
+	return func(ctx context.Context, kind, name string) (gitops.ValuesObject, bool, error) {
+		object, found, err := get(ctx, kind, name)
+		if found && kind == gitops.ValuesKindSecret {
+			r.secrets.add(key, gitops.SecretTexts(object.Data))
+		}
+		return object, found, err
+	}
 }
 
 // deploymentsReading maps a labelled ConfigMap or Secret (kind) to the OsmDeployments of its

@@ -12,12 +12,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
 // testValuesSecret is a Helm value kept in a Secret: like testPassword, it must never leak
 // (checkSuiteKeptSecrets).
 const testValuesSecret = "v4lue-fr0m-a-Secret-osmops"
+
+// testValuesLeaf is a leaf of a values document kept in a Secret: it must never leak either.
+const testValuesLeaf = "l3af-of-a-values-document"
 
 // nsInstanceFileWithValuesFrom is nsInstanceFile whose KDU also reads adminPassword from the
 // key password of the Secret secretName.
@@ -161,6 +166,45 @@ var _ = Describe("Values from Secrets and ConfigMaps", func() {
 					tn.g.Expect(text).NotTo(ContainSubstring("secret-vim"), "the Secret's value shows")
 				}
 			})
+		}
+	})
+
+	// A value a KDU's valuesFrom reads from a Secret never shows in status, history or events
+	// when OSM quotes it back (helm's error on a failed install), neither a value taken whole
+	// (targetPath) nor a leaf of a values document, in Python's quoting, nor cut at a bound.
+	It("secret values from valuesFrom never show when OSM quotes them", func() {
+		tn := newTenant(GinkgoTB())
+		const leaf = testValuesLeaf
+		tn.g.Expect(k8sClient.Create(tn.ctx, osmtenant.ValuesSecret(tn.namespace, "ldap-admin", map[string]string{
+			"password": testValuesSecret, "values.yaml": "auth:\n  token: " + leaf + "\n"}))).To(Succeed())
+		files := demoRepo("1", "ldap")
+		files["deploy/ldap.osmops.yaml"] = strings.Replace(nsInstanceFileWithValuesFrom("ldap", "1", "ldap-admin"),
+			"  valuesFrom:\n", "  valuesFrom:\n    - kind: Secret\n      name: ldap-admin\n", 1)
+		message := "helm install failed: adminPassword: invalid value '" + testValuesSecret + "', auth.token " +
+			strings.Repeat("x", gitopsv1alpha1.MaxHistoryMessageLength-60) + leaf
+		tn.g.Expect(tn.sim.FailOperations(nbisim.OperationFailure{Operation: "instantiate", NSName: "ldap", Message: message})).To(Succeed())
+		d := tn.deployment("ldap", "gitops", noDriftCheck)
+		tn.publish("gitops", files)
+		tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False "), ContainSubstring("helm install failed")))
+
+		got := tn.get(d)
+		var shown []string
+		for _, c := range got.Status.Conditions {
+			shown = append(shown, c.Message)
+		}
+		for _, snapshot := range got.Status.History {
+			shown = append(shown, snapshot.Message)
+			for _, op := range snapshot.Operations {
+				shown = append(shown, op.Message)
+			}
+		}
+		for _, e := range recorder.of(d.Namespace, d.Name) {
+			shown = append(shown, e.Message)
+		}
+		tn.g.Expect(strings.Join(shown, "\n")).To(ContainSubstring(gitops.SecretMask))
+		for _, text := range shown {
+			tn.g.Expect(text).NotTo(ContainSubstring(testValuesSecret[:6]), "the Secret's value shows")
+			tn.g.Expect(text).NotTo(ContainSubstring(leaf[:6]), "a leaf of the Secret's values document shows")
 		}
 	})
 })

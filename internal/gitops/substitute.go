@@ -2,19 +2,14 @@ package gitops
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
-
-	"github.com/osmops/osmops/internal/printable"
-	"github.com/osmops/osmops/internal/pyjson"
 )
 
 // SubstituteAnnotation is the annotation (or label) of a deployment file's metadata that, set
@@ -329,30 +324,4 @@ func (s *Substitution) SecretValues() []string {
 		}
 	}
 	return values
-}
-
-// SecretMask is what a message shows instead of a value from a Secret.
-const SecretMask = "<redacted: from a Secret>"
-
-// MaskSecrets replaces in text each secret in every form a message may quote it: as is, quoted
-// by Go (%q, with and without ASCII escapes), by JSON (Go's, Python's) and escaped for display
-// (printable.String), longest first so that a form containing another goes whole. When in
-// doubt it masks: a short secret masks its text wherever it appears.
-func MaskSecrets(text string, secrets []string) string {
-	var forms []string
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
-		}
-		quoted, ascii, python := strconv.Quote(secret), strconv.QuoteToASCII(secret), pyjson.Quote(secret)
-		forms = append(forms, secret, printable.String(secret), quoted[1:len(quoted)-1], ascii[1:len(ascii)-1], python[1:len(python)-1])
-		if encoded, err := json.Marshal(secret); err == nil {
-			forms = append(forms, string(encoded[1:len(encoded)-1]))
-		}
-	}
-	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
-	for _, form := range slices.Compact(forms) {
-		text = strings.ReplaceAll(text, form, SecretMask)
-	}
-	return text
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,5 +202,34 @@ func TestMaskSecretsInEveryQuoting(t *testing.T) {
 		if strings.Contains(got, "s3cr") || !strings.Contains(got, SecretMask) {
 			t.Errorf("MaskSecrets(%q) = %q", text, got)
 		}
+	}
+}
+
+// TestSecretMaskEverywhere: what a Secret holds is masked in every form a message may quote it
+// (Python's repr and YAML's single quotes as well), also when a bound cut the message inside
+// it; a values document in a Secret contributes its leaves, short numbers aside.
+func TestSecretMaskEverywhere(t *testing.T) {
+	const secret = "it's-s3cr\u00e9t\\n"
+	for _, text := range []string{
+		"OSM said: invalid value 'it\\'s-s3cr\u00e9t\\\\n'",
+		"in YAML: 'it''s-s3cr\u00e9t\\n'",
+		"cut inside it: it's-s3c…",
+		"cut inside it: it's-s3c",
+	} {
+		if got := MaskSecrets(text, []string{secret}); strings.Contains(got, "s3c") || !strings.Contains(got, SecretMask) {
+			t.Errorf("MaskSecrets(%q) = %q", text, got)
+		}
+	}
+	texts := SecretTexts(map[string][]byte{
+		"values.yaml": []byte("auth:\n  password: l3af-pass\n  pin: 123456\nreplicaCount: 3\nlist: [v4lue-in-list]\n"),
+		"token":       []byte("t0ken\n"),
+	})
+	for _, want := range []string{"l3af-pass", "123456", "v4lue-in-list", "t0ken", "t0ken\n"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("SecretTexts: %q missing from %q", want, texts)
+		}
+	}
+	if slices.Contains(texts, "3") {
+		t.Errorf("SecretTexts masks a replicaCount of 3: every 3 of a message would go")
 	}
 }
