@@ -608,11 +608,12 @@ type OsmDeploymentStatus struct {
 	// +optional
 	NsInstancesSummary string `json:"nsInstancesSummary,omitempty"`
 
-	// ReadySince is when the OsmDeployment last became Ready on
-	// lastAppliedRevision (every operation completed, every NS instance ready):
-	// the start of the bake time of the OsmDeployments that depend on it with
-	// revision Same. A new revision applied, or Ready again after it was not,
-	// starts it again.
+	// ReadySince is since when the OsmDeployment has been Ready and Healthy on
+	// lastAppliedRevision without a break (every operation completed, every NS
+	// instance ready, its health checks passed): the start of the bake time of
+	// the OsmDeployments that depend on it with revision Same. Absent while it is
+	// not; a new revision applied, or any spell of anything else, starts it
+	// again.
 	// +optional
 	ReadySince *metav1.Time `json:"readySince,omitempty"`
 

@@ -342,6 +342,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		r.secrets.maskConditions(obj)
 		r.secrets.maskHistory(obj)
 		summarize(obj)
+		markSteadySince(obj, r.now())
 		if err := patcher.Patch(ctx, obj); err != nil {
 			if !apierrors.IsNotFound(err) {
 				err = r.reportStatusRefused(ctx, obj, patcher, err)
@@ -714,9 +715,8 @@ func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment,
 		now := metav1.Now()
 		obj.Status.LastAppliedRevisionTime = &now
 	}
-	if obj.Status.LastAppliedRevision != revision || !conditions.IsReady(obj) || obj.Status.ReadySince == nil {
-		// The bake time of the waves that depend on it starts again (waves.go).
-		obj.Status.ReadySince = &metav1.Time{Time: r.now()}
+	if obj.Status.LastAppliedRevision != revision {
+		obj.Status.ReadySince = nil // the bake of the waves after it starts again (markSteadySince)
 	}
 	obj.Status.LastAppliedRevision = revision
 	obj.Status.ObservedGeneration = obj.Generation

@@ -92,7 +92,11 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 			why: fmt.Sprintf("not healthy on revision %s (Healthy=%s %s)", short,
 				conditions.Get(dep, gitopsv1alpha1.HealthyCondition).Status, conditions.GetReason(dep, gitopsv1alpha1.HealthyCondition))}
 	}
-	since := readySince(dep)
+	if dep.Status.ReadySince == nil {
+		return waveHold{phase: gitopsv1alpha1.RolloutWaiting,
+			why: fmt.Sprintf("not steady on revision %s yet (%s)", short, readiness(dep))}
+	}
+	since := dep.Status.ReadySince.Time
 	if bakedAt := since.Add(bake); now.Before(bakedAt) {
 		return waveHold{phase: gitopsv1alpha1.RolloutBaking, bakedAt: bakedAt,
 			why: fmt.Sprintf("Ready on revision %s since %s, bake time %s: %s left", short,
@@ -110,13 +114,20 @@ func readiness(dep *gitopsv1alpha1.OsmDeployment) string {
 	return fmt.Sprintf("Ready=%s %s", ready.Status, ready.Reason)
 }
 
-// readySince is when the dependency became Ready on its applied revision: status.readySince,
-// or, written by a version of osmops without it, when its Ready condition last became True.
-func readySince(dep *gitopsv1alpha1.OsmDeployment) time.Time {
-	if dep.Status.ReadySince != nil {
-		return dep.Status.ReadySince.Time
+// markSteadySince keeps status.readySince, the start of the bake of the waves after obj, at
+// every status write: since when obj has been Ready and Healthy (or not yet judged healthy)
+// on its applied revision without a break, nil while it is not. A bake is judged from status
+// alone, so any spell of anything else, even one that ended before a dependent looked, must
+// leave its mark here: it restarts the bake. markApplied clears it for a new revision.
+func markSteadySince(obj *gitopsv1alpha1.OsmDeployment, now time.Time) {
+	steady := obj.Status.LastAppliedRevision != "" && conditions.IsReady(obj) &&
+		(!conditions.Has(obj, gitopsv1alpha1.HealthyCondition) || conditions.IsTrue(obj, gitopsv1alpha1.HealthyCondition))
+	switch {
+	case !steady:
+		obj.Status.ReadySince = nil
+	case obj.Status.ReadySince == nil:
+		obj.Status.ReadySince = &metav1.Time{Time: now}
 	}
-	return conditions.Get(dep, meta.ReadyCondition).LastTransitionTime.Time
 }
 
 // reconcileWaves holds revision back while a dependsOn entry with revision Same does not let it

@@ -531,3 +531,43 @@ func TestRolloutStandingChangedPassesWhatMovesAWave(t *testing.T) {
 		})
 	}
 }
+
+// TestBakeCountsOnlyTimeSteadyOnTheRevision: a bake counts only time the dependency was Ready
+// and Healthy on the revision without a break. A spell of Healthy False while Ready stayed True
+// (OSM reports an NS instance unhealthy at a drift check), over before the dependent looks
+// again, restarts it: the dependent judges from status alone, so the spell leaves its mark in
+// status.readySince.
+func TestBakeCountsOnlyTimeSteadyOnTheRevision(t *testing.T) {
+	const revision = "main@sha1:1"
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	dep := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	dep.Status.ObservedGeneration, dep.Status.LastAttemptedRevision, dep.Status.LastAppliedRevision = 1, revision, revision
+	write := func(at time.Duration, healthy metav1.ConditionStatus) {
+		conditions.MarkTrue(dep, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", revision)
+		conditions.Set(dep, &metav1.Condition{Type: gitopsv1alpha1.HealthyCondition, Status: healthy, Reason: "R", Message: "m"})
+		markSteadySince(dep, start.Add(at))
+	}
+	judge := func(at time.Duration) gitopsv1alpha1.RolloutPhase {
+		return judgeWave(dep, revision, time.Hour, start.Add(at)).phase
+	}
+
+	write(0, metav1.ConditionTrue)
+	if phase := judge(30 * time.Minute); phase != gitopsv1alpha1.RolloutBaking {
+		t.Fatalf("30 minutes into the bake: %q, want Baking", phase)
+	}
+	write(40*time.Minute, metav1.ConditionFalse)
+	if phase := judge(41 * time.Minute); phase != gitopsv1alpha1.RolloutWaiting {
+		t.Errorf("while not healthy: %q, want Waiting", phase)
+	}
+	write(50*time.Minute, metav1.ConditionTrue)
+	if phase := judge(61 * time.Minute); phase != gitopsv1alpha1.RolloutBaking {
+		t.Errorf("an hour after the first healthy write, with a spell of Healthy False in it: %q, want Baking still", phase)
+	}
+	if phase := judge(110 * time.Minute); phase != "" {
+		t.Errorf("an hour after healthy again: %q, want passed", phase)
+	}
+	write(115*time.Minute, metav1.ConditionUnknown)
+	if dep.Status.ReadySince != nil {
+		t.Errorf("Healthy Unknown (health checks waited for): readySince %v, want none", dep.Status.ReadySince)
+	}
+}
