@@ -3,8 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,8 +86,7 @@ func makeTenant(t testing.TB, readyWithin time.Duration, shard string) *tenant {
 		// LCM starts an operation queued behind another within this of its end (10 s in OSM).
 		QueuePollInterval: testOperationDelay,
 	})
-	server := httptest.NewServer(sim)
-	t.Cleanup(server.Close)
+	server := newNBIServer(t, sim)
 	tn := &tenant{t: t, g: g, ctx: ctx, namespace: ns.Name, sim: sim, nbi: server, shard: shard}
 	t.Cleanup(tn.retire)
 
@@ -94,6 +96,41 @@ func makeTenant(t testing.TB, readyWithin time.Duration, shard string) *tenant {
 	g.Expect(k8sClient.Create(ctx, tn.cluster)).To(Succeed())
 	g.Expect(osmtenant.WaitClusterReady(ctx, k8sClient, tn.cluster, readyWithin)).To(Succeed())
 	return tn
+}
+
+// nbiPorts are the ports the tenants' simulators had so far. The manager's login budget keeps
+// the failed logins of a user at a URL until a login there succeeds, and the specs that log in
+// with a wrong password leave theirs when their simulator stops: a later simulator at the same
+// port would inherit them, its OsmCluster's login held back (LoginHeldBack).
+var nbiPorts = struct {
+	sync.Mutex
+	used map[int]bool
+}{used: map[int]bool{}}
+
+// newNBIServer serves handler at a port of 127.0.0.1 that no earlier tenant's simulator had, so
+// that no spec shares the login budget of another's URL.
+func newNBIServer(t testing.TB, handler http.Handler) *httptest.Server {
+	t.Helper()
+	nbiPorts.Lock()
+	defer nbiPorts.Unlock()
+	var refused []net.Listener
+	defer func() {
+		for _, listener := range refused {
+			_ = listener.Close()
+		}
+	}()
+	for {
+		server := httptest.NewUnstartedServer(handler)
+		port := server.Listener.Addr().(*net.TCPAddr).Port
+		if !nbiPorts.used[port] {
+			nbiPorts.used[port] = true
+			server.Start()
+			t.Cleanup(server.Close)
+			return server
+		}
+		// Held until a new port is found, so that the kernel does not offer this one again.
+		refused = append(refused, server.Listener)
+	}
 }
 
 // publish makes (or moves) the GitRepository name point at an artifact of files, as

@@ -130,7 +130,7 @@ func (c *Client) login(ctx context.Context) (*token, error) {
 	var attempt *loginAttempt
 	if c.logins != nil {
 		var err error
-		if attempt, err = c.logins.take(c.endpoint, c.credentials.Username, c.loginHolder, trusted); err != nil {
+		if attempt, err = c.logins.take(c.endpoint, c.credentials, c.loginHolder, trusted); err != nil {
 			return nil, c.authError("osmops holds this login back", err)
 		}
 	}
