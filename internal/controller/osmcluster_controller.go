@@ -29,6 +29,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/printable"
 )
 
 // OsmClusterFinalizer holds an OsmCluster back from deletion while OsmDeployments use it.
@@ -207,13 +208,13 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 		return ctrl.Result{RequeueAfter: min(r.untilNextCheck(obj), r.secretPollInterval())}, nil
 	}
 	obj.Status.OSMIdentity = identity
-	obj.Status.OSMVersion = version
-	obj.Status.VIMAccounts = vims
+	obj.Status.OSMVersion = shownText(version)
+	obj.Status.VIMAccounts = shownVIMAccounts(vims)
 	r.reportExpiry(ctx, obj, checker)
 	conditions.Delete(obj, meta.ReconcilingCondition)
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
-		"OSM %s answers at %s; %d VIM account(s)", version, obj.Spec.URL, len(vims))
+		"OSM %s answers at %s; %d VIM account(s)", obj.Status.OSMVersion, obj.Spec.URL, len(vims))
 	return ctrl.Result{RequeueAfter: min(jitter.JitteredIntervalDuration(obj.GetInterval()), r.secretPollInterval())}, nil
 }
 
@@ -277,6 +278,27 @@ func checkHealth(ctx context.Context, nbi healthChecker) (string, []string, erro
 	}
 	slices.Sort(names)
 	return version.Version, names, nil
+}
+
+// The bounds of what the status shows of the NBI's version and VIM account names: real ones
+// are short, and a project sees a few accounts. The NBI is the tenant's: unbounded, its answer
+// would make every status write larger than the API server takes. The Ready message counts
+// every account.
+const (
+	maxStatusTextBytes   = 256
+	maxStatusVIMAccounts = 100
+)
+
+// shownText is text of an NBI answer as the status shows it: escaped, cut to maxStatusTextBytes.
+func shownText(text string) string { return cut(printable.String(text), maxStatusTextBytes) }
+
+// shownVIMAccounts are the first maxStatusVIMAccounts names, each as shownText shows it.
+func shownVIMAccounts(names []string) []string {
+	shown := make([]string, min(len(names), maxStatusVIMAccounts))
+	for i := range shown {
+		shown[i] = shownText(names[i])
+	}
+	return shown
 }
 
 // healthFailureReason classifies a failed health check for a person to act on.

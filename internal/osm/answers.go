@@ -1,13 +1,80 @@
 package osm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
+
+// An NBI is tenant-controlled: its numbers are read through answerTime, answerDuration and
+// answerCount, which keep them within a stated range, so that no answer can make a conversion
+// overflow nor a status write fail (docs/reliability.md, "NBI answers out of range").
+
+// latestAnswerTime is the last second a time read from an answer may be: the end of 9999, the
+// last year RFC 3339 writes, hence the last a metav1.Time in a status may hold (the API server
+// refuses every status write that holds a later one).
+var latestAnswerTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
+// answerTime reads seconds since the Unix epoch, as OSM writes times, from an answer: after
+// 1970 and at most latestAnswerTime. Zero is a time OSM did not write, the zero time. Any other
+// number (negative, NaN, infinite, beyond 9999) is dropped: the zero time, and ok false.
+func answerTime(seconds Number) (at time.Time, ok bool) {
+	s := float64(seconds)
+	if s == 0 {
+		return time.Time{}, true
+	}
+	// Written so that NaN is out of range too.
+	if !(s > 0 && s < float64(latestAnswerTime.Unix()+1)) {
+		return time.Time{}, false
+	}
+	whole, fraction := math.Modf(s)
+	return time.Unix(int64(whole), int64(fraction*1e9)).UTC(), true
+}
+
+// answerDuration reads seconds from an answer as a duration within [shortest, longest]: one
+// outside is clamped, NaN is shortest; ok is false when it was clamped. The bounds are
+// compared before the conversion, which would overflow beyond 292 years.
+func answerDuration(seconds float64, shortest, longest time.Duration) (d time.Duration, ok bool) {
+	switch {
+	case !(seconds >= shortest.Seconds()):
+		return shortest, false
+	case seconds > longest.Seconds():
+		return longest, false
+	}
+	return time.Duration(seconds * float64(time.Second)), true
+}
+
+// answerCount reads a count from an answer (a quota, a revision): its whole part within
+// [0, limit], one outside clamped, NaN 0. The bounds are compared before the conversion to
+// int, which is not defined for a number beyond it.
+func answerCount(n Number, limit int) int {
+	switch c := float64(n); {
+	case !(c >= 0):
+		return 0
+	case c > float64(limit):
+		return limit
+	default:
+		return int(c)
+	}
+}
+
+// OutOfRangeMessage is the message of the log line of a number of an answer dropped or
+// clamped. The line names the field and what osmops read instead, never the number: an NBI
+// that echoes a request could have put a secret there (see jsonError).
+const OutOfRangeMessage = "an NBI answer holds a number out of range"
+
+// warnOutOfRange logs that field of the answer to req was out of range, and what was read.
+func (c *Client) warnOutOfRange(ctx context.Context, req request, field, readAs string) {
+	log.FromContext(ctx).Info(OutOfRangeMessage, "request", req.method+" "+c.displayPath(req), "field", field, "readAs", readAs)
+}
 
 // The bounds of one record, alone or in a list, by kind. Real ones are far smaller; a larger
 // one is an NBI filling the operator's memory. Records that carry KDU values (an NS record's

@@ -19,6 +19,15 @@ type token struct {
 // maxRenewalMargin caps how long before its expiry a token is renewed.
 const maxRenewalMargin = 5 * time.Minute
 
+// The lifetimes of a token read from a login answer (answerDuration). A shorter one is read as
+// minTokenLifetime, so that no answer makes every request log in again (OSM refusing the
+// token sooner renews it then, once); a longer one as maxTokenLifetime, against OSM's default
+// hour: at most one login a day more than OSM asks.
+const (
+	minTokenLifetime = time.Minute
+	maxTokenLifetime = 24 * time.Hour
+)
+
 // tokenAnswer is the NBI's answer to a token request.
 type tokenAnswer struct {
 	ID       string `json:"id"`
@@ -36,14 +45,23 @@ type tokenAnswer struct {
 // Keystone's 32 hexadecimal digits. Anything else is not trusted to say which OSM answered.
 var osmIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// newToken works out when to renew a token received at now: when less than
-// 10% of its lifetime or 5 minutes remain, whichever is less. The lifetime is
-// expires-issued_at, both from OSM's clock, so that a clock difference
-// between OSM and the operator does not matter.
-func newToken(answer tokenAnswer, now time.Time) *token {
-	lifetime := time.Duration((float64(answer.Expires) - float64(answer.IssuedAt)) * float64(time.Second))
-	if answer.IssuedAt == 0 {
-		lifetime = answer.Expires.Time().Sub(now)
+// newToken works out when to renew the token of answer, received at now, which expires at
+// expires (its expires, a time): when less than 10% of its lifetime or 5 minutes remain,
+// whichever is less. The lifetime is expires-issued_at, both from OSM's clock, so that a clock
+// difference between OSM and the operator does not matter; without an issued_at that is a
+// time, it is expires-now. It is read within [minTokenLifetime, maxTokenLifetime]; warn is
+// told of what was out of range.
+func newToken(answer tokenAnswer, expires, now time.Time, warn func(field, readAs string)) *token {
+	lifetime := expires.Sub(now)
+	switch issued, ok := answerTime(answer.IssuedAt); {
+	case !ok:
+		warn("issued_at", "absent: the lifetime runs from osmops' clock")
+	case !issued.IsZero():
+		lifetime = expires.Sub(issued)
+	}
+	lifetime, ok := answerDuration(lifetime.Seconds(), minTokenLifetime, maxTokenLifetime)
+	if !ok {
+		warn("expires", "a lifetime of "+lifetime.String())
 	}
 	margin := min(lifetime/10, maxRenewalMargin)
 	return &token{id: answer.ID, renewAt: now.Add(lifetime - margin)}
@@ -182,12 +200,14 @@ func (c *Client) requestToken(ctx context.Context) (*token, loginIDs, error) {
 	if err != nil {
 		return nil, loginIDs{}, err
 	}
+	// An expiry that is no time is dropped, as none.
+	expires, _ := answerTime(decoded.Expires)
 	switch {
 	case decoded.Message == "change_password":
 		return nil, loginIDs{}, c.authError("OSM wants the password changed before it accepts it; "+
 			"change it (for example with the osm client) and update the credentials", nil)
-	case decoded.Expires == 0:
-		return nil, loginIDs{}, c.authError(fmt.Sprintf("the token answer has no expiry (message %q)", decoded.Message), nil)
+	case expires.IsZero():
+		return nil, loginIDs{}, c.authError(fmt.Sprintf("the token answer has no expiry that is a time between 1970 and 9999 (message %q)", decoded.Message), nil)
 	case decoded.ID == "":
 		return nil, loginIDs{}, &RequestError{Method: req.method, Path: c.displayPath(req), Err: errors.New("the token answer has no id")}
 	}
@@ -198,7 +218,8 @@ func (c *Client) requestToken(ctx context.Context) (*token, loginIDs, error) {
 	if osmIDPattern.MatchString(decoded.UserID) {
 		ids.user = decoded.UserID
 	}
-	return newToken(decoded, c.now()), ids, nil
+	warn := func(field, readAs string) { c.warnOutOfRange(ctx, req, field, readAs) }
+	return newToken(decoded, expires, c.now(), warn), ids, nil
 }
 
 func (c *Client) authError(reason string, err error) *AuthError {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,15 +20,32 @@ func TestNewTokenRenewal(t *testing.T) {
 		name   string
 		answer tokenAnswer
 		want   time.Duration
+		// warned are the fields out of range.
+		warned []string
 	}{
-		{"an hour: renewed 5 minutes before", tokenAnswer{IssuedAt: 1000, Expires: 4600}, 55 * time.Minute},
-		{"10 minutes: renewed at 90%", tokenAnswer{IssuedAt: 1000, Expires: 1600}, 9 * time.Minute},
-		{"OSM's clock far from ours", tokenAnswer{IssuedAt: 9e9, Expires: 9e9 + 3600}, 55 * time.Minute},
-		{"no issued_at: expires read against our clock", tokenAnswer{Expires: Number(now.Add(time.Hour).Unix())}, 55 * time.Minute},
+		{"an hour: renewed 5 minutes before", tokenAnswer{IssuedAt: 1000, Expires: 4600}, 55 * time.Minute, nil},
+		{"10 minutes: renewed at 90%", tokenAnswer{IssuedAt: 1000, Expires: 1600}, 9 * time.Minute, nil},
+		{"OSM's clock far from ours", tokenAnswer{IssuedAt: 9e9, Expires: 9e9 + 3600}, 55 * time.Minute, nil},
+		{"no issued_at: expires read against our clock", tokenAnswer{Expires: Number(now.Add(time.Hour).Unix())}, 55 * time.Minute, nil},
+		// Out of range: no answer makes every request log in again, nor keeps a token for years.
+		{"expired before issued: a minute", tokenAnswer{IssuedAt: 5000, Expires: 1000}, 54 * time.Second, []string{"expires"}},
+		{"expired already by our clock: a minute", tokenAnswer{Expires: 1000}, 54 * time.Second, []string{"expires"}},
+		{"a century: a day", tokenAnswer{IssuedAt: 1000, Expires: 1000 + 100*365*86400}, 24*time.Hour - 5*time.Minute, []string{"expires"}},
+		{"issued_at no time: expires read against our clock", tokenAnswer{IssuedAt: Number(math.NaN()), Expires: Number(now.Add(time.Hour).Unix())},
+			55 * time.Minute, []string{"issued_at"}},
 	}
 	for _, test := range tests {
-		if got := newToken(test.answer, now).renewAt.Sub(now); got != test.want {
+		expires, ok := answerTime(test.answer.Expires)
+		if !ok {
+			t.Fatalf("%s: expires out of range", test.name)
+		}
+		var warned []string
+		fresh := newToken(test.answer, expires, now, func(field, _ string) { warned = append(warned, field) })
+		if got := fresh.renewAt.Sub(now); got != test.want {
 			t.Errorf("%s: renewed after %v, want %v", test.name, got, test.want)
+		}
+		if diff := cmp.Diff(test.warned, warned); diff != "" {
+			t.Errorf("%s: fields warned of (-want +got):\n%s", test.name, diff)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // changed, when a login answers change_password, and an account account_expire_days (90) after
 // it was made or renewed, when logins are refused (authconn_internal.py create_user,
 // update_user, validate_user). A zero time is one OSM does not set: for the admin user, without
-// user management, with Keystone.
+// user management, with Keystone; or one that is no time (answerTime), which is logged.
 type UserExpiry struct {
 	PasswordExpires time.Time
 	AccountExpires  time.Time
@@ -51,20 +51,17 @@ func (c *Client) UserExpiry(ctx context.Context) (UserExpiry, error) {
 	if err != nil {
 		return UserExpiry{}, err
 	}
-	return UserExpiry{
-		PasswordExpires: epochTime(record.Admin.PasswordExpireTime),
-		AccountExpires:  epochTime(record.Admin.AccountExpireTime),
-	}, nil
-}
-
-// maxEpochSeconds bounds the times read (the year 5138): beyond, a hostile NBI's number would
-// overflow a time.Time.
-const maxEpochSeconds = 1e11
-
-// epochTime is an NBI time, zero when OSM wrote none or one that is no time after 1970.
-func epochTime(seconds Number) time.Time {
-	if seconds <= 0 || seconds > maxEpochSeconds {
-		return time.Time{}
+	// Out of range, an expiry is unknown: in the status, a later one than RFC 3339 writes would
+	// make the API server refuse every write.
+	read := func(field string, seconds Number) time.Time {
+		at, ok := answerTime(seconds)
+		if !ok {
+			c.warnOutOfRange(ctx, req, field, "unknown")
+		}
+		return at
 	}
-	return seconds.Time()
+	return UserExpiry{
+		PasswordExpires: read("_admin.password_expire_time", record.Admin.PasswordExpireTime),
+		AccountExpires:  read("_admin.account_expire_time", record.Admin.AccountExpireTime),
+	}, nil
 }

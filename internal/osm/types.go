@@ -3,6 +3,7 @@ package osm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -43,7 +44,8 @@ func (s *LooseString) UnmarshalJSON(data []byte) error {
 }
 
 // Number is a JSON number that OSM may also send as a string ("0.25") or
-// null (0).
+// null (0). It may be NaN or infinite (a string "NaN", a number beyond float64's range): read
+// it through answerTime, answerDuration or answerCount.
 type Number float64
 
 // UnmarshalJSON accepts a number, a string holding one, or null.
@@ -54,23 +56,15 @@ func (n *Number) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	value, err := strconv.ParseFloat(text, 64)
-	if err != nil {
+	// Beyond float64's range (1e400) is a number still, infinite: the reader drops it, rather
+	// than the whole answer.
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		// The value is not quoted: an NBI that echoes a request could have put a secret in it.
 		// encoding/json adds the field's name to an UnmarshalTypeError.
 		return &json.UnmarshalTypeError{Value: "non-numeric value", Type: reflect.TypeFor[Number]()}
 	}
 	*n = Number(value)
 	return nil
-}
-
-// Time reads the number as seconds since the Unix epoch, as OSM writes
-// times; 0 gives the zero time.
-func (n Number) Time() time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	seconds, fraction := math.Modf(float64(n))
-	return time.Unix(int64(seconds), int64(fraction*1e9)).UTC()
 }
 
 // OperationalStatusTerminated is the operational-status LCM writes on an NS instance it
@@ -136,13 +130,15 @@ type Project struct {
 	Quotas map[string]*Number `json:"quotas"`
 }
 
-// Quota returns the project's quota of name.
+// Quota returns the project's quota of name, within [0, MaxInt32] (answerCount): a larger one
+// is no bound in practice, a negative one refuses every create as OSM does, and so does NaN,
+// which OSM's own validation never lets an administrator set.
 func (p *Project) Quota(name string) int {
 	quota := p.Quotas[name]
 	if quota == nil {
 		return DefaultQuota
 	}
-	return int(max(0, min(float64(*quota), math.MaxInt32)))
+	return answerCount(*quota, math.MaxInt32)
 }
 
 // VIMAccount is a VIM account record.
@@ -173,6 +169,21 @@ type DescriptorAdmin struct {
 	Modified         Number `json:"modified"`
 	// UserDefinedData is what clients wrote with SetPackageUserData.
 	UserDefinedData map[string]LooseString `json:"userDefinedData"`
+}
+
+// maxPackageRevision bounds a package's revision, which counts its uploads: far beyond any,
+// and the next revision is still an int.
+const maxPackageRevision = math.MaxInt32
+
+// UnmarshalJSON reads the _admin of a descriptor, its revision within [0, maxPackageRevision]
+// (answerCount).
+func (a *DescriptorAdmin) UnmarshalJSON(data []byte) error {
+	type plain DescriptorAdmin
+	if err := json.Unmarshal(data, (*plain)(a)); err != nil {
+		return err
+	}
+	a.Revision = Number(answerCount(a.Revision, maxPackageRevision))
+	return nil
 }
 
 // NSDescriptor is an NSD record.
@@ -353,6 +364,16 @@ type VNFInstance struct {
 	Revision Number `json:"revision"`
 }
 
+// UnmarshalJSON reads a VNF record, its revision within [0, maxPackageRevision] (answerCount).
+func (v *VNFInstance) UnmarshalJSON(data []byte) error {
+	type plain VNFInstance
+	if err := json.Unmarshal(data, (*plain)(v)); err != nil {
+		return err
+	}
+	v.Revision = Number(answerCount(v.Revision, maxPackageRevision))
+	return nil
+}
+
 // KDURecord is an entry of a VNF record's kdur list.
 type KDURecord struct {
 	KDUName   string `json:"kdu-name"`
@@ -434,11 +455,18 @@ func (o *Operation) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// StartedAt is when the operation started.
-func (o Operation) StartedAt() time.Time { return o.StartTime.Time() }
+// StartedAt is when the operation started: the zero time when OSM wrote none, or one that is
+// no time (answerTime), which makes how long it ran unknown.
+func (o Operation) StartedAt() time.Time {
+	at, _ := answerTime(o.StartTime)
+	return at
+}
 
-// StatusEnteredAt is when the operation entered its current state.
-func (o Operation) StatusEnteredAt() time.Time { return o.StatusEnteredTime.Time() }
+// StatusEnteredAt is when the operation entered its current state, as StartedAt reads it.
+func (o Operation) StatusEnteredAt() time.Time {
+	at, _ := answerTime(o.StatusEnteredTime)
+	return at
+}
 
 // Done tells whether the operation has ended, well or badly. ROLLING_BACK
 // is still under way.
