@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osm"
 )
 
 // A claim says which OsmDeployment holds an NS instance name on one OSM: no two OsmDeployments
@@ -357,11 +359,112 @@ func (r *OsmDeploymentReconciler) yieldContested(obj *gitopsv1alpha1.OsmDeployme
 	return waiting(obj.GetRetryInterval())
 }
 
+// confirmedClaims keeps of the names another OsmDeployment holds (held: name -> holder) those
+// whose claim obj's own OSM confirms. A claim goes by the OSM identity the holder's endpoint
+// said at login, and an endpoint a tenant controls may say another's: that alone must not hold
+// back obj's creates on the OSM obj really reaches. A claim holds when the holder's OsmCluster
+// has obj's endpoint (written in any canonical way); when the NS instances obj observed on its
+// own OSM show one of that name with the holder's marker; or when the holder's endpoint lists
+// every VIM account id obj's OSM lists (ids OSM made up, which an endpoint that does not reach
+// the project cannot know). Otherwise it does not, with a log line. nbi is obj's OSM; the
+// preview, which has no pool of the holders' connections, keeps every claim.
+func (r *OsmDeploymentReconciler) confirmedClaims(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, nbi engine.OSM,
+	observed *engine.Observed, held map[string]string) map[string]string {
+	if len(held) == 0 || r.Connections == nil {
+		return held
+	}
+	endpoint := r.clusterURL(ctx, obj)
+	confirmed := make(map[string]string, len(held))
+	for name, holder := range held {
+		if markedIn(observed, name, holder, r.OwnerIdentity) || r.holderReaches(ctx, holder, endpoint, nbi, observed) {
+			confirmed[name] = holder
+			continue
+		}
+		log.FromContext(ctx).Info("a claim of an NS instance name is not confirmed by this OSM: its holder's endpoint does not reach it",
+			"nsInstance", name, "holder", holder)
+	}
+	return confirmed
+}
+
+// holderReaches tells whether the OsmDeployment holder ("namespace/name") applies to the OSM
+// of endpoint: through an OsmCluster of that endpoint, or one whose NBI lists every VIM account
+// id that OSM (nbi, or what observed read of it) lists.
+func (r *OsmDeploymentReconciler) holderReaches(ctx context.Context, holder, endpoint string, nbi engine.OSM, observed *engine.Observed) bool {
+	namespace, name, ok := strings.Cut(holder, "/")
+	if !ok || endpoint == "" {
+		return false
+	}
+	// Past the cache: the holder may be of another shard, which this manager does not watch.
+	other := &gitopsv1alpha1.OsmDeployment{}
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, other) != nil ||
+		r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: other.Spec.ClusterRef.Name}, cluster) != nil {
+		return false
+	}
+	if osm.SameEndpoint(cluster.Spec.URL, endpoint) {
+		return true
+	}
+	mine := vimAccountIDs(ctx, nbi, observed)
+	theirs, err := r.Connections.Get(ctx, cluster)
+	if len(mine) == 0 || err != nil {
+		return false
+	}
+	listed := vimAccountIDs(ctx, theirs.NBI, nil)
+	for _, id := range mine {
+		if !slices.Contains(listed, id) {
+			return false
+		}
+	}
+	return true
+}
+
+// vimAccountIDs are the VIM account ids an OSM lists: those observed read, else asked of nbi
+// (nil when it does not answer).
+func vimAccountIDs(ctx context.Context, nbi engine.OSM, observed *engine.Observed) []string {
+	if observed != nil && len(observed.VIMAccounts) > 0 {
+		return slices.Collect(maps.Values(observed.VIMAccounts))
+	}
+	vims, err := nbi.ListVIMAccounts(ctx)
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(vims))
+	for _, vim := range vims {
+		ids = append(ids, vim.ID)
+	}
+	return ids
+}
+
+// clusterURL is the NBI URL of obj's OsmCluster, "" when it cannot be read.
+func (r *OsmDeploymentReconciler) clusterURL(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) string {
+	cluster := &gitopsv1alpha1.OsmCluster{}
+	if r.Get(ctx, types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}, cluster) != nil {
+		return ""
+	}
+	return cluster.Spec.URL
+}
+
+// markedIn tells whether observed holds an NS instance named name whose marker names holder
+// ("namespace/name") of this manager.
+func markedIn(observed *engine.Observed, name, holder, manager string) bool {
+	if observed == nil {
+		return false
+	}
+	for _, ns := range observed.NSInstances {
+		if owner, ok := engine.ParseOwner(string(ns.AdditionalParamsForNs[engine.OwnerParam])); ok && ns.Name == name &&
+			owner.Manager == manager && owner.String() == holder {
+			return true
+		}
+	}
+	return false
+}
+
 // claimPlanned makes obj's claims those of its planned inventory (holdClaims). When another
 // OsmDeployment holds one of the names, or the claims cannot be read or written, it stops the
 // reconcile with that outcome.
 func (r *OsmDeploymentReconciler) claimPlanned(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) (outcome, bool) {
 	contested, err := r.holdClaims(ctx, obj, st.identity, *APIInventory(st.plan.Inventory))
+	contested = r.confirmedClaims(ctx, obj, st.conn.NBI, st.observed, contested)
 	switch {
 	case err != nil:
 		return retrying(err), true

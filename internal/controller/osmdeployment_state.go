@@ -356,8 +356,12 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 // declares) and plans the difference with the revision, through the reconciler's Pipeline.
 func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
 	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
-	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
-		return r.claims(ctx, obj, rev, identity)
+	claims := func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error) {
+		held, err := r.claims(ctx, obj, rev, identity)
+		if err != nil {
+			return nil, err
+		}
+		return r.confirmedClaims(ctx, obj, conn.NBI, observed, held), nil
 	}
 	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, revision, retryFailed)
 	var observing *ObserveError

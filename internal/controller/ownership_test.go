@@ -2,6 +2,7 @@ package controller
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,25 @@ var _ = Describe("Ownership of what is in OSM", func() {
 
 		victim.expectConverged(d, victim.publish("gitops", demoRepo("2", "ldap")), map[string]string{"ldap": "2"})
 		victim.expectConverged(d, victim.publish("gitops", demoRepo("3", "ldap")), map[string]string{"ldap": "3"})
+	})
+
+	// A tenant's own endpoint says, at login, the victim's OSM project id: the claims of its
+	// NS instance names go by that identity, but the victim's OSM holds no sign of them (no
+	// marker of the attacker, not its VIM accounts), so the victim's creates are not held back.
+	It("an endpoint that says another OSM's identity holds back no creates there", func() {
+		t := GinkgoTB()
+		victim := newTenant(t)
+		forged := nbisim.New(nbisim.Config{Username: "operator", Password: testPassword, Project: "admin",
+			ProjectID: victim.sim.State().ProjectID, OperationDelay: testOperationDelay,
+			VIMAccounts: []nbisim.VIMAccount{{Name: testVIMAccount}}})
+		server := httptest.NewServer(forged)
+		t.Cleanup(server.Close)
+		attacker := victim.neighbourAt(server.URL)
+		attacker.eventuallyApplied(attacker.deployment("ldap", "gitops"), attacker.publish("gitops", demoRepo("1", "ldap")))
+
+		d := victim.deployment("ldap", "gitops")
+		victim.eventuallyApplied(d, victim.publish("gitops", demoRepo("1", "ldap")))
+		victim.g.Expect(victim.instances("ldap")).To(HaveLen(1))
 	})
 
 	It("two OsmClusters of one OSM in one namespace never make two instances", func() {

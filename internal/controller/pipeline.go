@@ -33,7 +33,7 @@ type Pipeline struct {
 
 // ClaimsView returns the NS instance names of rev that another OsmDeployment holds on the OSM
 // of identity, with that OsmDeployment ("namespace/name"): the plan leaves them alone.
-type ClaimsView func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error)
+type ClaimsView func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error)
 
 // Planned is what the pipeline observed and planned.
 type Planned struct {
@@ -78,7 +78,7 @@ func (p Pipeline) Plan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, r
 	}
 	var claims map[string]string
 	if p.Claims != nil {
-		if claims, err = p.Claims(ctx, out.Identity, rev); err != nil {
+		if claims, err = p.Claims(ctx, out.Identity, rev, observed); err != nil {
 			return out, err
 		}
 	}

@@ -79,8 +79,12 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
 	}
-	claims := func(ctx context.Context, identity string, rev *gitops.Revision) (map[string]string, error) {
-		return r.claims(ctx, obj, rev, identity)
+	claims := func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error) {
+		held, err := r.claims(ctx, obj, rev, identity)
+		if err != nil {
+			return nil, err
+		}
+		return r.confirmedClaims(ctx, obj, conn.NBI, observed, held), nil
 	}
 	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, "", false)
 	if err != nil {

@@ -29,6 +29,9 @@ type Config struct {
 	// Project is the project's name; the project also gets a uuid, and a
 	// token request may name it by either.
 	Project string
+	// ProjectID, when set, is that uuid: an endpoint that says it is another OSM's
+	// project, as a hostile tenant's may. Default a new uuid.
+	ProjectID string
 	// TokenLifetime is how long a token stays valid.
 	TokenLifetime time.Duration
 	// OperationDelay is how long an LCM operation stays PROCESSING before it

@@ -2,6 +2,7 @@ package nbisim
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -60,7 +61,7 @@ func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:             cfg,
-		projectID:       uuid.NewString(),
+		projectID:       cmp.Or(cfg.ProjectID, uuid.NewString()),
 		userID:          uuid.NewString(),
 		roleIDs:         map[string]string{},
 		projectCreated:  cfg.Clock(),

@@ -215,6 +215,17 @@ func compacted(names []string) []string {
 	return slices.Compact(names)
 }
 
+// SameEndpoint tells whether two NBI URLs are one endpoint written two ways (case, a default
+// port, a trailing dot or slash, the default path); false when either is not a valid NBI URL.
+func SameEndpoint(a, b string) bool {
+	first, err := parseBaseURL(a)
+	if err != nil {
+		return false
+	}
+	second, err := parseBaseURL(b)
+	return err == nil && canonicalEndpoint(first, "") == canonicalEndpoint(second, "")
+}
+
 // canonicalEndpoint is the NBI URL in canonical form, with the project: scheme and host in
 // lower case, no trailing dot, no default port, /osm when there is no path. It keys the login
 // budget only: which OSM a URL reaches is what OSM says at login (Client.ProjectID).
