@@ -312,11 +312,10 @@ const OwnerParam = "osmops_owner"
 
 // The fields of a deployment file, of a vnfs item and of a KDU map (kdu, kdus items).
 var (
-	deploymentFields = []string{"kind", "metadata", "name", "description", "nsdName", "vnfName", "vimAccountName", "kdu",
-		"vnfs", "params", "k8sNamespace", "deployTimeout"}
-	metadataFields = []string{"annotations", "labels"}
-	vnfFields      = []string{"memberVnfIndex", "params", "k8sNamespace", "kdus"}
-	kduFields      = []string{"name", "model", "k8sNamespace", "params", "valuesFrom"}
+	deploymentFields = Schema.fieldsOf(DeploymentFileKind, "")
+	metadataFields   = Schema.fieldsOf(DeploymentFileKind, "metadata")
+	vnfFields        = Schema.fieldsOf(DeploymentFileKind, "vnfs[]")
+	kduFields        = Schema.fieldsOf(DeploymentFileKind, "kdu")
 )
 
 // parseDeploymentFile reads one deployment file (file is its slash path

@@ -99,6 +99,9 @@ const (
 	configConnectionFile = "connectionFile"
 )
 
+// settingsFields are the fields of the settings file; others are warned about and ignored.
+var settingsFields = Schema.fieldsOf(SettingsFileKind, "")
+
 // readRepoConfig reads the settings file at the root of fsys, if there is
 // one. Unknown fields and connectionFile (the OSM connection now comes from
 // the OsmCluster) give warnings; wrong values give problems.
@@ -128,6 +131,10 @@ func readRepoConfig(fsys fs.FS) (config repoConfig, warnings []string, problems 
 
 	fields, problems := mappingFields(ConfigFileName, "", top)
 	for _, field := range fields {
+		if !slices.Contains(settingsFields, field.key) {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: unknown field %q is ignored", ConfigFileName, field.line, field.key))
+			continue
+		}
 		at := origin{file: ConfigFileName, line: field.line, field: fmt.Sprintf("field %q", field.key)}
 		switch field.key {
 		case configTargetDir:
@@ -146,8 +153,6 @@ func readRepoConfig(fsys fs.FS) (config repoConfig, warnings []string, problems 
 			config.fileExtensions = extensions
 		case configConnectionFile:
 			warnings = append(warnings, fmt.Sprintf("%s:%d: %s is ignored: the OSM connection comes from the OsmCluster", ConfigFileName, field.line, configConnectionFile))
-		default:
-			warnings = append(warnings, fmt.Sprintf("%s:%d: unknown field %q is ignored", ConfigFileName, field.line, field.key))
 		}
 	}
 	return config, warnings, problems, nil

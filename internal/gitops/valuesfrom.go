@@ -44,7 +44,7 @@ var (
 
 // valuesReferenceFields are the fields of one valuesFrom item. There is no namespace: values
 // are read from the OsmDeployment's namespace only, so that a tenant never reads another's.
-var valuesReferenceFields = []string{"kind", "name", "valuesKey", "targetPath", "optional"}
+var valuesReferenceFields = Schema.fieldsOf(DeploymentFileKind, "kdu.valuesFrom[]")
 
 // ValuesReference is one item of a KDU's valuesFrom: a key of a ConfigMap or Secret of the
 // OsmDeployment's namespace, with HelmRelease's meaning.
