@@ -351,6 +351,74 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			},
 			want: []string{"caSecretRef needs an https URL"},
 		},
+		// The counts and ranges docs/security.md lists for the specs' lists and durations.
+		{
+			name: "deployment with 33 dependencies", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["dependsOn"] = repeated(33, map[string]any{"name": "lab"}) },
+			want: []string{"spec.dependsOn", "must have at most 32 items"},
+		},
+		{
+			name: "deployment with 33 health checks", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["healthChecks"] = repeated(33, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "smoke"})
+			},
+			want: []string{"spec.healthChecks", "must have at most 32 items"},
+		},
+		{
+			name: "deployment with 17 health check expressions", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["healthCheckExprs"] = repeated(17, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "current": "true"})
+			},
+			want: []string{"spec.healthCheckExprs", "must have at most 16 items"},
+		},
+		{
+			name: "deployment with a health check expression over 1024 characters", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["healthCheckExprs"] = []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "current": strings.Repeat(" ", 1024) + "true"}}
+			},
+			want: []string{"spec.healthCheckExprs", "at most 1024 characters"},
+		},
+		{
+			name: "deployment substituting from 17 objects", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["postBuild"] = map[string]any{"substituteFrom": repeated(17, map[string]any{"kind": "ConfigMap", "name": "vars"})}
+			},
+			want: []string{"spec.postBuild.substituteFrom", "must have at most 16 items"},
+		},
+		{
+			name: "deployment substituting from a kind that is neither ConfigMap nor Secret", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["postBuild"] = map[string]any{"substituteFrom": []any{map[string]any{"kind": "Namespace", "name": "vars"}}}
+			},
+			want: []string{"spec.postBuild.substituteFrom[0].kind", `Unsupported value: "Namespace"`},
+		},
+		{
+			name: "deployment with a source of another API version", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["sourceRef"].(map[string]any)["apiVersion"] = "source.toolkit.fluxcd.io/v1beta1" },
+			want: []string{"spec.sourceRef.apiVersion", "Unsupported value"},
+		},
+		{
+			name: "deployment with an unknown drift detection mode", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["driftDetection"] = map[string]any{"mode": "sometimes"} },
+			want: []string{"spec.driftDetection.mode", `Unsupported value: "sometimes"`},
+		},
+		{
+			name: "deployment with a health check timeout over a day", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["healthCheckTimeout"] = "25h" },
+			want: []string{"healthCheckTimeout must be at most 24h"},
+		},
+		{
+			name: "deployment with a bake time over a week", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["dependsOn"] = []any{map[string]any{"name": "lab", "revision": "Same", "bakeTime": "169h"}}
+			},
+			want: []string{"bakeTime must be at most 168h"},
+		},
+		{
+			name: "cluster with a project name over 253 characters", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["project"] = strings.Repeat("p", 254) },
+			want: []string{"spec.project", "253"},
+		},
 		{
 			name: "cluster with a CA and TLS verification off", manifest: validCluster,
 			edit: func(o map[string]any) {
@@ -378,6 +446,15 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 }
 
 func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
+
+// repeated is a list of n copies of item.
+func repeated(n int, item map[string]any) []any {
+	list := make([]any, n)
+	for i := range list {
+		list[i] = item
+	}
+	return list
+}
 
 func TestDefaultsAreApplied(t *testing.T) {
 	ns := newNamespace(t)
