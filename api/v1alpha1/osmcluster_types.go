@@ -51,12 +51,14 @@ type OsmClusterSpec struct {
 	// CredentialsSecretRef names a Secret in the same namespace with the keys
 	// `username` and `password` of the OSM user.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="size(self.name) <= 253",message="an object name is at most 253 characters"
 	CredentialsSecretRef meta.LocalObjectReference `json:"credentialsSecretRef"`
 
 	// CASecretRef names a Secret in the same namespace whose key `ca.crt` holds
 	// the PEM bundle of the certificate authorities that sign the NBI's
 	// certificate. Without it the system roots are used.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="size(self.name) <= 253",message="an object name is at most 253 characters"
 	CASecretRef *meta.LocalObjectReference `json:"caSecretRef,omitempty"`
 
 	// InsecureSkipTLSVerify turns off the verification of the NBI's TLS

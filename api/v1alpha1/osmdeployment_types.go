@@ -69,6 +69,7 @@ type OsmDeploymentSpec struct {
 	// ClusterRef names the OsmCluster, in the same namespace, to apply the source
 	// to.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="size(self.name) <= 253",message="an object name is at most 253 characters"
 	ClusterRef meta.LocalObjectReference `json:"clusterRef"`
 
 	// Path of the folder scanned for deployment files, relative to the repository
@@ -227,6 +228,7 @@ type OsmDeploymentSpec struct {
 	// other than the OsmDeployment's is refused with --no-cross-namespace-refs.
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h.kind) <= 63 && size(h.name) <= 253 && (!has(h.apiVersion) || size(h.apiVersion) <= 317) && (!has(h.namespace) || size(h.namespace) <= 63))",message="a health check's kind is at most 63 characters, its name 253, its apiVersion 317, its namespace 63"
 	HealthChecks []meta.NamespacedObjectKindReference `json:"healthChecks,omitempty"`
 
 	// HealthCheckExprs are CEL expressions (current, inProgress, failed) that
@@ -236,6 +238,7 @@ type OsmDeploymentSpec struct {
 	// is refused.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h.apiVersion) <= 317 && (!has(h.kind) || size(h.kind) <= 63))",message="an expression's kind is at most 63 characters, its apiVersion 317"
 	// +kubebuilder:validation:XValidation:rule="self.all(h, size(h.current) <= 1024 && (!has(h.inProgress) || size(h.inProgress) <= 1024) && (!has(h.failed) || size(h.failed) <= 1024))",message="each expression of healthCheckExprs is at most 1024 characters"
 	HealthCheckExprs []kustomize.CustomHealthCheck `json:"healthCheckExprs,omitempty"`
 
@@ -263,10 +266,12 @@ type OsmDeploymentSpec struct {
 type DependencyReference struct {
 	// Name of the OsmDeployment.
 	// +required
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
 	// Namespace of the OsmDeployment; this one's when empty.
 	// +optional
+	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`
 
 	// Revision says which revision the dependency must have applied. Any (the

@@ -420,6 +420,35 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			want: []string{"spec.project", "253"},
 		},
 		{
+			name: "deployment naming an OsmCluster over 253 characters", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["clusterRef"] = map[string]any{"name": strings.Repeat("c", 254)} },
+			want: []string{"spec.clusterRef", "at most 253 characters"},
+		},
+		{
+			name: "deployment depending on a name over 253 characters", manifest: validDeployment,
+			edit: func(o map[string]any) { spec(o)["dependsOn"] = []any{map[string]any{"name": strings.Repeat("d", 254)}} },
+			want: []string{"spec.dependsOn[0].name", "253"},
+		},
+		{
+			name: "deployment with a health check kind over 63 characters", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["healthChecks"] = []any{map[string]any{"kind": strings.Repeat("K", 64), "name": "smoke"}}
+			},
+			want: []string{"spec.healthChecks", "kind is at most 63 characters"},
+		},
+		{
+			name: "deployment with an expression kind over 63 characters", manifest: validDeployment,
+			edit: func(o map[string]any) {
+				spec(o)["healthCheckExprs"] = []any{map[string]any{"apiVersion": "v1", "kind": strings.Repeat("K", 64), "current": "true"}}
+			},
+			want: []string{"spec.healthCheckExprs", "kind is at most 63 characters"},
+		},
+		{
+			name: "cluster with a credentials Secret name over 253 characters", manifest: validCluster,
+			edit: func(o map[string]any) { spec(o)["credentialsSecretRef"] = map[string]any{"name": strings.Repeat("s", 254)} },
+			want: []string{"spec.credentialsSecretRef", "at most 253 characters"},
+		},
+		{
 			name: "cluster with a CA and TLS verification off", manifest: validCluster,
 			edit: func(o map[string]any) {
 				spec(o)["caSecretRef"] = map[string]any{"name": "osm-ca"}
