@@ -814,3 +814,21 @@ func TestAFileLargerOnceParsedIsRefused(t *testing.T) {
 		t.Errorf("Load: %v\nwant %s", err, want)
 	}
 }
+
+// TestPackageSummariesAreBounded: a revision keeps its packages' summaries, which a descriptor
+// within osmpkg's bounds can still make large (one vnfd-id listed a hundred thousand times):
+// they are counted as parsed files are, and the package that takes them past
+// MaxParsedRevisionBytes is a problem.
+func TestPackageSummariesAreBounded(t *testing.T) {
+	ids := strings.TrimSuffix(strings.Repeat("a,", 150_000), ",")
+	descriptor := strings.Replace(nsd("NAME"), "vnfd-id: []", "vnfd-id: ["+ids+"]", 1)
+	files := map[string]string{}
+	for i := range 10 {
+		id := fmt.Sprintf("big%d_ns", i)
+		files["osm-pkgs/"+id+"/nsd.yaml"] = strings.ReplaceAll(descriptor, "NAME", id)
+	}
+	_, err := Load(writeTree(t, files), Options{})
+	if err == nil || !strings.Contains(err.Error(), "the packages' descriptors up to this one keep more than the limit of 67108864 bytes") {
+		t.Errorf("Load: %v, want the packages' summaries refused past the revision's bound", err)
+	}
+}

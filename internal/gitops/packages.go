@@ -47,6 +47,7 @@ func loadPackages(root string, fsys fs.FS, settings Settings) ([]Package, []Prob
 	}
 	var packages []Package
 	var problems []Problem
+	var kept int64
 	for _, entry := range entries {
 		if !entry.IsDir() {
 			continue
@@ -57,10 +58,34 @@ func loadPackages(root string, fsys fs.FS, settings Settings) ([]Package, []Prob
 			problems = append(problems, packageProblem(source, err))
 			continue
 		}
+		if kept += summarySize(built.Descriptor); kept > MaxParsedRevisionBytes {
+			// A revision keeps its packages' summaries: bounded as its deployment files are, or
+			// a descriptor listing one vnfd-id a hundred thousand times would keep megabytes
+			// in each of a thousand packages.
+			problems = append(problems, problemf(source, 0, "the packages' descriptors up to this one keep more than the limit of %d bytes (%d bytes a KDU, vnfd-id or vnf-profile, and twice its text)",
+				MaxParsedRevisionBytes, ParsedNodeBytes))
+			break
+		}
 		packages = append(packages, Package{Source: source, Package: built})
 	}
 	ordered, orderProblems := orderPackages(packages)
 	return ordered, append(problems, orderProblems...), nil
+}
+
+// summarySize is what a revision keeps of a descriptor, counted as a parsed file is: each of
+// its KDUs, vnfd-ids and vnf-profiles ParsedNodeBytes and twice its text, and its own fields.
+func summarySize(d osmpkg.Descriptor) int64 {
+	size := int64(ParsedNodeBytes + 2*(len(d.ID)+len(d.Name)+len(d.Version)+len(d.SoftwareVersion)))
+	for _, kdu := range d.KDUs {
+		size += int64(ParsedNodeBytes + 2*(len(kdu.Name)+len(kdu.HelmChart)))
+	}
+	for _, id := range d.VnfdIDs {
+		size += int64(ParsedNodeBytes + 2*len(id))
+	}
+	for _, profile := range d.VnfProfiles {
+		size += int64(ParsedNodeBytes + 2*(len(profile.ID)+len(profile.VnfdID)))
+	}
+	return size
 }
 
 // packageProblem locates an osmpkg.Build error in the revision.

@@ -1,6 +1,7 @@
 package osmpkg
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -163,7 +164,8 @@ func (c *contents) checksums() ([]byte, *Error) {
 var checksumsLine = regexp.MustCompile(`^([0-9a-fA-F]{32})[ \t]+\*?(.+)$`)
 
 // verifyChecksums checks, when the package has a checksums.txt, that every
-// file it lists is in the package with that MD5.
+// file it lists is in the package with that MD5. The listing may be as large as the package,
+// so it is read a line at a time, and each file hashed once however often it is listed.
 func (c *contents) verifyChecksums() *Error {
 	listing, found := c.entries[checksumsName]
 	if !found {
@@ -173,31 +175,40 @@ func (c *contents) verifyChecksums() *Error {
 	if err != nil {
 		return err
 	}
-	for number, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSuffix(line, "\r")
-		if strings.TrimSpace(line) == "" {
+	sums := map[string]string{}
+	number := 0
+	for text := range bytes.Lines(data) {
+		number++
+		text = bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
 		lineError := func(format string, args ...any) *Error {
-			return &Error{Package: c.pkg, File: checksumsName, Line: number + 1, Message: fmt.Sprintf(format, args...)}
+			return &Error{Package: c.pkg, File: checksumsName, Line: number, Message: fmt.Sprintf(format, args...)}
 		}
-		match := checksumsLine.FindStringSubmatch(line)
+		match := checksumsLine.FindSubmatch(text)
 		if match == nil {
 			return lineError("not an \"<md5 hex>\\t<path>\" line")
 		}
-		path, underPackage := strings.CutPrefix(match[2], c.pkg+"/")
+		listed := string(match[2])
+		path, underPackage := strings.CutPrefix(listed, c.pkg+"/")
 		if !underPackage {
-			return lineError("%s is not under %s/", match[2], c.pkg)
+			return lineError("%s is not under %s/", listed, c.pkg)
 		}
-		if _, listed := c.entries[path]; !listed {
+		if _, exists := c.entries[path]; !exists {
 			return lineError("lists %s, which is not in the package", path)
 		}
-		content, err := c.content(path)
-		if err != nil {
-			return err
+		actual, hashed := sums[path]
+		if !hashed {
+			content, err := c.content(path)
+			if err != nil {
+				return err
+			}
+			actual = md5Hex(content)
+			sums[path] = actual
 		}
-		if actual := md5Hex(content); !strings.EqualFold(actual, match[1]) {
-			return lineError("MD5 mismatch for %s: listed %s, actual %s", path, match[1], actual)
+		if expected := string(match[1]); !strings.EqualFold(actual, expected) {
+			return lineError("MD5 mismatch for %s: listed %s, actual %s", path, expected, actual)
 		}
 	}
 	return nil

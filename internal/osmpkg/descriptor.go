@@ -115,8 +115,30 @@ func isDescriptor(data []byte) bool {
 	return body != nil
 }
 
-// parseYAMLMapping parses data and returns its top-level map.
+// Bounds on the YAML of a descriptor, which comes from a tenant's repository (Build) or an
+// upload (Inspect). MaxDescriptorBytes bounds the node tree yaml.v3 builds; these bound what
+// is made of the tree afterwards: Node.Decode expands aliases (yaml.v3 stops it only past a
+// ratio of them), and the Descriptor keeps an entry for each KDU, vnfd-id and vnf-profile. internal/gitops bounds deployment files alike, but this package is a leaf
+// that imports no osmops package (.golangci.yml's depguard "leaves"), and gitops builds on it,
+// so it checks its own descriptors here.
+const (
+	// maxDescriptorDepth bounds nesting; real SOL006 descriptors nest about 13 levels.
+	maxDescriptorDepth = 64
+	// descriptorNodeBytes is what each node (key, value, list item) counts toward a
+	// descriptor's parsed size, with twice its text: the same measure as a deployment file's.
+	descriptorNodeBytes = 48
+	// maxDescriptorParsedBytes bounds that parsed size. Real descriptors count 5 to 7 times
+	// their text (those of testdata 4.9 and 6.8), so that one of MaxDescriptorBytes fits; 1 MiB
+	// of tiny items counts up to 24 MiB.
+	maxDescriptorParsedBytes = 8 << 20
+)
+
+// parseYAMLMapping parses data, within the bounds above, and returns its top-level map.
 func parseYAMLMapping(data []byte) (*yaml.Node, *Error) {
+	if len(data) > MaxDescriptorBytes {
+		return nil, &Error{Message: fmt.Sprintf("larger than %d MiB (%d bytes): a descriptor may be at most that large",
+			MaxDescriptorBytes>>20, MaxDescriptorBytes)}
+	}
 	var document yaml.Node
 	if err := yaml.Unmarshal(data, &document); err != nil {
 		return nil, yamlError("", err)
@@ -125,10 +147,59 @@ func parseYAMLMapping(data []byte) (*yaml.Node, *Error) {
 		return nil, &Error{Message: "empty document: expected a top-level vnfd or nsd key"}
 	}
 	root := document.Content[0]
+	if problem := checkDescriptorTree(root); problem != nil {
+		return nil, problem
+	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{Line: root.Line, Message: "the document must be a map with a top-level vnfd or nsd key"}
 	}
 	return root, nil
+}
+
+// checkDescriptorTree refuses, in document order, an alias, nesting deeper than
+// maxDescriptorDepth and a parsed size over maxDescriptorParsedBytes. It walks with a stack of
+// its own (a node and its next child a level) rather than by recursion, so that it holds at
+// most maxDescriptorDepth levels however deep or wide the tree.
+func checkDescriptorTree(root *yaml.Node) *Error {
+	size := 0
+	check := func(node *yaml.Node, depth int) *Error {
+		switch {
+		case node.Kind == yaml.AliasNode:
+			return &Error{Line: node.Line, Message: fmt.Sprintf("YAML aliases (*%s) are not allowed in a descriptor", node.Value)}
+		case depth > maxDescriptorDepth:
+			return &Error{Line: node.Line, Message: fmt.Sprintf("the YAML is nested deeper than %d levels: a descriptor may be at most that deep",
+				maxDescriptorDepth)}
+		}
+		size += descriptorNodeBytes + 2*len(node.Value)
+		if size > maxDescriptorParsedBytes {
+			return &Error{Line: node.Line, Message: fmt.Sprintf("from this line on the descriptor is larger than %d MiB once parsed "+
+				"(%d bytes a key, value or list item, and twice its text): a descriptor may be at most that large",
+				maxDescriptorParsedBytes>>20, descriptorNodeBytes)}
+		}
+		return nil
+	}
+	if problem := check(root, 1); problem != nil {
+		return problem
+	}
+	type level struct {
+		node *yaml.Node
+		next int
+	}
+	stack := []level{{node: root}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(top.node.Content) {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		child := top.node.Content[top.next]
+		top.next++
+		if problem := check(child, len(stack)+1); problem != nil {
+			return problem
+		}
+		stack = append(stack, level{node: child})
+	}
+	return nil
 }
 
 // descriptorEnvelope finds the first descriptor key of root and returns it

@@ -20,4 +20,8 @@ const (
 	MaxPackageBytes = 64 << 20
 	// MaxPackageEntries bounds the number of files and folders in a package.
 	MaxPackageEntries = 10000
+	// MaxDescriptorBytes bounds a descriptor file (and each file OSM would take for one),
+	// checked before it is parsed: yaml.v3's node tree costs up to about 120 times its text.
+	// Real NSDs and VNFDs are a few KiB (those of this repository's testdata under 1 KiB).
+	MaxDescriptorBytes = 1 << 20
 )
