@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,9 +45,9 @@ func secretForms(secrets []string) []string {
 		if secret == "" {
 			continue
 		}
-		quoted, ascii, python := strconv.Quote(secret), strconv.QuoteToASCII(secret), pyjson.Quote(secret)
+		quoted, ascii, python, repr := strconv.Quote(secret), strconv.QuoteToASCII(secret), pyjson.Quote(secret), pyjson.Repr(secret)
 		forms = append(forms, secret, printable.String(secret), quoted[1:len(quoted)-1], ascii[1:len(ascii)-1],
-			python[1:len(python)-1], pythonRepr(secret), strings.ReplaceAll(secret, "'", "''"))
+			python[1:len(python)-1], repr[1:len(repr)-1], strings.ReplaceAll(secret, "'", "''"))
 		if encoded, err := json.Marshal(secret); err == nil {
 			forms = append(forms, string(encoded[1:len(encoded)-1]))
 		}
@@ -78,35 +77,6 @@ func maskCutTail(text string, forms []string) string {
 		}
 	}
 	return text
-}
-
-// pythonRepr is what Python's repr() shows of s between its quotes (OSM is written in
-// Python and quotes values so in its messages).
-func pythonRepr(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\\' || r == '\'':
-			b.WriteString(`\` + string(r))
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case !unicode.IsPrint(r) && r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case !unicode.IsPrint(r) && r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		case !unicode.IsPrint(r):
-			fmt.Fprintf(&b, `\U%08x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // SecretTexts are the texts of a Secret's data that a mask must hide: each value as it is

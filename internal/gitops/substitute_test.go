@@ -211,7 +211,7 @@ func TestMaskSecretsInEveryQuoting(t *testing.T) {
 func TestSecretMaskEverywhere(t *testing.T) {
 	const secret = "it's-s3cr\u00e9t\\n"
 	for _, text := range []string{
-		"OSM said: invalid value 'it\\'s-s3cr\u00e9t\\\\n'",
+		"OSM said: invalid value \"it's-s3cr\u00e9t\\\\n\"", // Python's repr
 		"in YAML: 'it''s-s3cr\u00e9t\\n'",
 		"cut inside it: it's-s3c…",
 		"cut inside it: it's-s3c",

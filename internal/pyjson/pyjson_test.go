@@ -17,3 +17,21 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestRepr: repr() as CPython 3 prints these strings.
+func TestRepr(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":        `'plain'`,
+		"it's":         `"it's"`,
+		`it's "q"`:     `'it\'s "q"'`,
+		"a\\b\n\t\r":   `'a\\b\n\t\r'`,
+		"\x1b[31m\x7f": `'\x1b[31m\x7f'`,
+		"é密\u00a0":     `'é密\xa0'`,
+		"\u202e\u2028": `'\u202e\u2028'`,
+		"\U000e0001":   `'\U000e0001'`,
+	} {
+		if got := Repr(in); got != want {
+			t.Errorf("Repr(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -159,33 +157,8 @@ func floatRepr(f float64) string {
 	return FloatDumps(f)
 }
 
-// writePythonStringRepr quotes s as Python's repr(str) does: single quotes
-// unless s holds a single quote and no double quote.
-func writePythonStringRepr(b *strings.Builder, s string) {
-	quote := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		quote = '"'
-	}
-	b.WriteRune(quote)
-	for _, r := range s {
-		switch {
-		case r == quote || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == utf8.RuneError || !unicode.IsPrint(r):
-			fmt.Fprintf(b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteRune(quote)
-}
+// writePythonStringRepr quotes s as Python's repr(str) does.
+func writePythonStringRepr(b *strings.Builder, s string) { b.WriteString(pyjson.Repr(s)) }
 
 // SafeDump renders v as yaml.safe_dump(v) does: block style, keys sorted,
 // list items at their key's indentation, and a string quoted only when
