@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -185,5 +186,50 @@ func TestDigestOfValuesFromASecretIsKeyedByItsVersion(t *testing.T) {
 	changed, _ := loadAndResolve(t, file)
 	if changed.NsInstances[0].Digest() == instance.Digest() {
 		t.Error("a new version of the Secret left the digest as it was")
+	}
+}
+
+// TestValuesFromBounds: the counts and lengths of values references at their bounds: 16
+// references of one KDU and 32 objects of one revision pass, one more is a problem naming the
+// bound; a valuesKey of 253 characters passes and of 254 is refused.
+func TestValuesFromBounds(t *testing.T) {
+	refs := func(n, from int) []string {
+		list := make([]string, n)
+		for i := range list {
+			list[i] = fmt.Sprintf("{kind: ConfigMap, name: values-%d}", from+i)
+		}
+		return list
+	}
+	if _, err := Load(writeTree(t, map[string]string{"ldap.osmops.yaml": deploymentWithValuesFrom("", refs(16, 0)...)}), Options{}); err != nil {
+		t.Errorf("16 references: %v", err)
+	}
+	_, err := Load(writeTree(t, map[string]string{"ldap.osmops.yaml": deploymentWithValuesFrom("", refs(17, 0)...)}), Options{})
+	if want := `field "kdu.valuesFrom" has 17 items; at most 16 are allowed`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("17 references: %v, want %s", err, want)
+	}
+
+	files := map[string]string{}
+	for i := range 3 {
+		name := fmt.Sprintf("ldap%d", i)
+		files[name+".osmops.yaml"] = strings.Replace(deploymentWithValuesFrom("", refs(11, 11*i)...), "name: ldap\nnsdName", "name: "+name+"\nnsdName", 1)
+	}
+	rev, err := Load(writeTree(t, files), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anyObject := func(context.Context, string, string) (ValuesObject, bool, error) {
+		return ValuesObject{Data: map[string][]byte{DefaultValuesKey: []byte("a: 1\n")}}, true, nil
+	}
+	_, err = ResolveValues(context.Background(), rev, anyObject)
+	if want := "is one ConfigMap or Secret too many: a revision may read at most 32"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("33 objects: %v, want %s", err, want)
+	}
+
+	for length, valid := range map[int]bool{253: true, 254: false} {
+		ref := "{kind: ConfigMap, name: common, valuesKey: " + strings.Repeat("k", length) + "}"
+		_, err := Load(writeTree(t, map[string]string{"ldap.osmops.yaml": deploymentWithValuesFrom("", ref)}), Options{})
+		if (err == nil) != valid {
+			t.Errorf("a valuesKey of %d characters: %v", length, err)
+		}
 	}
 }
