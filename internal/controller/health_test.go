@@ -150,33 +150,26 @@ var _ = Describe("Health", func() {
 		tn.eventuallyCondition(d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.AccessDeniedReason))
 	})
 
-	// A Secret, even in the OsmDeployment's namespace, is never read for a health check: the
-	// manager may read it, whoever writes the OsmDeployment may not.
-	It("a health check on a Secret is refused", func() {
-		tn := newTenant(GinkgoTB())
-		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "Secret", Name: osmtenant.SecretName}}
-			d.Spec.HealthCheckExprs = []kustomize.CustomHealthCheck{{APIVersion: "v1", Kind: "Secret",
-				HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "data.password.startsWith('cz')"}}}
-		})
-		tn.publish("gitops", demoRepo("1", "ldap"))
-		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
-			ContainSubstring("Secrets are never read")))
-	})
-
-	// A cluster-scoped object is in no namespace: with --no-cross-namespace-refs it is not read,
-	// or a tenant could learn of another's namespace (whether it exists, its labels).
-	It("a health check on a cluster-scoped object is refused", func() {
-		tn := newTenant(GinkgoTB())
-		d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "Namespace", Name: operatorNamespace}}
-			d.Spec.HealthCheckExprs = []kustomize.CustomHealthCheck{{APIVersion: "v1", Kind: "Namespace",
-				HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: "metadata.labels.exists(k, k.startsWith('a'))"}}}
-		})
-		tn.publish("gitops", demoRepo("1", "ldap"))
-		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
-			ContainSubstring("is cluster-scoped")))
-	})
+	// Objects no tenant may read through the manager: a Secret, even in the OsmDeployment's
+	// namespace (the manager may read it, whoever writes the OsmDeployment may not), and with
+	// --no-cross-namespace-refs a cluster-scoped object, which is in no namespace (a tenant could
+	// learn of another's namespace: whether it exists, its labels).
+	DescribeTable("a health check on an object no tenant may read",
+		func(kind, name, expression, why string) {
+			tn := newTenant(GinkgoTB())
+			d := tn.deployment("ldap", "gitops", func(d *gitopsv1alpha1.OsmDeployment) {
+				d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: kind, Name: name}}
+				d.Spec.HealthCheckExprs = []kustomize.CustomHealthCheck{{APIVersion: "v1", Kind: kind,
+					HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: expression}}}
+			})
+			tn.publish("gitops", demoRepo("1", "ldap"))
+			tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("False "+gitopsv1alpha1.AccessDeniedReason),
+				ContainSubstring(why)))
+		},
+		Entry("a health check on a Secret is refused", "Secret", osmtenant.SecretName, "data.password.startsWith('cz')", "Secrets are never read"),
+		Entry("a health check on a cluster-scoped object is refused", "Namespace", operatorNamespace,
+			"metadata.labels.exists(k, k.startsWith('a'))", "is cluster-scoped"),
+	)
 
 	// An expression whose evaluation would hold the shared manager's worker (nested
 	// comprehensions of 10^8 steps in 252 bytes) is stopped at its cost limit and refused,
