@@ -76,6 +76,100 @@ func (c *Client) warnOutOfRange(ctx context.Context, req request, field, readAs 
 	log.FromContext(ctx).Info(OutOfRangeMessage, "request", req.method+" "+c.displayPath(req), "field", field, "readAs", readAs)
 }
 
+// MaxIDBytes bounds an id read from an NBI answer: a record's _id, the id a create or an action
+// returns, the ids a record refers to (nsInstanceId, nsr-id-ref, vim-account-id...). OSM's ids
+// are UUIDs, 36 bytes (Keystone's project ids 32 hexadecimal digits); the operator writes them
+// into status (status.inventory[].id, status.operations[].id, status.history[].operations[].id,
+// a thousand instances each), keys what it tracks on them and puts them into request paths. An
+// NBI is the tenant's to write: without a bound one id of 1 MiB would make its own
+// OsmDeployment's status larger than the API server stores (1.5 MiB), and every status write
+// fail; a control character would reach that status as it came. The enumerated values OSM
+// writes (operationState, lcmOperationType, nsState), words of at most 20 bytes, keep to the
+// same rule: operationState is written into status.operations[].state and the history. They are
+// refused rather than cut: a value cut is no state OSM writes either (an operation in it would
+// read as never ending, polled for ever, with a made-up state in the status), and a refusal says
+// in Ready what the NBI did.
+const MaxIDBytes = 64
+
+// answerID says why value, read from an answer, is not an id (nor an enumerated value): more
+// than MaxIDBytes, or a byte that is not printable ASCII or is a space. "" is no id, which
+// passes: the caller decides what a record without one is. The reason tells the length, never
+// the bytes: an NBI that echoes a request could have put a secret there.
+func answerID(value string) (reason string, ok bool) {
+	if len(value) > MaxIDBytes {
+		return fmt.Sprintf("%d bytes, more than %d", len(value), MaxIDBytes), false
+	}
+	for i := range len(value) {
+		if c := value[i]; c <= ' ' || c > '~' {
+			return fmt.Sprintf("%d bytes, not all printable ASCII without spaces", len(value)), false
+		}
+	}
+	return "", true
+}
+
+// answerField is a field of an answer that answerID checks: its JSON path, its value, and
+// whether it is an enumerated value rather than an id.
+type answerField struct {
+	path, value string
+	enumerated  bool
+}
+
+// idField is a field of an answer that holds an id.
+func idField(path, value string) answerField { return answerField{path: path, value: value} }
+
+// enumField is a field of an answer that holds one of the values OSM enumerates.
+func enumField(path, value string) answerField {
+	return answerField{path: path, value: value, enumerated: true}
+}
+
+// checkAnswerFields refuses the answer (or the record of a list) one of whose fields is not an
+// id, as malformed: a record without a usable id cannot be tracked, and the rest of an answer
+// that holds such a field is no better (docs/reliability.md, "NBI answers out of range").
+func checkAnswerFields(fields ...answerField) error {
+	for _, field := range fields {
+		if reason, ok := answerID(field.value); !ok {
+			what := "an id"
+			if field.enumerated {
+				what = "a value OSM writes"
+			}
+			return fmt.Errorf("its %s is not %s: %s", field.path, what, reason)
+		}
+	}
+	return nil
+}
+
+// identified is an answer type with fields that must be ids (answerID), which checkIDs checks as
+// the answer, or each record of a list, is decoded.
+type identified interface {
+	checkIDs() error
+}
+
+// checkIDs checks the ids of decoded, when it has some.
+func checkIDs(decoded any) error {
+	if answer, ok := decoded.(identified); ok {
+		return answer.checkIDs()
+	}
+	return nil
+}
+
+func (a *NSInstanceCreated) checkIDs() error {
+	return checkAnswerFields(idField("id", a.ID), idField("nslcmop_id", a.OperationID))
+}
+
+func (a *idAnswer) checkIDs() error        { return checkAnswerFields(idField("id", a.ID)) }
+func (a *operationAnswer) checkIDs() error { return checkAnswerFields(idField("id", a.ID)) }
+func (a *deletionAnswer) checkIDs() error  { return checkAnswerFields(idField("_id", a.ID)) }
+
+// UnmarshalJSON reads a deletion answer and checks its id: DeleteNSInstance decodes it itself,
+// not through oneObject.
+func (a *deletionAnswer) UnmarshalJSON(data []byte) error {
+	type plain deletionAnswer
+	if err := json.Unmarshal(data, (*plain)(a)); err != nil {
+		return err
+	}
+	return a.checkIDs()
+}
+
 // The bounds of one record, alone or in a list, by kind. Real ones are far smaller; a larger
 // one is an NBI filling the operator's memory. Records that carry KDU values (an NS record's
 // instantiate_params, a VNF record's kdur, an operation's operationParams) get room for the
@@ -160,7 +254,7 @@ type answerReading struct {
 }
 
 // oneObject reads a whole answer, at most maxBytes, and decodes its JSON into out unless out
-// is nil.
+// is nil, then checks its ids (checkIDs).
 func oneObject(maxBytes int64, out any) answerReading {
 	return answerReading{maxBytes: maxBytes, decoded: out, read: func(status int, body *answerBody) error {
 		data, err := io.ReadAll(body)
@@ -170,7 +264,10 @@ func oneObject(maxBytes int64, out any) answerReading {
 		if err := checkDecodingCost("the answer", data, body.maxBytes); err != nil {
 			return err
 		}
-		return body.jsonError(status, json.Unmarshal(data, out))
+		if err := json.Unmarshal(data, out); err != nil {
+			return body.jsonError(status, err)
+		}
+		return body.jsonError(status, checkIDs(out))
 	}}
 }
 
@@ -186,8 +283,9 @@ func listOf[T any](maxBytes int64, keep func(*T) bool, budget *MemoryBudget, out
 
 // decodeList decodes a list without ever holding its text whole: json.Decoder buffers one
 // record at a time, which the body bounds (maxRecordBytes), each record is checked for what
-// decoding it may take (checkDecodingCost), and the records kept are counted, as held in
-// memory, against the bound of the whole answer and what is left of the budget.
+// decoding it may take (checkDecodingCost) and for its ids (checkIDs), and the records kept
+// are counted, as held in memory, against the bound of the whole answer and what is left of
+// the budget.
 func decodeList[T any](status int, body *answerBody, keep func(*T) bool, budget *MemoryBudget) ([]T, error) {
 	maxHeld := budget.available(body.maxBytes)
 	body.maxItemBytes = min(maxRecordBytes(new(T)), body.maxBytes)
@@ -208,6 +306,8 @@ func decodeList[T any](status int, body *answerBody, keep func(*T) bool, budget 
 	// Reused, so that a flood of records dropped costs no allocation each.
 	var item T
 	var text json.RawMessage
+	// index counts the records read, from 1, for an error to name the one refused.
+	index := 0
 	for {
 		body.itemStart = decoder.InputOffset()
 		if !decoder.More() {
@@ -222,6 +322,12 @@ func decodeList[T any](status int, body *answerBody, keep func(*T) bool, budget 
 		item = *new(T)
 		if err := json.Unmarshal(text, &item); err != nil {
 			return nil, body.jsonError(status, err)
+		}
+		// Before keep: a record whose id is not one must not look like a record not asked for
+		// (a missing operation reads as a completed one), as listMembers keeps those without.
+		index++
+		if err := checkIDs(&item); err != nil {
+			return nil, body.jsonError(status, fmt.Errorf("item %d: %w", index, err))
 		}
 		if keep != nil && !keep(&item) {
 			continue

@@ -103,7 +103,7 @@ func TestReadingCallsSendTheRightRequests(t *testing.T) {
 		{name: "ListNSInstances all", call: func(ctx context.Context, c *Client) (any, error) { return c.ListNSInstances(ctx) },
 			answer: `[]`, sent: get("/osm/nslcm/v1/ns_instances_content", ""), result: []NSInstance{}},
 		{name: "GetNSInstance escapes the id", call: func(ctx context.Context, c *Client) (any, error) { return c.GetNSInstance(ctx, "a b/c") },
-			answer: `{"_id": "a b/c"}`, sent: get("/osm/nslcm/v1/ns_instances_content/a%20b%2Fc", ""), result: &NSInstance{ID: "a b/c"}},
+			answer: `{"_id": "n1"}`, sent: get("/osm/nslcm/v1/ns_instances_content/a%20b%2Fc", ""), result: &NSInstance{ID: "n1"}},
 		{name: "ListVNFInstances of an NS", call: func(ctx context.Context, c *Client) (any, error) { return c.ListVNFInstances(ctx, "ns1") },
 			answer: `[]`, sent: get("/osm/nslcm/v1/vnf_instances", "nsr-id-ref.eq=ns1"), result: []VNFInstance{}},
 		{name: "ListOperationsSince of some operations", call: func(ctx context.Context, c *Client) (any, error) {

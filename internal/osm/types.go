@@ -156,6 +156,9 @@ type VIMAccountAdmin struct {
 	OperationalState string `json:"operationalState"`
 }
 
+// checkIDs: the _id is the vimAccountId of the creates (answerID).
+func (v *VIMAccount) checkIDs() error { return checkAnswerFields(idField("_id", v.ID)) }
+
 // UsageInUse is the usageState of a descriptor that NS instances use.
 const UsageInUse = "IN_USE"
 
@@ -214,6 +217,11 @@ type NSVnfProfile struct {
 	VnfdID string `json:"vnfd-id"`
 }
 
+// checkIDs: the _id is the nsdId of the creates and the package's id in status (answerID). The
+// descriptor's own ids (id, vnfd-id, df[].id, vnf-profile[].id) are not OSM's: the package's
+// author names them in Git, and they are only compared with Git's.
+func (d *NSDescriptor) checkIDs() error { return checkAnswerFields(idField("_id", d.ID)) }
+
 // VNFDescriptor is a VNFD record.
 type VNFDescriptor struct {
 	// ID is OSM's id (`_id`).
@@ -234,6 +242,10 @@ type DescriptorKDU struct {
 	HelmChart  string `json:"helm-chart"`
 	JujuBundle string `json:"juju-bundle"`
 }
+
+// checkIDs: the _id is the path of the package's updates and its id in status (answerID); the
+// descriptor's own id is its author's, as an NSD's.
+func (d *VNFDescriptor) checkIDs() error { return checkAnswerFields(idField("_id", d.ID)) }
 
 // NSInstance is an NS instance record.
 type NSInstance struct {
@@ -285,6 +297,23 @@ type NSInstanceAdmin struct {
 // NSInstanceDeployed is what OSM deployed for an NS instance.
 type NSInstanceDeployed struct {
 	K8s []DeployedKDU `json:"K8s"`
+}
+
+// checkIDs checks the ids and the states of an NS record the operator reads (answerID): its _id
+// (status.inventory[].id, the path of later requests), the VIM account it was created on, the
+// projects that read it (the first is a KDU's default namespace), its nsState. The ids it keeps
+// unread (nsd-id, constituent-vnfr-ref, currentOperationID, k8scluster-uuid) are not checked.
+func (ns *NSInstance) checkIDs() error {
+	fields := make([]answerField, 0, 4+len(ns.Admin.ProjectsRead))
+	fields = append(fields,
+		idField("_id", ns.ID),
+		idField("instantiate_params.vimAccountId", ns.InstantiateParams.VIMAccountID),
+		enumField("nsState", ns.NSState),
+		enumField("_admin.nsState", ns.Admin.NSState))
+	for i, project := range ns.Admin.ProjectsRead {
+		fields = append(fields, idField(fmt.Sprintf("_admin.projects_read[%d]", i), project))
+	}
+	return checkAnswerFields(fields...)
 }
 
 // DeployedKDU is an entry of an NS instance's _admin.deployed.K8s list.
@@ -374,6 +403,14 @@ func (v *VNFInstance) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// checkIDs checks the ids of a VNF record (answerID): its _id (the VNF of a CHANGE_VNFPKG), its
+// NS instance's, its VNF package's (vnfd-id) and its VIM account's. The descriptor's own names
+// (member-vnf-index-ref, vnfd-ref) are its author's, compared with Git's.
+func (v *VNFInstance) checkIDs() error {
+	return checkAnswerFields(idField("_id", v.ID), idField("nsr-id-ref", v.NSInstanceID),
+		idField("vnfd-id", v.VnfdID), idField("vim-account-id", v.VIMAccountID))
+}
+
 // KDURecord is an entry of a VNF record's kdur list.
 type KDURecord struct {
 	KDUName   string `json:"kdu-name"`
@@ -453,6 +490,14 @@ func (o *Operation) UnmarshalJSON(data []byte) error {
 		o.DetailedStatus = record.DashedStatus
 	}
 	return nil
+}
+
+// checkIDs checks the ids and the states of an LCM operation (answerID): its _id
+// (status.operations[].id, status.history, the path it is polled at), its NS instance's, its
+// operationState (status.operations[].state) and its lcmOperationType.
+func (o *Operation) checkIDs() error {
+	return checkAnswerFields(idField("_id", o.ID), idField("nsInstanceId", o.NSInstanceID),
+		enumField("operationState", o.OperationState), enumField("lcmOperationType", o.LCMOperationType))
 }
 
 // StartedAt is when the operation started: the zero time when OSM wrote none, or one that is
