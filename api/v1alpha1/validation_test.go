@@ -394,7 +394,9 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		},
 		{
 			name: "deployment with a source of another API version", manifest: validDeployment,
-			edit: func(o map[string]any) { spec(o)["sourceRef"].(map[string]any)["apiVersion"] = "source.toolkit.fluxcd.io/v1beta1" },
+			edit: func(o map[string]any) {
+				spec(o)["sourceRef"].(map[string]any)["apiVersion"] = "source.toolkit.fluxcd.io/v1beta1"
+			},
 			want: []string{"spec.sourceRef.apiVersion", "Unsupported value"},
 		},
 		{
@@ -445,7 +447,9 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		},
 		{
 			name: "cluster with a credentials Secret name over 253 characters", manifest: validCluster,
-			edit: func(o map[string]any) { spec(o)["credentialsSecretRef"] = map[string]any{"name": strings.Repeat("s", 254)} },
+			edit: func(o map[string]any) {
+				spec(o)["credentialsSecretRef"] = map[string]any{"name": strings.Repeat("s", 254)}
+			},
 			want: []string{"spec.credentialsSecretRef", "at most 253 characters"},
 		},
 		{

@@ -215,7 +215,7 @@ func TestLoginBudgetsKeyTheirFingerprints(t *testing.T) {
 	if string(one.Fingerprint("right")) == string(another.Fingerprint("right")) {
 		t.Fatal("two budgets fingerprint a password alike")
 	}
-	if string(one.Fingerprint("right")) != string(one.Fingerprint("right")) {
+	if first, again := one.Fingerprint("right"), one.Fingerprint("right"); string(first) != string(again) {
 		t.Fatal("a budget fingerprints a password two ways")
 	}
 }
