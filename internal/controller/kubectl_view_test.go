@@ -150,7 +150,9 @@ var _ = Describe("What kubectl shows", func() {
 		tn.setArtifact("gitops", nil)
 		d := tn.deployment("newcomer", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = late.Name })
 
-		tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False ClusterNotReady: waiting for OsmCluster late: not Ready: "), Not(HaveSuffix(": "))))
+		tn.eventuallyCondition(d, meta.ReadyCondition, And(HavePrefix("False ClusterNotReady: waiting for OsmCluster late: "),
+			Or(HavePrefix("False ClusterNotReady: waiting for OsmCluster late: not Ready: "), HaveSuffix("not checked yet by its controller")),
+			Not(HaveSuffix(": "))))
 		open()
 		tn.eventuallyCondition(d, meta.ReadyCondition, Equal("False SourceNotReady: waiting for GitRepository gitops: no artifact yet"))
 		tn.eventuallyApplied(d, tn.publish("gitops", demoRepo("1", "ldap")))

@@ -181,10 +181,15 @@ func progressing(obj conditions.Getter) bool {
 }
 
 // notReady says why an object is not Ready, never with an empty reason: its Ready condition's
-// message, else what it is reconciling for, else the Ready condition's reason.
+// message, else what it is reconciling for, else the Ready condition's reason; an object with
+// neither (just created: a start, a new OsmCluster) has not been looked at yet.
 func notReady(obj conditions.Getter) string {
-	return "not Ready: " + cmp.Or(conditions.GetMessage(obj, meta.ReadyCondition), conditions.GetMessage(obj, meta.ReconcilingCondition),
-		conditions.GetReason(obj, meta.ReadyCondition), "no reason given")
+	why := cmp.Or(conditions.GetMessage(obj, meta.ReadyCondition), conditions.GetMessage(obj, meta.ReconcilingCondition),
+		conditions.GetReason(obj, meta.ReadyCondition))
+	if why == "" {
+		return "not checked yet by its controller"
+	}
+	return "not Ready: " + why
 }
 
 // refName names an object an OsmDeployment refers to: by name in its own namespace, by

@@ -571,3 +571,17 @@ func TestBakeCountsOnlyTimeSteadyOnTheRevision(t *testing.T) {
 		t.Errorf("Healthy Unknown (health checks waited for): readySince %v, want none", dep.Status.ReadySince)
 	}
 }
+
+// TestNotReadySaysWhy: what a wait says of an object that is not Ready: its own words, or, for
+// one its controller has not looked at yet (a new OsmCluster at start), that, never "no reason".
+func TestNotReadySaysWhy(t *testing.T) {
+	fresh := &gitopsv1alpha1.OsmCluster{}
+	if got := notReady(fresh); got != "not checked yet by its controller" {
+		t.Errorf("a new object: %q", got)
+	}
+	failed := &gitopsv1alpha1.OsmCluster{}
+	conditions.MarkFalse(failed, meta.ReadyCondition, gitopsv1alpha1.AuthenticationFailedReason, "OSM refused the login")
+	if got := notReady(failed); got != "not Ready: OSM refused the login" {
+		t.Errorf("a failed object: %q", got)
+	}
+}
