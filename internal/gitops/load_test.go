@@ -286,12 +286,11 @@ func TestLoadProblems(t *testing.T) {
 			name:  "missing required fields, all reported",
 			files: map[string]string{"a.osmops.yaml": "description: nothing else\n"},
 			want: []string{
-				`a.osmops.yaml:1: missing required field "kdu"`,
 				`a.osmops.yaml:1: missing required field "kind"`,
 				`a.osmops.yaml:1: missing required field "name"`,
 				`a.osmops.yaml:1: missing required field "nsdName"`,
 				`a.osmops.yaml:1: missing required field "vimAccountName"`,
-				`a.osmops.yaml:1: missing required field "vnfName"`,
+				`a.osmops.yaml:1: missing what the NS instance runs: "vnfName" and "kdu" (one KDU of one VNF), or "vnfs" (several VNFs and KDUs)`,
 			},
 		},
 		{
@@ -474,11 +473,10 @@ func TestLoadProblems(t *testing.T) {
 				"b.osmops.yaml": "",
 			},
 			want: []string{
-				`a.osmops.yaml:1: missing required field "kdu"`,
 				`a.osmops.yaml:1: missing required field "name"`,
 				`a.osmops.yaml:1: missing required field "nsdName"`,
 				`a.osmops.yaml:1: missing required field "vimAccountName"`,
-				`a.osmops.yaml:1: missing required field "vnfName"`,
+				`a.osmops.yaml:1: missing what the NS instance runs: "vnfName" and "kdu" (one KDU of one VNF), or "vnfs" (several VNFs and KDUs)`,
 				"b.osmops.yaml: the file is empty; it must declare one NsInstance",
 				`z.osmops.yaml:8: unknown field "extra"`,
 			},

@@ -356,6 +356,10 @@ func parseDeploymentFile(file string, data []byte) (NsInstance, int64, []Problem
 			}
 		}
 		instance.VNFs = d.vnfs(vnfs)
+	} else if _, named := values["vnfName"]; !named && values["kdu"].value == nil {
+		// Neither form: say both, as a user new to the format does not know the full one.
+		d.problems = append(d.problems, problemf(file, top.Line,
+			`missing what the NS instance runs: "vnfName" and "kdu" (one KDU of one VNF), or "vnfs" (several VNFs and KDUs)`))
 	} else {
 		instance.VnfName = d.requiredString(values, "", "vnfName", top.Line)
 		instance.KDU = d.shortKDU(values, top.Line)
