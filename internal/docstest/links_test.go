@@ -132,7 +132,7 @@ func TestEachReadyReasonIsListedOnce(t *testing.T) {
 	}
 	section, _, _ := strings.Cut(strings.SplitN(string(data), "## Conditions (kstatus)", 2)[1], "\n## ")
 	seen := map[string]bool{}
-	for _, line := range strings.Split(section, "\n") {
+	for line := range strings.SplitSeq(section, "\n") {
 		cells := strings.Split(line, " | ")
 		if len(cells) < 4 || !strings.HasPrefix(line, "| ") {
 			continue
