@@ -3,7 +3,6 @@ package controller
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -71,25 +70,34 @@ func revisionEvent(revision string) map[string]string {
 	return map[string]string{eventRevisionKey: revision}
 }
 
-// secretValues holds, per OsmDeployment being reconciled, the texts of every Secret value its
-// reconcile read: the variables of spec.postBuild.substituteFrom and each Secret valuesFrom
-// read (gitops.SecretTexts). The conditions, history, events and logs written about it have
-// them masked, whatever step quoted them (a problem, a reference OSM lacks, OSM's message on
-// a failed upgrade). Each reconcile builds them again from what it reads (the revision and
-// its values are preconditions of every reconcile that talks to OSM), so that nothing
-// depends on a value held from before (a restart forgets them all), and drops them when it
-// ends: no Secret's data outlives the reconcile that read it.
-type secretValues struct{ byObject sync.Map } // types.NamespacedName -> []string
+// secretValues holds, per OsmDeployment being reconciled, a mask (gitops.Mask) of every Secret
+// value its reconcile read: the variables of spec.postBuild.substituteFrom and each Secret
+// valuesFrom read (gitops.SecretTexts). The conditions, history, events and logs written about
+// it have them masked, whatever step quoted them (a problem, a reference OSM lacks, OSM's
+// message on a failed upgrade). Each reconcile builds its mask again from what it reads (the
+// revision and its values are preconditions of every reconcile that talks to OSM), so that
+// nothing depends on a value held from before (a restart forgets them all), and drops it when
+// it ends: no Secret's data outlives the reconcile that read it. A mask is bounded
+// (gitops.MaxMaskBytes): a reconcile whose Secrets pass it goes no further.
+type secretValues struct{ byObject sync.Map } // types.NamespacedName -> *lockedMask
 
-// add adds values to the texts masked for key until forget.
-func (s *secretValues) add(key types.NamespacedName, values []string) {
+// lockedMask is one OsmDeployment's mask: its reconcile and the events about it share it.
+type lockedMask struct {
+	sync.Mutex
+	mask gitops.Mask
+}
+
+// add adds values to what is masked for key until forget; past gitops.MaxMaskBytes it returns
+// a *gitops.MaskTooLargeError (what it took of values is still masked).
+func (s *secretValues) add(key types.NamespacedName, values []string) error {
 	if len(values) == 0 {
-		return
+		return nil
 	}
-	if previous, found := s.byObject.Load(key); found {
-		values = append(slices.Clone(previous.([]string)), values...)
-	}
-	s.byObject.Store(key, values)
+	entry, _ := s.byObject.LoadOrStore(key, &lockedMask{})
+	locked := entry.(*lockedMask)
+	locked.Lock()
+	defer locked.Unlock()
+	return locked.mask.Add(values)
 }
 
 func (s *secretValues) forget(key types.NamespacedName) { s.byObject.Delete(key) }
@@ -99,11 +107,14 @@ func (s *secretValues) mask(key types.NamespacedName, text string) string {
 	if s == nil {
 		return text
 	}
-	values, found := s.byObject.Load(key)
+	entry, found := s.byObject.Load(key)
 	if !found {
 		return text
 	}
-	return gitops.MaskSecrets(text, values.([]string))
+	locked := entry.(*lockedMask)
+	locked.Lock()
+	defer locked.Unlock()
+	return locked.mask.Apply(text)
 }
 
 // maskConditions masks the secret values of obj in its conditions' messages.

@@ -485,7 +485,10 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
 		return nil, waiting(obj.GetRetryInterval())
 	}
-	r.secrets.add(client.ObjectKeyFromObject(obj), subst.SecretValues())
+	if err := r.secrets.add(client.ObjectKeyFromObject(obj), subst.SecretValues()); err != nil {
+		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, err.Error())
+		return nil, waiting(obj.GetRetryInterval())
+	}
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath, Substitution: subst}
 	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), newRevisionKey(a.Digest, opts), a.URL, opts)
 	var invalid *gitops.ValidationError

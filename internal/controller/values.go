@@ -124,8 +124,9 @@ func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitops
 	rev *gitops.Revision, revision string) (*gitops.Revision, outcome) {
 	resolved, err := gitops.ResolveValues(ctx, rev, r.maskingValuesGetter(obj))
 	var unresolved *gitops.ValuesProblems
+	var tooLarge *gitops.MaskTooLargeError
 	switch {
-	case errors.As(err, &unresolved):
+	case errors.As(err, &unresolved), errors.As(err, &tooLarge):
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
 		return nil, waiting(obj.GetRetryInterval())
 	case err != nil:
@@ -136,13 +137,16 @@ func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitops
 }
 
 // maskingValuesGetter reads the values of obj's KDUs as valuesGetter does, adding the texts
-// of every Secret it reads to obj's mask (secretValues) before any step can quote them.
+// of every Secret it reads to obj's mask (secretValues) before any step can quote them, and
+// stops at the first that passes the mask's bound.
 func (r *OsmDeploymentReconciler) maskingValuesGetter(obj *gitopsv1alpha1.OsmDeployment) gitops.ValuesGetter {
 	get, key := r.valuesGetter(obj.Namespace), client.ObjectKeyFromObject(obj)
 	return func(ctx context.Context, kind, name string) (gitops.ValuesObject, bool, error) {
 		object, found, err := get(ctx, kind, name)
 		if found && kind == gitops.ValuesKindSecret {
-			r.secrets.add(key, gitops.SecretTexts(object.Data))
+			if tooLarge := r.secrets.add(key, gitops.SecretTexts(object.Data)); tooLarge != nil {
+				return gitops.ValuesObject{}, false, tooLarge // read no further, apply nothing
+			}
 		}
 		return object, found, err
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -172,6 +173,36 @@ var _ = Describe("Values from Secrets and ConfigMaps", func() {
 	// A value a KDU's valuesFrom reads from a Secret never shows in status, history or events
 	// when OSM quotes it back (helm's error on a failed install), neither a value taken whole
 	// (targetPath) nor a leaf of a values document, in Python's quoting, nor cut at a bound.
+	It("a Secret too large to mask holds the revision back", func() {
+		tn := newTenant(GinkgoTB())
+		// Random letters: texts that share no start, so that each byte is one the mask holds.
+		random := rand.New(rand.NewPCG(3, 4))
+		large := make([]byte, gitops.MaxMaskBytes+1)
+		for i := range large {
+			large[i] = byte('a' + random.IntN(26))
+		}
+		secret := osmtenant.ValuesSecret(tn.namespace, "ldap-admin", map[string]string{
+			"password": testValuesSecret, "ca-bundle": string(large)})
+		tn.g.Expect(k8sClient.Create(tn.ctx, secret)).To(Succeed())
+		files := demoRepo("1", "ldap")
+		files["deploy/ldap.osmops.yaml"] = nsInstanceFileWithValuesFrom("ldap", "1", "ldap-admin")
+		d := tn.deployment("ldap", "gitops", noDriftCheck)
+		revision := tn.publish("gitops", files)
+		tn.eventuallyCondition(d, meta.ReadyCondition, And(
+			HavePrefix("False "+gitopsv1alpha1.ValuesUnresolvedReason+": waiting for the values of revision "),
+			ContainSubstring("reading Secret ldap-admin: the values read from Secrets"),
+			ContainSubstring("keep in Secrets only what is secret")))
+		tn.g.Expect(tn.instances("ldap")).To(BeEmpty(), "nothing is applied")
+		tn.g.Expect(tn.describe(d)).NotTo(ContainSubstring(string(large[:16])))
+
+		By("the Secret holding only what is secret, the revision applies")
+		tn.g.Expect(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		secret.Data = map[string][]byte{"password": []byte(testValuesSecret)}
+		tn.g.Expect(k8sClient.Update(tn.ctx, secret)).To(Succeed())
+		tn.eventuallyApplied(d, revision)
+		tn.g.Expect(tn.kduValues("ldap")).To(HaveKeyWithValue("adminPassword", testValuesSecret))
+	})
+
 	It("secret values from valuesFrom never show when OSM quotes them", func() {
 		tn := newTenant(GinkgoTB())
 		const leaf = testValuesLeaf

@@ -25,20 +25,196 @@ const minCutPrefix = 3
 // and masking every "3" of a message would hide what it says.
 const minTypedLeaf = 4
 
-// MaskSecrets replaces in text each secret in every form a message may quote it: as is, quoted
-// by Go (%q, with and without ASCII escapes), by JSON (Go's, Python's), by Python's repr, by
-// YAML's single quotes, and escaped for display (printable.String), longest first so that a
-// form containing another goes whole; a text that ends inside one (cut to a bound) has that
-// end masked too. When in doubt it masks: a short secret masks its text wherever it appears.
-func MaskSecrets(text string, secrets []string) string {
-	forms := secretForms(secrets)
-	for _, form := range forms {
-		text = strings.ReplaceAll(text, form, SecretMask)
-	}
-	return maskCutTail(text, forms)
+// Bounds on one Mask; a reconcile holds one, and a tenant whose Secrets need more is told so
+// (MaskTooLargeError).
+const (
+	// MaxMaskBytes bounds what a Mask holds: the bytes of every form of its secrets, a start
+	// shared by several forms counted once (a node of its automaton each, with its edge). It
+	// bounds the memory of a Mask and the cost of linking it (docs/operations.md).
+	MaxMaskBytes = 512 << 10
+	// maxMaskReadBytes bounds the bytes of the forms a Mask reads to be built, shared starts
+	// and repeated secrets counted each time: the cost of adding them.
+	maxMaskReadBytes = 8 * MaxMaskBytes
+)
+
+// MaskTooLargeError: the values read from Secrets need more than MaxMaskBytes to be masked.
+type MaskTooLargeError struct{}
+
+func (*MaskTooLargeError) Error() string {
+	return fmt.Sprintf("the values read from Secrets (every key of each Secret that substituteFrom and valuesFrom read) "+
+		"take more than %d KiB to mask in every form a message may quote them: keep in Secrets only what is secret, "+
+		"the rest in ConfigMaps", MaxMaskBytes>>10)
 }
 
-// secretForms are the texts MaskSecrets looks for, longest first.
+// Mask replaces in a text each secret it was given, in every form a message may quote it: as
+// is, quoted by Go (%q, with and without ASCII escapes), by JSON (Go's, Python's), by Python's
+// repr, by YAML's single quotes, and escaped for display (printable.String). Where forms
+// overlap, it masks the whole of them; a text that ends inside one (cut to a bound) has that
+// end masked too. When in doubt it masks: a short secret masks its text wherever it appears.
+//
+// It looks for every form at once with an Aho-Corasick automaton, linear in the text and in
+// what it holds: a values document of many leaves makes many forms, and one search per form
+// (strings.Replacer or ReplaceAll) would cost their number times every message. The Go
+// Aho-Corasick modules served here compile a dense table of states by byte classes, whose size
+// the Secret's bytes would choose; this one holds a node per byte of its forms. The zero Mask
+// masks nothing.
+type Mask struct {
+	nodes  []maskNode
+	edges  map[uint32]int32 // a node's index<<8 | byte -> its child
+	read   int              // bytes of the forms added (maxMaskReadBytes)
+	linked bool             // the fail links and longest suffixes hold for every node
+}
+
+// maskNode is one state: the start of one or more forms.
+type maskNode struct {
+	// fail is the node of the longest proper suffix of this one's bytes that starts a form.
+	fail int32
+	// depth is the length of this node's bytes.
+	depth int32
+	// longest is the length of the longest form that ends this node's bytes (0: none).
+	longest int32
+	// parent and label are the node this one follows and the byte that leads here.
+	parent int32
+	label  byte
+}
+
+// Add adds secrets to what m masks. Past a bound it stops and returns a *MaskTooLargeError;
+// m then masks what it was given before and part of secrets.
+func (m *Mask) Add(secrets []string) error {
+	forms := secretForms(secrets)
+	// Sized for every byte of the forms at once (at most to the bound): growing by appends
+	// would allocate several times what is held.
+	size := 0
+	for _, form := range forms {
+		size += len(form)
+	}
+	size = min(size, MaxMaskBytes+1-len(m.nodes))
+	if m.nodes == nil {
+		m.nodes, m.edges = make([]maskNode, 1, 1+size), make(map[uint32]int32, size)
+	} else {
+		m.nodes = slices.Grow(m.nodes, size)
+	}
+	for _, form := range forms {
+		if !m.insert(form) {
+			return &MaskTooLargeError{}
+		}
+	}
+	return nil
+}
+
+// insert adds form to the trie, or tells that it would pass a bound.
+func (m *Mask) insert(form string) bool {
+	if m.read += len(form); m.read > maxMaskReadBytes {
+		return false
+	}
+	node := int32(0)
+	for i := range len(form) {
+		key := uint32(node)<<8 | uint32(form[i])
+		child, found := m.edges[key]
+		if !found {
+			if len(m.nodes) > MaxMaskBytes {
+				return false
+			}
+			child = int32(len(m.nodes))
+			m.nodes = append(m.nodes, maskNode{depth: int32(i + 1), parent: node, label: form[i]})
+			m.edges[key] = child
+			m.linked = false
+		}
+		node = child
+	}
+	if m.nodes[node].longest != int32(len(form)) {
+		m.nodes[node].longest, m.linked = int32(len(form)), false
+	}
+	return true
+}
+
+// link sets every node's fail link and longest suffix form, shortest nodes first: a node's
+// links come from its parent's, and from nodes shorter than it.
+func (m *Mask) link() {
+	if m.linked {
+		return
+	}
+	byDepth := make([]int32, len(m.nodes)) // counting sort: nodes were made in any order
+	starts := make([]int, len(m.nodes)+1)
+	for _, node := range m.nodes {
+		starts[node.depth+1]++
+	}
+	for depth := 1; depth < len(starts); depth++ {
+		starts[depth] += starts[depth-1]
+	}
+	for i, node := range m.nodes {
+		byDepth[starts[node.depth]] = int32(i)
+		starts[node.depth]++
+	}
+	for _, i := range byDepth[1:] { // the root first, and it has no link
+		node := &m.nodes[i]
+		node.fail = 0
+		if parent := node.parent; parent != 0 {
+			node.fail = m.next(m.nodes[parent].fail, node.label)
+		}
+		// A longest suffix found before is still a form: forms are only added.
+		node.longest = max(node.longest, m.nodes[node.fail].longest)
+	}
+	m.linked = true
+}
+
+// next is the node after node reading b: its child, or the child of its longest suffix that
+// has one, or the root.
+func (m *Mask) next(node int32, b byte) int32 {
+	for {
+		if child, found := m.edges[uint32(node)<<8|uint32(b)]; found {
+			return child
+		}
+		if node == 0 {
+			return 0
+		}
+		node = m.nodes[node].fail
+	}
+}
+
+// Apply returns text with every form of m's secrets masked (see Mask), in one pass.
+func (m *Mask) Apply(text string) string {
+	if m == nil || len(m.nodes) <= 1 {
+		return text
+	}
+	m.link()
+	body, ellipsis := strings.CutSuffix(text, "…")
+	var spans [][2]int // masked, in order, apart from each other
+	cover := func(start, end int) {
+		for len(spans) > 0 && start <= spans[len(spans)-1][1] {
+			start = min(start, spans[len(spans)-1][0])
+			spans = spans[:len(spans)-1]
+		}
+		spans = append(spans, [2]int{start, end})
+	}
+	node := int32(0)
+	for i := range len(body) {
+		node = m.next(node, body[i])
+		if n := int(m.nodes[node].longest); n > 0 {
+			cover(i+1-n, i+1)
+		}
+	}
+	if n := int(m.nodes[node].depth); n >= minCutPrefix {
+		cover(len(body)-n, len(body)) // the end of body starts a form
+	}
+	if spans == nil {
+		return text
+	}
+	var masked strings.Builder
+	last := 0
+	for _, span := range spans {
+		masked.WriteString(body[last:span[0]])
+		masked.WriteString(SecretMask)
+		last = span[1]
+	}
+	masked.WriteString(body[last:])
+	if ellipsis {
+		masked.WriteString("…")
+	}
+	return masked.String()
+}
+
+// secretForms are the texts a Mask looks for.
 func secretForms(secrets []string) []string {
 	var forms []string
 	for _, secret := range secrets {
@@ -52,31 +228,8 @@ func secretForms(secrets []string) []string {
 			forms = append(forms, string(encoded[1:len(encoded)-1]))
 		}
 	}
-	slices.SortFunc(forms, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
+	slices.Sort(forms) // most forms of a plain secret are the same text: read it once
 	return slices.Compact(forms)
-}
-
-// maskCutTail masks the end of text when it is the start of a form (before the "…" that a
-// cut text ends with).
-func maskCutTail(text string, forms []string) string {
-	body, ellipsis := strings.CutSuffix(text, "…")
-	suffix := ""
-	if ellipsis {
-		suffix = "…"
-	}
-	for _, form := range forms {
-		for n := len(form) - 1; n >= minCutPrefix; n-- {
-			if strings.HasSuffix(body, form[:n]) {
-				return body[:len(body)-n] + SecretMask + suffix
-			}
-		}
-	}
-	return text
 }
 
 // SecretTexts are the texts of a Secret's data that a mask must hide: each value as it is

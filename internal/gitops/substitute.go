@@ -303,11 +303,16 @@ func substitutionDisabled(data []byte) bool {
 }
 
 // redact masks in the problems' messages the values of the Secret variables, so that a
-// problem of a substituted file never shows them.
+// problem of a substituted file never shows them; whole, when they are too large to mask.
 func (s *Substitution) redact(problems []Problem) []Problem {
-	secrets := s.SecretValues()
+	var mask Mask
+	tooLarge := mask.Add(s.SecretValues()) != nil
 	for i := range problems {
-		problems[i].Message = MaskSecrets(problems[i].Message, secrets)
+		if tooLarge {
+			problems[i].Message = SecretMask
+		} else {
+			problems[i].Message = mask.Apply(problems[i].Message)
+		}
 	}
 	return problems
 }
