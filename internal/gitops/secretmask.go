@@ -81,12 +81,14 @@ type maskNode struct {
 // Add adds secrets to what m masks. Past a bound it stops and returns a *MaskTooLargeError;
 // m then masks what it was given before and part of secrets.
 func (m *Mask) Add(secrets []string) error {
-	forms := secretForms(secrets)
-	// Sized for every byte of the forms at once (at most to the bound): growing by appends
+	// Sized for the secrets as they are at once (at most to the bound): growing by appends
 	// would allocate several times what is held.
 	size := 0
-	for _, form := range forms {
-		size += len(form)
+	for _, secret := range secrets {
+		if len(secret) > MaxMaskBytes {
+			return &MaskTooLargeError{} // before its forms are made, each as long at least
+		}
+		size += len(secret)
 	}
 	size = min(size, MaxMaskBytes+1-len(m.nodes))
 	if m.nodes == nil {
@@ -94,9 +96,19 @@ func (m *Mask) Add(secrets []string) error {
 	} else {
 		m.nodes = slices.Grow(m.nodes, size)
 	}
-	for _, form := range forms {
-		if !m.insert(form) {
-			return &MaskTooLargeError{}
+	for _, secret := range secrets {
+		var added []string
+		for _, form := range secretForms {
+			// One form at a time, each checked against the bounds before the next is made:
+			// an escaped form may be six times the secret.
+			text := form(secret)
+			if text == "" || slices.Contains(added, text) { // most forms of a plain secret are the same
+				continue
+			}
+			added = append(added, text)
+			if !m.insert(text) {
+				return &MaskTooLargeError{}
+			}
 		}
 	}
 	return nil
@@ -214,23 +226,23 @@ func (m *Mask) Apply(text string) string {
 	return masked.String()
 }
 
-// secretForms are the texts a Mask looks for.
-func secretForms(secrets []string) []string {
-	var forms []string
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
-		}
-		quoted, ascii, python, repr := strconv.Quote(secret), strconv.QuoteToASCII(secret), pyjson.Quote(secret), pyjson.Repr(secret)
-		forms = append(forms, secret, printable.String(secret), quoted[1:len(quoted)-1], ascii[1:len(ascii)-1],
-			python[1:len(python)-1], repr[1:len(repr)-1], strings.ReplaceAll(secret, "'", "''"))
-		if encoded, err := json.Marshal(secret); err == nil {
-			forms = append(forms, string(encoded[1:len(encoded)-1]))
-		}
-	}
-	slices.Sort(forms) // most forms of a plain secret are the same text: read it once
-	return slices.Compact(forms)
+// secretForms are the ways a message may quote a secret (see Mask).
+var secretForms = []func(string) string{
+	func(secret string) string { return secret },
+	printable.String,
+	func(secret string) string { return unquoted(strconv.Quote(secret)) },
+	func(secret string) string { return unquoted(strconv.QuoteToASCII(secret)) },
+	func(secret string) string { return unquoted(pyjson.Quote(secret)) },
+	func(secret string) string { return unquoted(pyjson.Repr(secret)) },
+	func(secret string) string { return strings.ReplaceAll(secret, "'", "''") }, // YAML's single quotes
+	func(secret string) string {
+		encoded, _ := json.Marshal(secret) // a string always encodes
+		return unquoted(string(encoded))
+	},
 }
+
+// unquoted is quoted without its first and last bytes, its quotes.
+func unquoted(quoted string) string { return quoted[1 : len(quoted)-1] }
 
 // SecretTexts are the texts of a Secret's data that a mask must hide: each value as it is
 // and without its final newline, and, for a value that is a YAML document (valuesFrom reads

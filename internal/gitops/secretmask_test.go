@@ -11,7 +11,14 @@ import (
 // naiveMask is what a Mask must do, the slow way: every occurrence of every form masked, the
 // overlapping ones as one, and an end of text that starts a form.
 func naiveMask(text string, secrets []string) string {
-	forms := secretForms(secrets)
+	var forms []string
+	for _, secret := range secrets {
+		for _, form := range secretForms {
+			if text := form(secret); text != "" {
+				forms = append(forms, text)
+			}
+		}
+	}
 	body, ellipsis := strings.CutSuffix(text, "…")
 	masked := make([]bool, len(body))
 	for _, form := range forms {
@@ -132,5 +139,23 @@ func TestMaskAtItsBound(t *testing.T) {
 	}
 	if err := reread.Add([]string{long, long + "x"}); !errors.As(err, &tooLarge) {
 		t.Errorf("past what a mask reads: %v, want a MaskTooLargeError", err)
+	}
+}
+
+// A secret longer than a mask holds is refused before its forms (an escaped one is up to six
+// times as long) or the mask's nodes are made.
+func TestMaskRefusesALongSecretBeforeQuotingIt(t *testing.T) {
+	long := strings.Repeat("\x01", MaxMaskBytes+1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var mask Mask
+	err := mask.Add([]string{"short", long})
+	runtime.ReadMemStats(&after)
+	var tooLarge *MaskTooLargeError
+	if !errors.As(err, &tooLarge) {
+		t.Fatalf("Add of a secret of %d bytes: %v, want a MaskTooLargeError", len(long), err)
+	}
+	if spent := after.TotalAlloc - before.TotalAlloc; spent > MaxMaskBytes {
+		t.Errorf("refusing a secret too long allocated %d KiB", spent>>10)
 	}
 }
