@@ -151,8 +151,7 @@ func TestMaskRefusesALongSecretBeforeQuotingIt(t *testing.T) {
 	var mask Mask
 	err := mask.Add([]string{"short", long})
 	runtime.ReadMemStats(&after)
-	var tooLarge *MaskTooLargeError
-	if !errors.As(err, &tooLarge) {
+	if _, ok := errors.AsType[*MaskTooLargeError](err); !ok {
 		t.Fatalf("Add of a secret of %d bytes: %v, want a MaskTooLargeError", len(long), err)
 	}
 	if spent := after.TotalAlloc - before.TotalAlloc; spent > MaxMaskBytes {
