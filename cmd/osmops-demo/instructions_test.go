@@ -1,8 +1,12 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 func TestInstructionsGiveEveryCommand(t *testing.T) {
@@ -39,5 +43,23 @@ func TestInstructionsGiveEveryCommand(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the instructions do not say %q:\n%s", want, text)
 		}
+	}
+}
+
+// The demo repository is what its users copy: it passes its own validation without a warning
+// and pins every chart it runs, so that the tour runs the same charts on every OSM.
+func TestDemoRepositoryValidatesClean(t *testing.T) {
+	rev, err := gitops.Load(filepath.Join(testenv.RepoRoot(), "hack", "demo-repo"), gitops.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := rev.CheckOwnReferences(); len(problems) > 0 {
+		t.Errorf("problems: %v", problems)
+	}
+	if len(rev.Warnings) > 0 {
+		t.Errorf("warnings: %v", rev.Warnings)
+	}
+	if floating := rev.FloatingCharts(gitops.NewCatalog(nil, nil, nil, rev)); len(floating) > 0 {
+		t.Errorf("charts without a version: %v", floating)
 	}
 }

@@ -93,10 +93,12 @@ vnfs:
   - memberVnfIndex: web
     kdus:
       - name: admin
+        model: cetic/phpldapadmin:0.1.2
         params:
           service:
             type: %s
       - name: metrics
+        model: prometheus-community/prometheus-openldap-exporter:0.1.0
         params:
           interval: %s
 `, name, vimAccount, s.LDAPModel, s.LDAPReplicas, s.AdminServiceType, s.MetricsInterval)
