@@ -144,3 +144,23 @@ func TestEachReadyReasonIsListedOnce(t *testing.T) {
 		seen[row] = true
 	}
 }
+
+// TestGettingStartedReadsInFiveMinutes: the page for first-time users stays short (about 250
+// words a minute, its commands and examples counted) and the README leads to it.
+func TestGettingStartedReadsInFiveMinutes(t *testing.T) {
+	root := repoRoot(t)
+	page, err := os.ReadFile(filepath.Join(root, "docs", "getting-started.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if words := len(strings.Fields(string(page))); words > 5*250 {
+		t.Errorf("docs/getting-started.md has %d words, more than five minutes of reading", words)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "](docs/getting-started.md)") {
+		t.Error("README.md does not link docs/getting-started.md")
+	}
+}
