@@ -98,7 +98,7 @@ toolcache_run() {
     while kill -0 $$ 2>/dev/null; do
       sleep 5
       if [ $((SECONDS - start)) -ge "$next" ]; then
-        echo "$TOOLCACHE_LOG_PREFIX: still building $what, $(toolcache_elapsed "$start") elapsed" >&2
+        echo "$TOOLCACHE_LOG_PREFIX: still building $what, $(toolcache_elapsed "$start") elapsed$(toolcache_busy)" >&2
         next=$((next + TOOLCACHE_HEARTBEAT))
       fi
     done
@@ -113,6 +113,16 @@ toolcache_run() {
     tail -n 40 "$logfile" >&2
     return "$status"
   fi
+}
+
+# toolcache_busy: why a build takes longer than the idle-machine estimates printed before it,
+# when the machine runs more than it has cores (Linux's load average); nothing otherwise.
+toolcache_busy() {
+  local load cores
+  load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null) || return 0
+  cores=$(nproc 2>/dev/null || echo 1)
+  awk -v load="$load" -v cores="$cores" 'BEGIN { if (load + 0 >= cores + 0)
+    printf "; the machine is busy (load average %s on %d cores): longer than the estimate for idle cores", load, cores }'
 }
 
 # toolcache_elapsed START: the time since START (a value of $SECONDS), as "1m05s".
