@@ -25,8 +25,8 @@ var (
 	// stackReleasesOfTheDemo is what the KDUs of the demo's ldap-stack run.
 	stackReleasesOfTheDemo = map[string]string{
 		"directory/ldap": `stable/openldap:1.2.7 map[replicaCount:1]`,
-		"web/admin":      `cetic/phpldapadmin map[service:map[type:ClusterIP]]`,
-		"web/metrics":    `prometheus-community/prometheus-openldap-exporter map[interval:30s]`,
+		"web/admin":      `cetic/phpldapadmin:0.1.2 map[service:map[type:ClusterIP]]`,
+		"web/metrics":    `prometheus-community/prometheus-openldap-exporter:0.1.0 map[interval:30s]`,
 	}
 )
 
@@ -63,7 +63,6 @@ var _ = Describe("An NS instance of several KNFs", func() {
 		tenant.commitAndExpectApplied(ctx, t, map[string]string{stackFile: openldap.StackInstanceFile(stackInstanceName, vimAccount, changed)})
 		want := map[string]string{}
 		maps.Copy(want, stackReleasesOfTheDemo)
-		// The upgrade names the version the release runs: its chart names none.
 		want["web/metrics"] = `prometheus-community/prometheus-openldap-exporter:0.1.0 map[interval:10s]`
 		g.Expect(stackReleases(tenant.state(ctx, g))).To(Equal(want))
 		stats := tenant.stats(ctx, g)
