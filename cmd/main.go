@@ -65,6 +65,7 @@ type options struct {
 	maxNBIAnswerMemory                  int64
 	reconcileTimeout                    time.Duration
 	requeueDependency                   time.Duration
+	minInterval                         time.Duration
 	operationPollInterval               time.Duration
 	operationPollMinInterval            time.Duration
 	secretPollInterval                  time.Duration
@@ -105,6 +106,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 			"its workers times this, whatever a tenant's OSM answers; raise it for OsmDeployments of many thousands of NS instances.")
 	fs.DurationVar(&o.reconcileTimeout, "reconcile-timeout", 5*time.Minute,
 		"The longest one reconcile may take; its requests to OSM are cancelled past it.")
+	fs.DurationVar(&o.minInterval, "min-interval", controller.DefaultMinInterval,
+		"The shortest spec.interval and spec.retryInterval of OsmDeployments and OsmClusters obeyed: a shorter one is read as this, "+
+			"so that no tenant's spec makes the manager read its OSM more often.")
 	fs.DurationVar(&o.requeueDependency, "requeue-dependency", 30*time.Second,
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
@@ -274,6 +278,7 @@ func run(o options) error {
 		EventRecorder:      eventRecorder,
 		Connections:        connections,
 		SecretPollInterval: o.secretPollInterval,
+		MinInterval:        o.minInterval,
 		ExpiryWarning:      o.credentialsExpiryWarning,
 		Share:              controller.NewNamespaceShare(perNamespace),
 		AnswerMemory:       o.maxNBIAnswerMemory,
@@ -287,6 +292,7 @@ func run(o options) error {
 		Connections:              connections,
 		NoCrossNamespaceRefs:     o.acl.NoCrossNamespaceRefs,
 		RequeueDependency:        o.requeueDependency,
+		MinInterval:              o.minInterval,
 		OperationPollInterval:    o.operationPollInterval,
 		OperationPollMinInterval: o.operationPollMinInterval,
 		Share:                    controller.NewNamespaceShare(perNamespace),

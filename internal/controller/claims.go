@@ -356,7 +356,7 @@ func (r *OsmDeploymentReconciler) yieldContested(obj *gitopsv1alpha1.OsmDeployme
 	}
 	r.waitFor(obj, gitopsv1alpha1.ConflictReason, gitopsv1alpha1.OsmDeploymentKind, listNames(slices.Sorted(maps.Keys(others))),
 		fmt.Sprintf("it declares NS instance(s) %s on this OSM too: nothing applied, checked again", listNames(slices.Sorted(maps.Keys(contested)))))
-	return waiting(obj.GetRetryInterval())
+	return waiting(r.retryInterval(obj))
 }
 
 // confirmedClaims keeps of the names another OsmDeployment holds (held: name -> holder) those

@@ -204,7 +204,7 @@ func (r *OsmDeploymentReconciler) settleHealth(obj *gitopsv1alpha1.OsmDeployment
 	case verdict.reason == gitopsv1alpha1.HealthCheckFailedReason || verdict.reason == gitopsv1alpha1.InvalidCELExpressionReason ||
 		verdict.reason == gitopsv1alpha1.AccessDeniedReason:
 		markStalled(obj, verdict.reason, "revision %s: %s", obj.Status.LastAppliedRevision, verdict.message)
-		return stalling(obj.GetInterval()) // looked at again at the drift check
+		return stalling(r.interval(obj)) // looked at again at the drift check
 	case verdict.status == metav1.ConditionUnknown && applied.kind == outcomeDone:
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "%s", verdict.message)
 		return waiting(r.OperationPollInterval)
@@ -249,7 +249,7 @@ func waitsForHealthChecks(obj *gitopsv1alpha1.OsmDeployment, revision string) bo
 func (r *OsmDeploymentReconciler) recheckObjects(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) outcome {
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", obj.Status.LastAppliedRevision)
 	conditions.Delete(obj, meta.ReconcilingCondition)
-	return r.settleHealth(obj, r.checkObjects(ctx, obj), done(obj.GetInterval()))
+	return r.settleHealth(obj, r.checkObjects(ctx, obj), done(r.interval(obj)))
 }
 
 // checkObjects reads the objects of spec.healthChecks and computes their readiness, as Flux's

@@ -47,6 +47,8 @@ type OsmClusterReconciler struct {
 	Connections *ConnectionPool
 	// SecretPollInterval is how often the credentials and CA Secrets are read again.
 	SecretPollInterval time.Duration
+	// MinInterval is the shortest spec.interval obeyed (--min-interval; none when 0).
+	MinInterval time.Duration
 	// Share bounds the workers one namespace holds (none when nil).
 	Share *NamespaceShare
 	// AnswerMemory bounds the memory OSM's list answers hold in one reconcile (none when 0).
@@ -215,7 +217,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
 		"OSM %s answers at %s; %d VIM account(s)", obj.Status.OSMVersion, obj.Spec.URL, len(vims))
-	return ctrl.Result{RequeueAfter: min(jitter.JitteredIntervalDuration(obj.GetInterval()), r.secretPollInterval())}, nil
+	return ctrl.Result{RequeueAfter: min(jitter.JitteredIntervalDuration(r.interval(obj)), r.secretPollInterval())}, nil
 }
 
 // untilNextCheck is the time until the next health check of the NBI: every interval, and
@@ -224,7 +226,7 @@ func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster) ti
 	if obj.Status.LastCheckedAt == nil {
 		return 0
 	}
-	every := obj.GetInterval()
+	every := r.interval(obj)
 	switch conditions.GetReason(obj, meta.ReadyCondition) {
 	case gitopsv1alpha1.UnreachableReason, gitopsv1alpha1.LoginHeldBackReason:
 		every = min(every, clusterRetryInterval)

@@ -72,6 +72,9 @@ type OsmDeploymentReconciler struct {
 	Connections          *ConnectionPool
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
+	// MinInterval is the shortest spec.interval and spec.retryInterval obeyed (--min-interval;
+	// none when 0).
+	MinInterval time.Duration
 	// Clock tells the time of the bake times of waves (waves.go) and of status.readySince;
 	// the real clock when nil.
 	Clock clock.PassiveClock
@@ -413,25 +416,25 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, notFoundOr(err))
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	if !conditions.IsReady(cluster) {
 		r.waitOn(obj, cluster, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, notReady(cluster))
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	if clusterIdentity(cluster) == "" {
 		// Checked before the identity was recorded (an upgrade of osmops), or not yet for its
 		// spec: which OSM it reaches is not known, so nothing can be claimed there.
 		r.awaitProgress(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
 			"not yet checked as it is now: which OSM it reaches is known after its next login")
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	conn, err := r.Connections.Get(ctx, cluster)
 	if err != nil {
 		// The OsmCluster reconciler reports it too, and its readiness change triggers the next reconcile.
 		r.waitFor(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name, err.Error())
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	return conn, outcome{}
 }
@@ -457,7 +460,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 			return nil, retrying(err)
 		}
 		r.waitFor(obj, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), "not found")
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	if source.GetArtifact() == nil {
 		why := "no artifact yet"
@@ -465,7 +468,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 			why += ": " + notReady(source)
 		}
 		r.waitOn(obj, source, gitopsv1alpha1.SourceNotReadyReason, kind, refName(obj, key), why)
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	return source.GetArtifact(), outcome{}
 }
@@ -483,11 +486,11 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 		return nil, retrying(err)
 	case unresolved != "":
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, unresolved)
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	if err := r.secrets.add(client.ObjectKeyFromObject(obj), subst.SecretValues()); err != nil {
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, err.Error())
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	}
 	opts := gitops.Options{Path: obj.Spec.Path, FileExtensions: obj.Spec.FileExtensions, PackagesPath: obj.Spec.PackagesPath, Substitution: subst}
 	rev, joined, err := r.revisions.load(ctx, client.ObjectKeyFromObject(obj), newRevisionKey(a.Digest, opts), a.URL, opts)
@@ -593,7 +596,7 @@ func (r *OsmDeploymentReconciler) settleOperations(ctx context.Context, obj *git
 		return next // the plan sends the remediation
 	case hasFailedInstances(obj):
 		markFailedInstances(obj)
-		settled = stalling(obj.GetRetryInterval())
+		settled = stalling(r.retryInterval(obj))
 	case hasUnsettledInstances(obj):
 		return next // the revision is applied again
 	default:
@@ -602,7 +605,7 @@ func (r *OsmDeploymentReconciler) settleOperations(ctx context.Context, obj *git
 		// one case it would catch, an instance deleted while its operation ran (OSM drops its
 		// operations with it, so they look completed), is corrected by the next drift check.
 		r.markApplied(obj, obj.Status.LastAttemptedRevision)
-		settled = r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
+		settled = r.reportHealth(ctx, obj, st.observed, done(r.interval(obj)))
 	}
 	if obj.Status.LastAttemptedRevision != st.revision || hasUnsettledInstances(obj) || st.requested != "" {
 		return next
@@ -652,7 +655,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return r.reportHealth(ctx, obj, st.observed, done(obj.GetInterval()))
+	return r.reportHealth(ctx, obj, st.observed, done(r.interval(obj)))
 }
 
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
@@ -662,14 +665,14 @@ func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDe
 	}
 	if hasFailedInstances(obj) {
 		markFailedInstances(obj)
-		return stalling(obj.GetInterval())
+		return stalling(r.interval(obj))
 	}
 	if progressing := countInstances(obj, gitopsv1alpha1.NsInstanceProgressing) + countInstances(obj, gitopsv1alpha1.NsInstanceReplacing); progressing > 0 {
 		conditions.MarkReconciling(obj, meta.ProgressingReason, "waiting for OSM to finish %d NS instance(s)", progressing)
 		return waiting(r.OperationPollInterval)
 	}
 	r.markApplied(obj, revision)
-	return done(obj.GetInterval())
+	return done(r.interval(obj))
 }
 
 // applyFailure reports the actions OSM refused: transient ones are retried with back-off,
@@ -880,7 +883,7 @@ func (r *OsmDeploymentReconciler) deletionBlocked(obj *gitopsv1alpha1.OsmDeploym
 	if err != nil {
 		return retrying(err)
 	}
-	retry := obj.GetRetryInterval()
+	retry := r.retryInterval(obj)
 	if policy != gitopsv1alpha1.DeletionPolicyWaitForTermination {
 		retry = min(retry, time.Until(r.deletionDeadline(obj)))
 	}

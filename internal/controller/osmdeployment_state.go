@@ -519,7 +519,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "revision %s %s: %s", st.revision, verdict, err)
 		// What stops it may change in OSM (a VIM account or an NSD made by hand, an owner
 		// deleted): the plan is made again, unlike a file only a new revision can mend.
-		return stalling(obj.GetRetryInterval())
+		return stalling(r.retryInterval(obj))
 	case statusInSync:
 		r.reportDrift(obj, st.plan)
 		obj.Status.LastAttemptedRevision = st.revision

@@ -128,7 +128,7 @@ func (r *OsmDeploymentReconciler) resolveValues(ctx context.Context, obj *gitops
 	switch {
 	case errors.As(err, &unresolved), errors.As(err, &tooLarge):
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
-		return nil, waiting(obj.GetRetryInterval())
+		return nil, waiting(r.retryInterval(obj))
 	case err != nil:
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the values of revision", revision, err.Error())
 		return nil, retrying(err)

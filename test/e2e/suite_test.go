@@ -114,7 +114,10 @@ func stackOptions(workDir string) (devstack.Options, error) {
 		NotificationControllerBinary: flux[notificationControllerEnv],
 		KustomizeControllerBinary:    flux[kustomizeControllerEnv],
 		SimulatorArgs:                simulatorArgs,
-		Log:                          prefixWriter{prefix: "e2e: "},
+		// The OsmCluster of a scenario is checked every clusterHealthInterval (2 s), under the
+		// manager's default floor.
+		OperatorArgs: []string{"--min-interval=1s"},
+		Log:          prefixWriter{prefix: "e2e: "},
 	}, nil
 }
 
