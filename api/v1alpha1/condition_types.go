@@ -116,7 +116,7 @@ const (
 	WaitingForWaveReason = "WaitingForWave"
 	// RolloutHaltedReason: a dependsOn entry with revision Same failed the source's revision
 	// (it is Stalled on it), or is halted on it: this OsmDeployment stays on its previous
-	// revision (Stalled, Warning event naming the failed site, the revision and its message).
+	// revision (Stalled, Warning event naming the failed site, the revision and its reason).
 	// A new revision (the fix or the revert), or the dependency mended by a reconcile
 	// request, lets the rollout start again.
 	RolloutHaltedReason = "RolloutHalted"

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
@@ -66,14 +67,11 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "not found"}
 	case !dep.DeletionTimestamp.IsZero():
 		return waveHold{phase: gitopsv1alpha1.RolloutWaiting, why: "being deleted"}
-	case SameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
-		conditions.GetReason(dep, meta.StalledCondition) != gitopsv1alpha1.SuspendedReason:
+	case failedRevision(dep, revision):
 		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
-			why: fmt.Sprintf("it failed revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
-	case dep.Status.Rollout != nil && dep.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted &&
-		SameRevision(dep.Status.Rollout.Revision, revision):
-		return waveHold{phase: gitopsv1alpha1.RolloutHalted,
-			why: fmt.Sprintf("it is halted on revision %s: %s", short, conditions.GetMessage(dep, meta.ReadyCondition))}
+			why: fmt.Sprintf("it failed that revision (%s)", conditions.GetReason(dep, meta.ReadyCondition))}
+	case haltedOn(dep, revision):
+		return waveHold{phase: gitopsv1alpha1.RolloutHalted, why: "it is halted on that revision"}
 	case !SameRevision(dep.Status.LastAppliedRevision, revision):
 		runs := "nothing applied yet"
 		if dep.Status.LastAppliedRevision != "" {
@@ -103,6 +101,19 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 				since.UTC().Format(time.RFC3339), bake, bakedAt.Sub(now).Round(time.Second))}
 	}
 	return waveHold{}
+}
+
+// failedRevision tells whether dep failed revision itself: it attempted it and is Stalled, not
+// merely suspended.
+func failedRevision(dep *gitopsv1alpha1.OsmDeployment, revision string) bool {
+	return SameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
+		conditions.GetReason(dep, meta.StalledCondition) != gitopsv1alpha1.SuspendedReason
+}
+
+// haltedOn tells whether dep is halted on revision by a site before it.
+func haltedOn(dep *gitopsv1alpha1.OsmDeployment, revision string) bool {
+	return dep.Status.Rollout != nil && dep.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted &&
+		SameRevision(dep.Status.Rollout.Revision, revision)
 }
 
 // readiness says in a few words what a dependency's Ready condition says.
@@ -135,6 +146,14 @@ func markSteadySince(obj *gitopsv1alpha1.OsmDeployment, now time.Time) {
 // at the dependency interval, or when the bake time ends. It records where the OsmDeployment
 // stands in status.rollout, and clears it once every wave passed.
 func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, revision string) (outcome, bool) {
+	if SameRevision(obj.Status.LastAttemptedRevision, revision) {
+		// Its waves let the revision through when it was sent to OSM. Judged again (a
+		// dependency's bake restarted, its health read again, the dependency gone), they would
+		// hold it back mid-apply, its own operations no longer followed, or halt it on a
+		// revision it already runs.
+		passWaves(obj, revision)
+		return outcome{}, true
+	}
 	now := r.now()
 	var held *gitopsv1alpha1.RolloutStatus
 	var holdWhy string
@@ -161,6 +180,13 @@ func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitop
 		}
 		rollout := &gitopsv1alpha1.RolloutStatus{Revision: revision, Dependency: refName(obj, key), Phase: hold.phase}
 		if hold.phase == gitopsv1alpha1.RolloutHalted {
+			if haltedOn(other, revision) {
+				failed, err := r.failedSite(ctx, obj, other, revision)
+				if err != nil {
+					return retrying(err), false
+				}
+				hold.why += ", which " + failed
+			}
 			r.halt(obj, rollout, hold.why)
 			return stalling(r.RequeueDependency), false // the dependency mended by a reconcile request lets it go on
 		}
@@ -177,11 +203,58 @@ func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitop
 		}
 	}
 	if held == nil {
-		obj.Status.Rollout = nil
+		passWaves(obj, revision)
 		return outcome{}, true
 	}
 	r.holdBack(obj, held, holdWhy)
 	return waiting(requeue), false
+}
+
+// passWaves records that no wave holds revision back: status.rollout goes, and so does the wait
+// or halt the waves wrote in an earlier reconcile. Left, that Ready=False would outlive it while
+// the revision is applied (summarize keeps a Ready=False as it is), the site reading as waiting
+// for its wave while it applies it.
+func passWaves(obj *gitopsv1alpha1.OsmDeployment, revision string) {
+	obj.Status.Rollout = nil
+	switch conditions.GetReason(obj, meta.ReadyCondition) {
+	case gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutHaltedReason:
+		conditions.MarkReconciling(obj, meta.ProgressingReason, "applying %s: its waves let it through", revision)
+		conditions.MarkUnknown(obj, meta.ReadyCondition, meta.ProgressingReason, "applying %s: its waves let it through", revision)
+	}
+}
+
+// failedSite follows the halted sites from dep, each halted by the one before it, to the site
+// that failed revision (the one to mend), and names it, relative to obj, with its Ready reason:
+// "OsmDeployment lab failed (OperationFailed)". Its message is left out: each halted site's
+// would embed all the ones before it.
+func (r *OsmDeploymentReconciler) failedSite(ctx context.Context, obj, dep *gitopsv1alpha1.OsmDeployment, revision string) (string, error) {
+	seen := map[types.NamespacedName]bool{client.ObjectKeyFromObject(dep): true}
+	for haltedOn(dep, revision) {
+		key := rolloutDependencyKey(dep)
+		if seen[key] {
+			break // halts gone stale in a cycle: the walk ends at the last site it reached
+		}
+		seen[key] = true
+		next := &gitopsv1alpha1.OsmDeployment{}
+		switch err := r.Get(ctx, key, next); {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("%s %s failed (not found now)", gitopsv1alpha1.OsmDeploymentKind, refName(obj, key)), nil
+		case err != nil:
+			return "", err
+		}
+		dep = next
+	}
+	return fmt.Sprintf("%s %s failed (%s)", gitopsv1alpha1.OsmDeploymentKind, refName(obj, client.ObjectKeyFromObject(dep)),
+		conditions.GetReason(dep, meta.ReadyCondition)), nil
+}
+
+// rolloutDependencyKey is the dependency a halted dep names in status.rollout: "name" in its
+// own namespace, or "namespace/name" (refName).
+func rolloutDependencyKey(dep *gitopsv1alpha1.OsmDeployment) types.NamespacedName {
+	if namespace, name, ok := strings.Cut(dep.Status.Rollout.Dependency, "/"); ok {
+		return types.NamespacedName{Namespace: namespace, Name: name}
+	}
+	return types.NamespacedName{Namespace: dep.Namespace, Name: dep.Status.Rollout.Dependency}
 }
 
 // holdBack records a wave that waits (Reconciling, Ready=False WaitingForWave), with a Normal

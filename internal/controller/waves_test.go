@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,44 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		}
 	})
 
+	// A site whose wave passed says that it applies the revision, not the wait it left, while
+	// its own OSM operations run (kubectl get: Progressing; osmops rollout: Applying, as
+	// status.rollout is gone), and follows them to their end whatever its dependency does
+	// meanwhile: the wave let the revision through once.
+	It("shows the second site of three Progressing, not WaitingForWave, while its own operation runs", func() {
+		tn := newTenant(GinkgoTB())
+		first, lab, canary, region := tn.threeSitesApplied()
+
+		lab.sim.HoldOperations()
+		canary.sim.HoldOperations()
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		short := gitopsv1alpha1.ShortRevision(second)
+		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+			ContainSubstring("revision "+short+" not applied yet"))
+		lab.sim.ReleaseOperations()
+		tn.eventuallyApplied(lab.d, second)
+		tn.eventuallyAttempted(canary.d, second)
+		tn.eventuallyCondition(canary.d, meta.ReadyCondition,
+			And(HavePrefix("Unknown "+meta.ProgressingReason+": "), ContainSubstring("OSM operation(s) of "+second)))
+		tn.g.Expect(tn.condition(canary.d, meta.ReconcilingCondition)).To(HavePrefix("True " + meta.ProgressingReason + ": "))
+		tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
+		tn.eventuallyHeld(region, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
+			HaveSuffix("revision "+short+" not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=Unknown Progressing)"))
+
+		// Its dependency gone mid-apply: it still follows its operations (three more polls of
+		// them, each a reconcile that judged no wave), then completes the revision.
+		tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
+		tn.eventuallyGone(lab.d)
+		polls := countAnswered(canary.sim, listOperationsRoute, 0)
+		tn.g.Eventually(func() int64 { return countAnswered(canary.sim, listOperationsRoute, 0) }).Should(
+			BeNumerically(">=", polls+3), func() string { return tn.describe(canary.d) })
+		tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HavePrefix("Unknown " + meta.ProgressingReason + ": "))
+		canary.sim.ReleaseOperations()
+		tn.eventuallyApplied(canary.d, second)
+		tn.eventuallyApplied(region.d, second)
+		tn.g.Expect(region.replicaCount()).To(Equal("2"))
+	})
+
 	// Today's dependsOn (and Argo CD's progressive syncs, Flux's dependsOn) let a wave start on
 	// a dependency still Ready on the previous commit: here the lab's source has not fetched
 	// the new commit yet.
@@ -195,14 +234,13 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		second := tn.publish("gitops", demoRepo("2", "ldap"))
 		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
 		for _, s := range regions {
-			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
-				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: it failed revision"),
-				ContainSubstring("helm upgrade: pods not ready"),
-				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+			halted := "rollout of " + gitopsv1alpha1.ShortRevision(second) + " halted by OsmDeployment canary: " +
+				"it failed that revision (OperationFailed); it stays on revision " + gitopsv1alpha1.ShortRevision(first)
+			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+halted))
 			tn.g.Expect(tn.condition(s.d, meta.StalledCondition)).To(HavePrefix("True " + gitopsv1alpha1.RolloutHaltedReason))
 			tn.g.Expect(recorder.of(s.d.Namespace, s.d.Name)).To(ContainElement(And(
 				HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
-				HaveField("Message", ContainSubstring("helm upgrade: pods not ready")))))
+				HaveField("Message", halted))))
 			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
 			tn.g.Expect(s.replicaCount()).To(Equal("1"))
 		}
@@ -213,6 +251,35 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 			tn.g.Expect(got.Status.Rollout).To(BeNil())
 			tn.g.Expect(s.replicaCount()).To(Equal("3"))
 		}
+	})
+
+	// A halt says who failed the revision and why in a few words, built once: the site before
+	// names the one that failed it, never embeds its message (kubectl describe, osmops trace
+	// show it), and says once what the halted site runs.
+	It("halts three sites with messages that name the failed site once, unnested", func() {
+		tn := newTenant(GinkgoTB())
+		first, lab, canary, region := tn.threeSitesApplied()
+
+		const osmSays = "helm upgrade: pods not ready"
+		tn.g.Expect(lab.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
+			Message: osmSays})).To(Succeed())
+		second := tn.publish("gitops", demoRepo("2", "ldap"))
+		short, stays := gitopsv1alpha1.ShortRevision(second), "; it stays on revision "+gitopsv1alpha1.ShortRevision(first)
+		tn.eventuallyCondition(lab.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
+		canaryHalt := "rollout of " + short + " halted by OsmDeployment lab: it failed that revision (OperationFailed)" + stays
+		tn.eventuallyHeld(canary, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "lab", HaveSuffix(": "+canaryHalt))
+		regionHalt := "rollout of " + short + " halted by OsmDeployment canary: it is halted on that revision, " +
+			"which OsmDeployment lab failed (OperationFailed)" + stays
+		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+regionHalt))
+		got := tn.condition(region.d, meta.ReadyCondition)
+		tn.g.Expect(strings.Count(got, "OsmDeployment lab")).To(Equal(1), got)
+		tn.g.Expect(strings.Count(got, "rollout of")).To(Equal(1), got)
+		tn.g.Expect(strings.Count(got, "it stays on")).To(Equal(1), got)
+		tn.g.Expect(got).NotTo(ContainSubstring(osmSays))
+		tn.g.Expect(recorder.of(region.d.Namespace, region.d.Name)).To(ContainElement(And(
+			HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
+			HaveField("Message", regionHalt))))
+		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 	})
 
 	// The canary's failed upgrade is remediated (retried, then put back to what it last ran):
@@ -240,7 +307,7 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 			HaveField("RolledBack", true), func() string { return tn.describe(canary.d) })
 		tn.g.Eventually(canary.replicaCount).Should(Equal("1"), "the canary runs the values it last ran")
 		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
-			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(second)),
+			ContainSubstring("halted by OsmDeployment canary: it failed that revision ("+gitopsv1alpha1.RemediationExhaustedReason+")"),
 			HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
 		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 		tn.g.Expect(region.replicaCount()).To(Equal("1"))
@@ -280,8 +347,8 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		tn.g.Expect(tn.get(canary.d).Status.LastAppliedRevision).To(Equal(second))
 		for _, s := range regions {
 			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
-				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: it failed revision"),
-				ContainSubstring("health check ConfigMap smoke not ready within 1ms"),
+				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: "+
+					"it failed that revision ("+gitopsv1alpha1.HealthCheckFailedReason+")"),
 				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
 			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
 			tn.g.Expect(s.replicaCount()).To(Equal("1"))
@@ -306,8 +373,9 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		tn.setArtifact("gitops", bad)
 		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
 		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, bad.Revision, "canary", And(
-			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(bad.Revision)),
-			ContainSubstring("digest"), HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+			ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(bad.Revision)+" halted by OsmDeployment canary: "+
+				"it failed that revision ("+gitopsv1alpha1.ArtifactFailedReason+")"),
+			HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
 		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 
 		// So does a revision the canary found invalid.
@@ -316,7 +384,8 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 		invalid := tn.publish("gitops", files)
 		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
 		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, invalid, "canary",
-			ContainSubstring("halted by OsmDeployment canary: it failed revision "+gitopsv1alpha1.ShortRevision(invalid)))
+			ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(invalid)+" halted by OsmDeployment canary: "+
+				"it failed that revision ("+gitopsv1alpha1.ValidationFailedReason+")"))
 		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 
 		fix := tn.publish("gitops", demoRepo("3", "ldap"))
@@ -584,4 +653,53 @@ func TestNotReadySaysWhy(t *testing.T) {
 	if got := notReady(failed); got != "not Ready: OSM refused the login" {
 		t.Errorf("a failed object: %q", got)
 	}
+}
+
+// TestFailedSiteNamesTheSiteThatFailedTheRevision: a halt names the site at the start of the
+// halted ones, relative to the halted OsmDeployment, with its Ready reason; a site gone names
+// itself not found, and halts gone stale in a cycle end the walk.
+func TestFailedSiteNamesTheSiteThatFailedTheRevision(t *testing.T) {
+	const revision = "main@sha1:2"
+	site := func(namespace, name, haltedBy string) *gitopsv1alpha1.OsmDeployment {
+		d := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		if haltedBy != "" {
+			d.Status.Rollout = &gitopsv1alpha1.RolloutStatus{Revision: revision, Dependency: haltedBy, Phase: gitopsv1alpha1.RolloutHalted}
+			conditions.MarkFalse(d, meta.ReadyCondition, gitopsv1alpha1.RolloutHaltedReason, "halted")
+		} else {
+			conditions.MarkFalse(d, meta.ReadyCondition, gitopsv1alpha1.OperationFailedReason, "OSM's long message")
+		}
+		return d
+	}
+	region := site("telco", "region", "canary")
+	objects := []client.Object{site("lab", "lab", ""), site("telco", "canary", "lab/lab"),
+		site("telco", "edge", "gone"), site("telco", "a", "b"), site("telco", "b", "a")}
+	r := &OsmDeploymentReconciler{Client: fake.NewClientBuilder().WithScheme(testScheme).WithObjects(objects...).Build()}
+	for dep, want := range map[string]string{
+		"canary": "OsmDeployment lab/lab failed (OperationFailed)",
+		"edge":   "OsmDeployment gone failed (not found now)",
+		"a":      "OsmDeployment b failed (RolloutHalted)",
+	} {
+		other := &gitopsv1alpha1.OsmDeployment{}
+		if err := r.Get(context.Background(), types.NamespacedName{Namespace: "telco", Name: dep}, other); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.failedSite(context.Background(), region, other, revision); err != nil || got != want {
+			t.Errorf("halted by %s: %q, %v; want %q", dep, got, err, want)
+		}
+	}
+}
+
+// threeSitesApplied makes the sites lab, canary after lab and region after canary, each of its
+// own OSM, without bake times, and waits until each applied the first revision, whose
+// counters it then resets.
+func (tn *tenant) threeSitesApplied() (first string, lab, canary, region *site) {
+	first = tn.publish("gitops", demoRepo("1", "ldap"))
+	lab = tn.newSite("lab", "gitops", 0)
+	canary = tn.newSite("canary", "gitops", 0, "lab")
+	region = tn.newSite("region", "gitops", 0, "canary")
+	for _, s := range []*site{lab, canary, region} {
+		tn.eventuallyApplied(s.d, first)
+		s.sim.ResetStats()
+	}
+	return first, lab, canary, region
 }

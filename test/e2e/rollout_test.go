@@ -81,7 +81,8 @@ var _ = Describe("A rollout across three OSM sites", Serial, func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(deployment.Status.Conditions).To(haveCondition(meta.StalledCondition, metav1.ConditionTrue, gitopsv1alpha1.RolloutHaltedReason))
 			g.Expect(apimeta.FindStatusCondition(deployment.Status.Conditions, meta.ReadyCondition).Message).To(And(
-				ContainSubstring("halted by OsmDeployment canary"), ContainSubstring(failure.Message)))
+				ContainSubstring("halted by OsmDeployment canary"), ContainSubstring("it failed that revision (OperationFailed)"),
+				Not(ContainSubstring(failure.Message))))
 			g.Expect(deployment.Status.Rollout).To(PointTo(MatchFields(IgnoreExtras, Fields{
 				"Revision": Equal(revision(failing)), "Dependency": Equal("canary"), "Phase": Equal(gitopsv1alpha1.RolloutHalted),
 			})))
