@@ -25,8 +25,9 @@ func TestRenderValidation(t *testing.T) {
 		in   Validation
 		want string
 	}{
-		{"valid, offline", Validation{Dir: "repo", Revision: &gitops.Revision{NsInstances: make([]gitops.NsInstance, 2), Packages: make([]gitops.Package, 1)}},
-			lines("✔ repo is valid: 2 NS instances, 1 package (offline: references checked against the repository's packages only)")},
+		{"valid, offline", Validation{Dir: "repo", ReferencePackages: 1, ReferencePackagesDir: "osm-pkgs",
+			Revision: &gitops.Revision{NsInstances: make([]gitops.NsInstance, 2), Packages: make([]gitops.Package, 1)}},
+			lines("✔ repo is valid: 2 NS instances, 1 package (offline: vnf-profiles and KDUs checked against the repository's 1 package in osm-pkgs)")},
 		{"problems and warnings, against OSM", Validation{Dir: ".", OSM: "https://osm:9999",
 			Problems: []gitops.Problem{{File: "a.osmops.yaml", Line: 3, Message: `unknown field "parms"`}, {Message: "spec.path: bad"}},
 			Warnings: []string{"osm_ops_config.yaml:2: unknown field \"x\" is ignored"}},

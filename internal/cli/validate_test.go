@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/testing/openldap"
@@ -22,6 +24,13 @@ const simVIM = "openstack-site1"
 func writeRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes files (slash path to content) into dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -31,7 +40,6 @@ func writeRepo(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // ldapRepo is a repository of the OpenLDAP example's packages and the deployment files.
@@ -48,6 +56,18 @@ func ldapRepo(t *testing.T, deployments map[string]string) string {
 	maps.Copy(files, more)
 	maps.Copy(files, deployments)
 	return writeRepo(t, files)
+}
+
+// replaceAll replaces each old string of pairs (old, new, old, new...) in text, failing the test
+// when one is not there: a fixture that changed must not plant nothing without a word.
+func replaceAll(t *testing.T, text string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(text, pairs[i]) {
+			t.Fatalf("the fixture lacks %q:\n%s", pairs[i], text)
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(text)
 }
 
 // run runs the command line and returns its exit status, stdout and stderr.
@@ -89,13 +109,13 @@ func TestValidate(t *testing.T) {
 		`✗ deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[0].kdus[0].parms"`,
 		`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
 		"2 problems"}
-	threeInOne := ldapRepo(t, map[string]string{"deploy/ldap-stack.osmops.yaml": strings.NewReplacer(
+	threeInOne := ldapRepo(t, map[string]string{"deploy/ldap-stack.osmops.yaml": replaceAll(t, stackFile,
 		"memberVnfIndex: directory", "memberVnfIndex: directry",
-		"- name: admin\n        params:", "- name: admni\n        parms:").Replace(stackFile)})
+		"- name: admin\n        model: cetic/phpldapadmin:0.1.2\n        params:", "- name: admni\n        model: cetic/phpldapadmin:0.1.2\n        parms:")})
 	threeInOneWant := []string{
 		`✗ deploy/ldap-stack.osmops.yaml:10: vnfs[0].memberVnfIndex "directry" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "directory", "web")`,
 		`✗ deploy/ldap-stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
-		`✗ deploy/ldap-stack.osmops.yaml:19: unknown field "vnfs[1].kdus[0].parms"`,
+		`✗ deploy/ldap-stack.osmops.yaml:20: unknown field "vnfs[1].kdus[0].parms"`,
 		"3 problems"}
 	var unknownFields strings.Builder
 	unknownFields.WriteString(openldap.NsInstanceFile("ldap", simVIM, "1"))
@@ -103,8 +123,10 @@ func TestValidate(t *testing.T) {
 		fmt.Fprintf(&unknownFields, "unknown%03d: x\n", i)
 	}
 	manyProblems := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": unknownFields.String()})
-	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
-		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})})
+	// The web KNF's two KDUs unpinned, the directory's pinned.
+	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": replaceAll(t, openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
+		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"}),
+		"        model: cetic/phpldapadmin:0.1.2\n", "", "        model: prometheus-community/prometheus-openldap-exporter:0.1.0\n", "")})
 	valid := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
 	variables := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "${VIM}", "${REPLICAS:=1}")})
 	varsFile := filepath.Join(t.TempDir(), "vars.env")
@@ -123,7 +145,7 @@ func TestValidate(t *testing.T) {
 		want []string
 	}{
 		{"a valid repository", []string{"validate", valid}, ExitOK,
-			[]string{"✔ " + valid + " is valid: 1 NS instance, 4 packages (offline: references checked against the repository's packages only)"}},
+			[]string{"✔ " + valid + " is valid: 1 NS instance, 4 packages (offline: vnf-profiles and KDUs checked against the repository's 4 packages in osm-pkgs)"}},
 		{"a wrong vnf-profile and KDU name found offline from the repository's own packages, at once", []string{"validate", typos}, ExitFindings, []string{
 			`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")`,
 			`✗ deploy/stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")`,
@@ -188,5 +210,121 @@ func TestValidate(t *testing.T) {
 	}
 	if stats := sim.Stats(); stats.MutatingRequests != 0 {
 		t.Errorf("validate sent %d mutating requests", stats.MutatingRequests)
+	}
+}
+
+// plantedDemoRepo is a copy of the demo repository (deployment files in deploy/, packages in
+// osm-pkgs/ at its root) with four mistakes of a new user planted (issue 45): a wrong vnfName, a
+// wrong memberVnfIndex, a wrong KDU name, and a file that is no YAML. With git, it is a Git
+// checkout (a .git folder at its root).
+func plantedDemoRepo(t *testing.T, git bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "hack", "demo-repo"))); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(name string, pairs ...string) {
+		file := filepath.Join(dir, "deploy", name)
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(replaceAll(t, string(data), pairs...)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plant("ldap.osmops.yaml", "vnfName: openldap", "vnfName: openldapx")
+	plant("ldap-stack.osmops.yaml", "memberVnfIndex: directory", "memberVnfIndex: directry", "- name: admin", "- name: admni")
+	files := map[string]string{"deploy/broken.osmops.yaml": "kind: NsInstance\nname: broken\n  nsdName: openldap_ns\n"}
+	if git {
+		files[".git/HEAD"] = "ref: refs/heads/main\n"
+	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// problemLines are the lines of output that report a problem.
+func problemLines(output string) []string {
+	var problems []string
+	for line := range strings.Lines(output) {
+		if strings.HasPrefix(line, "✗ ") {
+			problems = append(problems, line)
+		}
+	}
+	return problems
+}
+
+// Issue 45: "osmops validate --path deploy", which docs/cli.md recommended for CI, looked for the
+// packages in deploy/osm-pkgs, found none, reported 1 of the 4 mistakes of the demo repository,
+// and said it had checked the references against the repository's packages.
+func TestValidateAFolderOfTheRepositoryChecksAgainstTheRepositorysPackages(t *testing.T) {
+	checkout := plantedDemoRepo(t, true)
+	wantProblems := []string{
+		"✗ deploy/broken.osmops.yaml:3: YAML syntax error: mapping values are not allowed in this context\n",
+		`✗ deploy/ldap-stack.osmops.yaml:10: vnfs[0].memberVnfIndex "directry" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "directory", "web")` + "\n",
+		`✗ deploy/ldap-stack.osmops.yaml:18: vnfs[1].kdus[0].name "admni" is not a KDU of VNFD "ldapweb_knf" (valid: "admin", "metrics")` + "\n",
+		`✗ deploy/ldap.osmops.yaml:5: vnfName "openldapx" is not a vnf-profile of NSD "openldap_ns" (valid: "openldap")` + "\n",
+	}
+	const checkedAgainst = "4 problems (offline: vnf-profiles and KDUs checked against the repository's 4 packages in osm-pkgs)"
+	for _, test := range []struct {
+		name string
+		args []string
+		// wantWarning is what the warning of a packages folder without package must hold; "" for
+		// no such warning.
+		wantWarning string
+	}{
+		{"the whole repository", []string{"validate", checkout}, ""},
+		{"--path deploy", []string{"validate", checkout, "--path", "deploy"},
+			`! deploy/osm-pkgs holds no package, so the operator uploads none with spec.path "deploy": vnf-profiles and KDUs are checked against those of osm-pkgs, which OSM must hold`},
+		{"the folder deploy of the checkout as DIR", []string{"validate", filepath.Join(checkout, "deploy")}, `with spec.path "deploy"`},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, test.args...)
+			if code != ExitFindings {
+				t.Fatalf("exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
+			}
+			if diff := cmp.Diff(wantProblems, problemLines(stdout)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s\nstdout:\n%s", diff, stdout)
+			}
+			if !strings.Contains(stdout, checkout+": "+checkedAgainst+"\n") {
+				t.Errorf("the verdict is not %q about the checkout's root; stdout:\n%s", checkedAgainst, stdout)
+			}
+			switch warned := strings.Contains(stdout, "holds no package"); {
+			case test.wantWarning == "" && warned:
+				t.Errorf("a warning of a packages folder without package; stdout:\n%s", stdout)
+			case !strings.Contains(stdout, test.wantWarning):
+				t.Errorf("output lacks the warning %q; stdout:\n%s", test.wantWarning, stdout)
+			}
+		})
+	}
+}
+
+func TestValidateSaysWhatItDidNotCheck(t *testing.T) {
+	noGit := plantedDemoRepo(t, false)
+	deploymentsOnly := writeRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "nowhere", "1")})
+	for _, test := range []struct {
+		name     string
+		args     []string
+		wantExit int
+		// wantStdout and wantStderr are strings the outputs must hold.
+		wantStdout, wantStderr string
+	}{
+		{"no package anywhere", []string{"validate", deploymentsOnly}, ExitOK,
+			"is valid: 1 NS instance, 0 packages (offline: vnfName, memberVnfIndex and KDU names NOT checked, no package in osm-pkgs: give --osm, or --packages-path)", ""},
+		{"a packages path that holds none", []string{"validate", noGit, "--path", "deploy", "--packages-path", "pkgs"}, ExitFindings,
+			"1 problem (offline: vnfName, memberVnfIndex and KDU names NOT checked, no package in deploy/pkgs: give --osm, or --packages-path)", ""},
+		{"settings that stop the reading", []string{"validate", noGit, "--path", "missing"}, ExitFindings,
+			"1 problem (references not checked)", ""},
+		{"a folder of a repository whose root no .git marks", []string{"validate", filepath.Join(noGit, "deploy")}, ExitError,
+			"", "holds neither osm_ops_config.yaml nor osm-pkgs but the folder above it does, and no Git checkout says where the repository's root is: give the repository's root as DIR, with --path to this folder"},
+		{"a folder of a checkout with --path", []string{"validate", filepath.Join(plantedDemoRepo(t, true), "deploy"), "--path", "."}, ExitError,
+			"", "whose root the operator reads: give the root as DIR, with --path relative to it"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, test.args...)
+			if code != test.wantExit || !strings.Contains(stdout, test.wantStdout) || !strings.Contains(stderr, test.wantStderr) {
+				t.Errorf("exit status %d, want %d; stdout (want %q):\n%s\nstderr (want %q):\n%s", code, test.wantExit, test.wantStdout, stdout, test.wantStderr, stderr)
+			}
+		})
 	}
 }
