@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -33,10 +34,12 @@ import (
 )
 
 // Bounds of what the trace shows of OSM: the newest operations of each NS instance (OSM keeps
-// them all, for as long as the instance lives), and the length of OSM's message of each.
+// them all, for as long as the instance lives), and the length of OSM's message of each; and of
+// each line of the text, where several fields that OSM, Git or a tenant wrote, escaped, meet.
 const (
 	maxTracedOperations = 10
 	maxTracedMessage    = 512
+	maxTracedLine       = 1024
 )
 
 // Trace is the tree from an OsmDeployment to the OSM operations of its NS instances, as
@@ -75,7 +78,8 @@ type TracedInstance struct {
 	// Origins are where its declaration in the source's artifact now comes from: Git, a
 	// Secret or ConfigMap of valuesFrom, a variable (never a value).
 	Origins []TracedOrigin `json:"origins,omitempty"`
-	// recordedOrigins are the inventory's fingerprints of the origins last applied in full.
+	// recordedOrigins are the inventory's fingerprints of the origins of the declaration the
+	// instance last ran in full.
 	recordedOrigins string
 	// NSState is OSM's nsState of the record, "" when OSM was not read or lists none.
 	NSState    string            `json:"nsState,omitempty"`
@@ -85,9 +89,9 @@ type TracedInstance struct {
 	OperationsOmitted int `json:"operationsOmitted,omitempty"`
 }
 
-// TracedOrigin is where an NS instance's declaration comes from; Applied says that it gives what
-// it gave when the instance last ran its declaration in full (the inventory recorded its
-// fingerprint), so that a change not applied yet names its origin.
+// TracedOrigin is where an NS instance's declaration comes from; Applied is false when the
+// declaration changed since it was applied and this origin is where, so that a change not
+// applied yet names its origin.
 type TracedOrigin struct {
 	Name    string `json:"name"`
 	Applied bool   `json:"applied"`
@@ -135,7 +139,8 @@ ConfigMap of valuesFrom, a variable; and which of them changed since it was appl
 VNFs and KDUs (chart, digest of the values OSM runs) and their newest OSM operations (type, state, start, end, OSM's message), each with
 the revision and plan that started it when status.history lists it; then status.history. It
 reads the status and OSM (GET requests only, with the OsmCluster's credentials) and sends no
-change to either. When OSM cannot be read, it shows what the status knows and says why.
+change to either. When OSM cannot be read, it shows what the status knows and says why. The
+text shows revisions and digests short, -o json in full.
 
 Exit status: 0 shown, 2 error.`,
 		Example: `  osmops trace telco/osm-gitops
@@ -276,7 +281,12 @@ func TraceOf(obj *gitopsv1alpha1.OsmDeployment, artifact string) Trace {
 	return t
 }
 
-// WithOrigins adds to the instances of the trace where their declarations in rev come from.
+// WithOrigins adds to the instances of the trace where their declarations in rev come from,
+// and, of a declaration that changed since applied, which of them changed. Its digest tells
+// whether it changed (rev is read as the operator reads it, so that its digests are those the
+// inventory records), never the fingerprints alone: those are of the declaration the instance
+// last ran in full, which the operator keeps through the KDU upgrades of a change, and on an
+// instance no plan read since.
 func (t Trace) WithOrigins(rev *gitops.Revision) Trace {
 	declared := map[string]gitops.NsInstance{}
 	for _, ns := range rev.NsInstances {
@@ -285,9 +295,14 @@ func (t Trace) WithOrigins(rev *gitops.Revision) Trace {
 	instances := slices.Clone(t.Instances)
 	for i := range instances {
 		in := &instances[i]
+		ns, found := declared[in.Name]
+		if !found {
+			continue
+		}
+		unchanged := ns.Digest() == in.Digest
 		recorded := strings.Fields(in.recordedOrigins)
-		for _, o := range declared[in.Name].Origins {
-			in.Origins = append(in.Origins, TracedOrigin{Name: o.Name, Applied: slices.Contains(recorded, o.Fingerprint)})
+		for _, o := range ns.Origins {
+			in.Origins = append(in.Origins, TracedOrigin{Name: o.Name, Applied: unchanged || slices.Contains(recorded, o.Fingerprint)})
 		}
 	}
 	t.Instances = instances
@@ -359,9 +374,25 @@ func tracedVNFs(o *engine.Observed, id string, key []byte) []TracedVNF {
 	return vnfs
 }
 
-// operationMessage is what OSM says of an operation: its error, else its detailed status.
+// operationMessage is what OSM says of an operation: its error, else its detailed status, each
+// when it says something.
 func operationMessage(op osm.Operation) string {
-	return cmp.Or(string(op.ErrorMessage), string(op.DetailedStatus))
+	return cmp.Or(sayingSomething(string(op.ErrorMessage)), sayingSomething(string(op.DetailedStatus)))
+}
+
+// sayingSomething is text, or "" when it says nothing: LCM writes the revision of the Helm
+// release a KDU upgrade or rollback made as the detailed status (a bare number), and an NBI
+// fills these fields loosely (null, an empty object, Python's None).
+func sayingSomething(text string) string {
+	trimmed := strings.TrimSpace(text)
+	if _, err := strconv.ParseFloat(trimmed, 64); err == nil {
+		return ""
+	}
+	switch strings.ToLower(trimmed) {
+	case "", "null", "none", "{}", "[]", `""`:
+		return ""
+	}
+	return text
 }
 
 // timeOf is t, or nil when OSM gave none.
@@ -380,15 +411,26 @@ func cut(s string, limit int) string {
 	return s
 }
 
-// RenderTrace prints the trace as a tree.
+// RenderTrace prints the trace as a tree, each line cut to maxTracedLine characters.
 func RenderTrace(w io.Writer, t Trace) {
+	var tree strings.Builder
+	renderTree(&tree, t)
+	for line := range strings.Lines(tree.String()) {
+		fmt.Fprintln(w, cut(strings.TrimSuffix(line, "\n"), maxTracedLine))
+	}
+}
+
+// renderTree prints the trace as a tree, its revisions and digests short (ShortRevision): the
+// JSON has them in full.
+func renderTree(w io.Writer, t Trace) {
 	printf(w, "OsmDeployment %s: Ready %s", t.Deployment, t.Ready)
 	if t.Reason != "" {
 		printf(w, " (%s): %s", t.Reason, oneLine(t.Message))
 	}
-	printf(w, "\n├─ %s: applied %s, attempted %s", t.Source, orNone(t.AppliedRevision), orNone(t.AttemptedRevision))
+	printf(w, "\n├─ %s: applied %s, attempted %s", t.Source, orNone(gitopsv1alpha1.ShortRevision(t.AppliedRevision)),
+		orNone(gitopsv1alpha1.ShortRevision(t.AttemptedRevision)))
 	if t.Artifact != "" {
-		printf(w, ", artifact now %s", t.Artifact)
+		printf(w, ", artifact now %s", gitopsv1alpha1.ShortRevision(t.Artifact))
 	}
 	printf(w, "\n├─ OsmCluster %s", t.Cluster)
 	if t.OSM != "" {
@@ -413,7 +455,7 @@ func RenderTrace(w io.Writer, t Trace) {
 		if in.Reason != "" {
 			printf(w, ": %s", oneLine(in.Reason))
 		}
-		printf(w, "\n│  │ declaration %s", orNone(in.Digest))
+		printf(w, "\n│  │ declaration %s", orNone(gitopsv1alpha1.ShortRevision(in.Digest)))
 		if len(in.Origins) > 0 {
 			printf(w, ", from %s", originsText(in.Origins))
 		}
@@ -425,13 +467,13 @@ func RenderTrace(w io.Writer, t Trace) {
 				if i == len(vnf.KDUs)-1 {
 					branch = "└─"
 				}
-				printf(w, "│  │  %s KDU %s: chart %s, values %s\n", branch, kdu.Name, orNone(kdu.Chart), orNone(kdu.ValuesDigest))
+				printf(w, "│  │  %s KDU %s: chart %s, values %s\n", branch, kdu.Name, orNone(kdu.Chart), orNone(gitopsv1alpha1.ShortRevision(kdu.ValuesDigest)))
 			}
 		}
 		for _, op := range in.Operations {
 			printf(w, "│  ├─ %s %s %s, %s → %s", op.Type, op.ID, op.State, timeText(op.Start), timeText(op.End))
 			if op.Revision != "" {
-				printf(w, ", revision %s (plan %s)", op.Revision, op.PlanDigest)
+				printf(w, ", revision %s (plan %s)", gitopsv1alpha1.ShortRevision(op.Revision), gitopsv1alpha1.ShortRevision(op.PlanDigest))
 			}
 			if op.Message != "" {
 				printf(w, ": %s", oneLine(op.Message))
@@ -451,7 +493,8 @@ func RenderTrace(w io.Writer, t Trace) {
 		if snapshot.EndTime != nil {
 			end = &snapshot.EndTime.Time
 		}
-		printf(w, "   ├─ %s %s, %s → %s, plan %s", snapshot.Revision, snapshot.Outcome, timeText(&snapshot.StartTime.Time), timeText(end), snapshot.PlanDigest)
+		printf(w, "   ├─ %s %s, %s → %s, plan %s", gitopsv1alpha1.ShortRevision(snapshot.Revision), snapshot.Outcome, timeText(&snapshot.StartTime.Time), timeText(end),
+			gitopsv1alpha1.ShortRevision(snapshot.PlanDigest))
 		if snapshot.Message != "" {
 			printf(w, ": %s", oneLine(snapshot.Message))
 		}

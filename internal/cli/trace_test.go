@@ -17,10 +17,20 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
+)
+
+// Revisions and digests as the operator records them, in full.
+const (
+	revision1   = "main@sha1:1111111111111111111111111111111111111111"
+	revision2   = "main@sha1:2222222222222222222222222222222222222222"
+	declDigest  = "sha256:dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1dec1"
+	planDigest1 = "sha256:9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e9b2e"
+	planDigest2 = "sha256:77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa"
 )
 
 // tracedDeployment is an OsmDeployment that applied two revisions to ldap: the instantiate,
@@ -31,13 +41,13 @@ func tracedDeployment() *gitopsv1alpha1.OsmDeployment {
 		Spec: gitopsv1alpha1.OsmDeploymentSpec{SourceRef: gitopsv1alpha1.SourceReference{Kind: "GitRepository", Name: "repo"},
 			ClusterRef: meta.LocalObjectReference{Name: "osm"}}}
 	obj.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionFalse, Reason: "OperationFailed", Message: "NS instance ldap failed"}}
-	obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = "main@sha1:1111", "main@sha1:2222"
+	obj.Status.LastAppliedRevision, obj.Status.LastAttemptedRevision = revision1, revision2
 	obj.Status.Inventory = &gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
-		{Name: "ldap", ID: "ns-1", Digest: "sha256:decl", State: gitopsv1alpha1.NsInstanceFailed}}}
+		{Name: "ldap", ID: "ns-1", Digest: declDigest, State: gitopsv1alpha1.NsInstanceFailed}}}
 	obj.Status.History = []gitopsv1alpha1.ApplySnapshot{
-		{Revision: "main@sha1:2222", PlanDigest: "sha256:plan2", StartTime: start, EndTime: &end, Outcome: gitopsv1alpha1.ApplyFailed,
+		{Revision: revision2, PlanDigest: planDigest2, StartTime: start, EndTime: &end, Outcome: gitopsv1alpha1.ApplyFailed,
 			Operations: []gitopsv1alpha1.HistoryOperation{{ID: "op-2", Type: "action", NsInstance: "ldap", State: "FAILED", EndTime: &end, Message: "helm: \x1b[31mboom"}}},
-		{Revision: "main@sha1:1111", PlanDigest: "sha256:plan1", StartTime: start, EndTime: &start, Outcome: gitopsv1alpha1.ApplySucceeded,
+		{Revision: revision1, PlanDigest: planDigest1, StartTime: start, EndTime: &start, Outcome: gitopsv1alpha1.ApplySucceeded,
 			Operations: []gitopsv1alpha1.HistoryOperation{{ID: "op-1", Type: "instantiate", NsInstance: "ldap", State: "COMPLETED", EndTime: &start}}},
 	}
 	return obj
@@ -57,45 +67,48 @@ func TestRenderTrace(t *testing.T) {
 		{ID: "op-2", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "FAILED", StartTime: 1795672860, StatusEnteredTime: 1795672870,
 			ErrorMessage: "helm: \x1b[31mboom"},
 		{ID: "op-0", NSInstanceID: "other", LCMOperationType: "instantiate", OperationState: "COMPLETED", StartTime: 1795672800},
+		// LCM's detailed status of a KDU upgrade: the revision of the Helm release, which says nothing.
+		{ID: "op-3", NSInstanceID: "ns-1", LCMOperationType: "action", OperationState: "COMPLETED", StartTime: 1795672920, StatusEnteredTime: 1795672930,
+			DetailedStatus: "2"},
 	}
-	const valuesDigest = "hmac-sha256:9dbb84675c76a3ab4a3de62c23d378e46c6f94dfed196beb8cde0cf8583c66a1"
 	for _, test := range []struct {
 		name  string
 		trace Trace
 		want  string
 	}{
 		{"OSM not read", func() Trace {
-			trace := TraceOf(obj, "main@sha1:3333")
+			trace := TraceOf(obj, "main@sha1:3333333333333333333333333333333333333333")
 			trace.OSM, trace.OSMError = "https://osm:9999, project admin", "connecting to the OSM of OsmCluster osm: Secret osm-credentials not found"
 			return trace
 		}(), lines(
 			"OsmDeployment telco/gitops: Ready False (OperationFailed): NS instance ldap failed",
-			"├─ GitRepository telco/repo: applied main@sha1:1111, attempted main@sha1:2222, artifact now main@sha1:3333",
+			"├─ GitRepository telco/repo: applied main@1111111, attempted main@2222222, artifact now main@3333333",
 			"├─ OsmCluster osm: https://osm:9999, project admin",
 			"│  ! OSM not read, the status alone is shown: connecting to the OSM of OsmCluster osm: Secret osm-credentials not found",
 			"├─ NS instance ldap (ns-1): Failed",
-			"│  │ declaration sha256:decl",
+			"│  │ declaration sha256:dec1dec",
 			"└─ history (status.history, newest first)",
-			`   ├─ main@sha1:2222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:plan2`,
+			`   ├─ main@2222222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:77aa77a`,
 			`   │  action op-2 on ldap: FAILED: helm: \x1b[31mboom`,
-			`   ├─ main@sha1:1111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:plan1`,
+			`   ├─ main@1111111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:9b2e9b2`,
 			`   │  instantiate op-1 on ldap: COMPLETED`,
 		)},
 		{"joined with OSM", TraceOf(obj, "").WithOSM(observed, operations, []byte("key")), lines(
 			"OsmDeployment telco/gitops: Ready False (OperationFailed): NS instance ldap failed",
-			"├─ GitRepository telco/repo: applied main@sha1:1111, attempted main@sha1:2222",
+			"├─ GitRepository telco/repo: applied main@1111111, attempted main@2222222",
 			"├─ OsmCluster osm",
 			"├─ NS instance ldap (ns-1, OSM READY): Failed",
-			"│  │ declaration sha256:decl",
+			"│  │ declaration sha256:dec1dec",
 			"│  ├─ VNF openldap (VNFD openldap_knf)",
-			"│  │  ├─ KDU ldap: chart stable/openldap:1.2.8, values "+valuesDigest,
+			"│  │  ├─ KDU ldap: chart stable/openldap:1.2.8, values hmac-sha256:9dbb846",
 			"│  │  └─ KDU exporter: chart prom/exporter, values (none)",
-			`│  ├─ action op-2 FAILED, 2026-11-26T06:01:00Z → 2026-11-26T06:01:10Z, revision main@sha1:2222 (plan sha256:plan2): helm: \x1b[31mboom`,
-			"│  ├─ instantiate op-1 COMPLETED, 2026-11-26T06:00:00Z → 2026-11-26T06:00:10Z, revision main@sha1:1111 (plan sha256:plan1): Done",
+			"│  ├─ action op-3 COMPLETED, 2026-11-26T06:02:00Z → 2026-11-26T06:02:10Z",
+			`│  ├─ action op-2 FAILED, 2026-11-26T06:01:00Z → 2026-11-26T06:01:10Z, revision main@2222222 (plan sha256:77aa77a): helm: \x1b[31mboom`,
+			"│  ├─ instantiate op-1 COMPLETED, 2026-11-26T06:00:00Z → 2026-11-26T06:00:10Z, revision main@1111111 (plan sha256:9b2e9b2): Done",
 			"└─ history (status.history, newest first)",
-			`   ├─ main@sha1:2222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:plan2`,
+			`   ├─ main@2222222 Failed, 2026-11-26T06:00:00Z → 2026-11-26T06:01:00Z, plan sha256:77aa77a`,
 			`   │  action op-2 on ldap: FAILED: helm: \x1b[31mboom`,
-			`   ├─ main@sha1:1111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:plan1`,
+			`   ├─ main@1111111 Succeeded, 2026-11-26T06:00:00Z → 2026-11-26T06:00:00Z, plan sha256:9b2e9b2`,
 			`   │  instantiate op-1 on ldap: COMPLETED`,
 		)},
 		{"nothing applied yet", TraceOf(&gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "telco", Name: "new"},
@@ -119,6 +132,88 @@ func TestRenderTrace(t *testing.T) {
 	}
 }
 
+// Of two NS instances, only the one whose declaration differs now from the one applied (its
+// digest) says where it changed. The inventory's fingerprints are of the declaration each last
+// ran in full, which the operator keeps through an upgrade, and on an instance that later
+// revisions do not touch: right after an apply, they do not match the files of either.
+func TestTraceOfChangesSinceApplied(t *testing.T) {
+	ldap := gitops.NsInstance{Name: "ldap", NsdName: "openldap_ns", VnfName: "openldap", VimAccountName: "site1",
+		KDU:     gitops.KDU{Name: "ldap", Params: map[string]any{"replicaCount": "2"}},
+		Origins: []gitops.Origin{{Name: gitops.OriginGit, Fingerprint: "a11a11"}, {Name: "Secret ldap-admin", Fingerprint: "5ec5ec"}}}
+	stack := gitops.NsInstance{Name: "ldap-stack", NsdName: "ldap_stack_ns", VimAccountName: "site1",
+		Origins: []gitops.Origin{{Name: gitops.OriginGit, Fingerprint: "b22b22"}}}
+	obj := tracedDeployment()
+	obj.Status.Inventory.NsInstances = []gitopsv1alpha1.NsInstanceEntry{
+		// Upgraded to the declaration of the revision: the origins recorded are of the one before.
+		{Name: "ldap", ID: "ns-1", Digest: ldap.Digest(), Origins: "0ld0ld 5ec5ec", State: gitopsv1alpha1.NsInstanceReady},
+		// Its file changed since it was applied: its upgrade is to come.
+		{Name: "ldap-stack", ID: "ns-2", Digest: declDigest, Origins: "0ld222", State: gitopsv1alpha1.NsInstanceReady},
+	}
+	trace := TraceOf(obj, "").WithOrigins(&gitops.Revision{NsInstances: []gitops.NsInstance{ldap, stack}})
+	want := map[string][]TracedOrigin{
+		"ldap":       {{Name: "Git", Applied: true}, {Name: "Secret ldap-admin", Applied: true}},
+		"ldap-stack": {{Name: "Git", Applied: false}},
+	}
+	got := map[string][]TracedOrigin{}
+	for _, in := range trace.Instances {
+		got[in.Name] = in.Origins
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("origins (-want +got):\n%s", diff)
+	}
+	var out strings.Builder
+	RenderTrace(&out, trace)
+	if text := out.String(); !strings.Contains(text, "│  │ declaration "+gitopsv1alpha1.ShortRevision(ldap.Digest())+", from Git, Secret ldap-admin\n") ||
+		!strings.Contains(text, "│  │ declaration sha256:dec1dec, from Git (changed since applied: Git)\n") {
+		t.Errorf("output:\n%s", text)
+	}
+}
+
+// OSM's message is its error, else its detailed status, each only when it says something: LCM
+// writes the Helm release's revision there, and an NBI null or None.
+func TestOperationMessage(t *testing.T) {
+	for _, test := range []struct {
+		op   osm.Operation
+		want string
+	}{
+		{osm.Operation{DetailedStatus: "Done"}, "Done"},
+		{osm.Operation{ErrorMessage: "helm upgrade failed", DetailedStatus: "Done"}, "helm upgrade failed"},
+		{osm.Operation{ErrorMessage: "None", DetailedStatus: "Deployed at 2026-11-26"}, "Deployed at 2026-11-26"},
+		{osm.Operation{DetailedStatus: "2"}, ""},
+		{osm.Operation{DetailedStatus: " 3.0 "}, ""},
+		{osm.Operation{DetailedStatus: "null"}, ""},
+		{osm.Operation{DetailedStatus: "{}"}, ""},
+		{osm.Operation{DetailedStatus: "  "}, ""},
+	} {
+		if got := operationMessage(test.op); got != test.want {
+			t.Errorf("operationMessage(%+v) = %q, want %q", test.op, got, test.want)
+		}
+	}
+}
+
+// No line of the text is longer than maxTracedLine characters, whatever the fields that OSM,
+// Git or a tenant wrote hold once escaped: a longer one is cut, the lines after it shown.
+func TestRenderTraceBoundsLines(t *testing.T) {
+	obj := tracedDeployment()
+	obj.Status.Inventory.NsInstances[0].Reason = strings.Repeat("\x1b", maxTracedMessage)
+	obj.Status.History[0].Message = strings.Repeat("a long message ", 200)
+	var out strings.Builder
+	RenderTrace(&out, TraceOf(obj, ""))
+	var cuts int
+	for line := range strings.Lines(out.String()) {
+		line = strings.TrimSuffix(line, "\n")
+		if n := len([]rune(line)); n > maxTracedLine {
+			t.Errorf("a line of %d characters: %.80s…", n, line)
+		}
+		if strings.HasSuffix(line, "…") {
+			cuts++
+		}
+	}
+	if cuts != 2 || !strings.Contains(out.String(), "…\n│  │ declaration sha256:dec1dec\n") || !strings.HasSuffix(out.String(), "   │  instantiate op-1 on ldap: COMPLETED\n") {
+		t.Errorf("%d lines cut, want 2; output:\n%s", cuts, out.String())
+	}
+}
+
 // The JSON trace is valid JSON that holds OSM's message, with its escape character written as
 // a JSON escape, never raw.
 func TestRenderTraceJSON(t *testing.T) {
@@ -135,7 +230,7 @@ func TestRenderTraceJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &decoded); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
-	if got := decoded.Instances[0].Operations[0]; got.Message != "helm: \x1b[31mboom \u202eevil" || got.Revision != "main@sha1:2222" {
+	if got := decoded.Instances[0].Operations[0]; got.Message != "helm: \x1b[31mboom \u202eevil" || got.Revision != revision2 {
 		t.Errorf("the operation read back: %+v", got)
 	}
 }
