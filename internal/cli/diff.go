@@ -127,7 +127,7 @@ func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags,
 	if err != nil {
 		return report, err
 	}
-	return report.withPlan(ctx, rev, planned.Observed, planned.Plan, get)
+	return report.withPlan(ctx, rev, planned.Observed, planned.Plan, get, nil)
 }
 
 // newDeployment is the new OsmDeployment the flags describe. spec.driftDetection does not
@@ -184,7 +184,11 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 	if report, done, err := withProblems(report, rev, err); done {
 		return report, err
 	}
-	return report.withPlan(ctx, preview.Revision, preview.Observed, preview.Plan, controller.ValuesGetter(c, obj.Namespace))
+	var applied gitDeclared
+	if len(args) > 0 {
+		applied = appliedGitValues(ctx, report.Dir, obj.Status.LastAppliedRevision, preview.Revision.NsInstances)
+	}
+	return report.withPlan(ctx, preview.Revision, preview.Observed, preview.Plan, controller.ValuesGetter(c, obj.Namespace), applied)
 }
 
 // withProblems puts the problems of a revision that does not load or resolve into the report;
@@ -272,8 +276,10 @@ func (r DiffReport) exitError() error {
 }
 
 // withPlan fills the report with the plan, showing each KDU's values as they would change,
-// with what comes from a Secret (read with get) masked.
-func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engine.Observed, plan engine.Plan, get gitops.ValuesGetter) (DiffReport, error) {
+// with what comes from a Secret (read with get) masked, and the running values that the
+// applied commit declared in Git (applied; nil when unknown) shown.
+func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engine.Observed, plan engine.Plan, get gitops.ValuesGetter,
+	applied gitDeclared) (DiffReport, error) {
 	r.Warnings = rev.Warnings
 	for _, warning := range plan.Warnings {
 		r.Warnings = append(r.Warnings, warning.String())
@@ -297,7 +303,7 @@ func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engin
 		ns := action.Instance
 		change := InstanceChange{Name: action.Name, Reason: action.Reason,
 			Target: fmt.Sprintf("NSD %s on VIM account %s", ns.NsdName, ns.VimAccountName)}
-		kdus, err := kduChanges(ctx, o, ns, "", get)
+		kdus, err := kduChanges(ctx, o, ns, "", get, nil)
 		if err != nil {
 			return r, err
 		}
@@ -305,7 +311,7 @@ func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engin
 		r.Creates = append(r.Creates, change)
 	}
 	for _, action := range plan.Upgrades {
-		kdus, err := kduChanges(ctx, o, action.Instance, action.ID, get)
+		kdus, err := kduChanges(ctx, o, action.Instance, action.ID, get, applied[action.Name])
 		if err != nil {
 			return r, err
 		}
@@ -323,8 +329,10 @@ func (r DiffReport) withPlan(ctx context.Context, rev *gitops.Revision, o *engin
 
 // kduChanges lists the KDUs of ns whose values or chart differ from what the instance id runs
 // ("" for one to create: every KDU with values is new). A KDU whose running values were not
-// observed is compared with none.
-func kduChanges(ctx context.Context, o *engine.Observed, ns gitops.NsInstance, id string, get gitops.ValuesGetter) ([]KDUChange, error) {
+// observed is compared with none. applied are the values of each "member/kdu" the applied
+// commit declared in Git (diffValues).
+func kduChanges(ctx context.Context, o *engine.Observed, ns gitops.NsInstance, id string, get gitops.ValuesGetter,
+	applied map[string]string) ([]KDUChange, error) {
 	var changes []KDUChange
 	for _, vnf := range ns.Members() {
 		for _, kdu := range vnf.KDUs {
@@ -337,7 +345,7 @@ func kduChanges(ctx context.Context, o *engine.Observed, ns gitops.NsInstance, i
 			}
 			running := o.KDUValues[id][vnf.MemberVnfIndex][kdu.Name]
 			change := KDUChange{Member: vnf.MemberVnfIndex, Name: kdu.Name,
-				Values: diffValues(running, ns.ParamsJSON(vnf.MemberVnfIndex, kdu), masked)}
+				Values: diffValues(running, ns.ParamsJSON(vnf.MemberVnfIndex, kdu), masked, applied[vnf.MemberVnfIndex+"/"+kdu.Name])}
 			if chart := o.KDUModels[id][vnf.MemberVnfIndex][kdu.Name]; id != "" && kdu.Model != "" && chart != kdu.Model {
 				change.OldChart, change.NewChart = chart, kdu.Model
 			}

@@ -14,8 +14,9 @@ import (
 type ValueChange struct {
 	// Path names the leaf: keys joined by dots, list indexes in brackets ("db.hosts[0]").
 	Path string
-	// Old is runningNotShown, "" when the leaf is new; New the declared value as JSON, "" when
-	// the leaf goes away.
+	// Old is the running value as JSON when Git declared it so in the applied commit, else
+	// runningNotShown; "" when the leaf is new. New is the declared value as JSON, "" when the
+	// leaf goes away.
 	Old, New string
 	// Masked: the leaf's value comes from a Secret, so Old and New are never set.
 	Masked bool
@@ -27,18 +28,19 @@ type leaf struct {
 	value string
 }
 
-// runningNotShown stands for a running value: what a KDU runs may have come from a Secret
-// of an earlier revision (a valuesFrom since dropped, a targetPath since moved, a Secret's
-// value since replaced by one in Git), and nothing in OSM or in the checkout says which, so no
-// running value is ever printed.
+// runningNotShown stands for a running value that Git did not declare as it is in the applied
+// commit: it may have come from a Secret (of that revision or an earlier one: a valuesFrom
+// since dropped, a targetPath since moved, a Secret's value since replaced by one in Git), and
+// nothing in OSM says which, so it is not printed.
 const runningNotShown = "(running value not shown)"
 
 // diffValues compares two JSON objects of Helm values leaf by leaf (an empty map or list is a
-// leaf), in path order. A running value is never shown (runningNotShown); the leaves at or
-// below a path of masked (gitops.SecretValuePaths) show no declared value either. A text that
-// is not JSON counts as no values.
-func diffValues(runningJSON, declaredJSON string, masked [][]string) []ValueChange {
-	running, declared := leaves(runningJSON), leaves(declaredJSON)
+// leaf), in path order. A running value shows only when it is the one Git declared at its path
+// in the applied commit (appliedJSON, those values of its deployment file; "" when unknown):
+// otherwise it is runningNotShown. The leaves at or below a path of masked
+// (gitops.SecretValuePaths) show neither value. A text that is not JSON counts as no values.
+func diffValues(runningJSON, declaredJSON string, masked [][]string, appliedJSON string) []ValueChange {
+	running, declared, inGit := leaves(runningJSON), leaves(declaredJSON), leaves(appliedJSON)
 	var changes []ValueChange
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		seen := map[string]bool{}
@@ -74,7 +76,10 @@ func diffValues(runningJSON, declaredJSON string, masked [][]string) []ValueChan
 			}
 		} else {
 			change.New = next.value
-			if wasSet {
+			switch git, declaredSo := inGit[name]; {
+			case wasSet && declaredSo && git.value == old.value:
+				change.Old = old.value
+			case wasSet:
 				change.Old = runningNotShown
 			}
 		}
