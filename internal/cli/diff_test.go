@@ -66,6 +66,13 @@ func demoRepo(t *testing.T, files map[string]string) string {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(testenv.RepoRoot(), "hack", "demo-repo"))); err != nil {
 		t.Fatal(err)
 	}
+	changeFiles(t, dir, files)
+	return dir
+}
+
+// changeFiles writes files (slash path to content, "" to remove) in dir.
+func changeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))
 		if content == "" {
@@ -78,7 +85,6 @@ func demoRepo(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // The diff plans as the operator would, from the cluster's OsmDeployment, and sends OSM no
@@ -140,11 +146,23 @@ func TestDiffOfADeployment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := demoRepo(t, map[string]string{
+	// The checkout's history holds the commit applied, whose values from Git a diff shows as
+	// the running ones.
+	changed := demoRepo(t, nil)
+	git(t, changed, "init", "-q", "-b", "main")
+	git(t, changed, "add", ".")
+	git(t, changed, "commit", "-q", "-m", "as applied")
+	deployment.Status.LastAppliedRevision = "main@sha1:" + git(t, changed, "rev-parse", "HEAD")
+	if err := c.Status().Update(ctx, deployment); err != nil {
+		t.Fatal(err)
+	}
+	changeFiles(t, changed, map[string]string{
 		"deploy/ldap.osmops.yaml":       strings.Replace(string(demoLDAP), `replicaCount: "1"`, `replicaCount: "2"`, 1),
 		"deploy/ldap-stack.osmops.yaml": "",
 		"deploy/ldap2.osmops.yaml":      openldap.NsInstanceFile("ldap2", simVIM, "3"),
 	})
+	git(t, changed, "add", "-A")
+	git(t, changed, "commit", "-q", "-m", "the change")
 	before := sim.Stats()
 	code, stdout, stderr = run(t, "diff", changed, "--deployment", namespace+"/"+name, "--kubeconfig", kubeconfig)
 	if code != ExitFindings {
@@ -166,7 +184,7 @@ func TestDiffOfADeployment(t *testing.T) {
 		"  ~ upgrade ldap: KDU ldap of VNF openldap: values changed in Git and Secret ldap-admin",
 		"      KDU ldap of VNF openldap:",
 		"        ~ adminPassword: (from a Secret: not shown)",
-		`        ~ replicaCount: (running value not shown) → "2"`,
+		`        ~ replicaCount: "1" → "2"`,
 		"",
 		"NS instances to delete (prune):",
 		"  - delete ldap-stack: no longer declared in Git",
@@ -194,7 +212,9 @@ func TestDiffOfADeployment(t *testing.T) {
 	if code != ExitFindings {
 		t.Fatalf("without a folder: exit status %d, want %d; stdout:\n%s\nstderr:\n%s", code, ExitFindings, stdout, stderr)
 	}
-	fromSource := strings.Replace(want, "Plan of "+changed, "Plan of GitRepository "+namespace+"/osm-gitops at "+published.Revision, 1)
+	// An artifact has no history: the running value is not shown.
+	fromSource := strings.NewReplacer("Plan of "+changed, "Plan of GitRepository "+namespace+"/osm-gitops at "+published.Revision,
+		`~ replicaCount: "1" → "2"`, `~ replicaCount: (running value not shown) → "2"`).Replace(want)
 	if stdout != fromSource {
 		t.Errorf("without a folder, output:\n%s\nwant:\n%s", stdout, fromSource)
 	}
@@ -267,8 +287,13 @@ func filesOf(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	files := map[string]string{}
 	err := filepath.WalkDir(dir, func(path string, entry fs.DirEntry, err error) error {
-		if err != nil || entry.IsDir() {
+		switch {
+		case err != nil:
 			return err
+		case entry.IsDir() && entry.Name() == ".git":
+			return filepath.SkipDir // a checkout's history is no file of its artifact
+		case entry.IsDir():
+			return nil
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
