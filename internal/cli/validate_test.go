@@ -98,8 +98,7 @@ func TestValidate(t *testing.T) {
 	badField := ldapRepo(t, map[string]string{
 		"deploy/ldap.osmops.yaml": strings.Replace(openldap.NsInstanceFile("ldap", simVIM, "1"), "  params:", "  parms:", 1),
 	})
-	stackFile := openldap.StackInstanceFile("ldap-stack", simVIM,
-		openldap.Stack{LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})
+	stackFile := openldap.StackInstanceFile("ldap-stack", simVIM, openldap.StackOfTheDemo)
 	// Issue 29: a parse problem hid every reference problem of the revision.
 	twoFiles := ldapRepo(t, map[string]string{
 		"deploy/ldap-stack.osmops.yaml": strings.Replace(stackFile, "        params:", "        parms:", 1),
@@ -124,9 +123,8 @@ func TestValidate(t *testing.T) {
 	}
 	manyProblems := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": unknownFields.String()})
 	// The web KNF's two KDUs unpinned, the directory's pinned.
-	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": replaceAll(t, openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
-		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"}),
-		"        model: cetic/phpldapadmin:0.1.2\n", "", "        model: prometheus-community/prometheus-openldap-exporter:0.1.0\n", "")})
+	stack := ldapRepo(t, map[string]string{"deploy/stack.osmops.yaml": openldap.StackInstanceFile("stack", simVIM, openldap.Stack{
+		LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"})})
 	valid := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", simVIM, "1")})
 	variables := ldapRepo(t, map[string]string{"deploy/ldap.osmops.yaml": openldap.NsInstanceFile("ldap", "${VIM}", "${REPLICAS:=1}")})
 	varsFile := filepath.Join(t.TempDir(), "vars.env")

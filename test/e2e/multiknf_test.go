@@ -21,7 +21,7 @@ const (
 )
 
 var (
-	stackOfTheDemo = openldap.Stack{LDAPModel: "stable/openldap:1.2.7", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"}
+	stackOfTheDemo = openldap.StackOfTheDemo
 	// stackReleasesOfTheDemo is what the KDUs of the demo's ldap-stack run.
 	stackReleasesOfTheDemo = map[string]string{
 		"directory/ldap": `stable/openldap:1.2.7 map[replicaCount:1]`,

@@ -67,13 +67,20 @@ var StackPackageNames = []string{"openldap_knf", "ldapweb_knf", "ldap_stack_ns"}
 type Stack struct {
 	// LDAPModel is the chart of KDU ldap of VNF directory.
 	LDAPModel string
+	// AdminModel and MetricsModel are the charts of KDUs admin and metrics of VNF web, the
+	// VNFD's (which names no version) when empty.
+	AdminModel, MetricsModel string
 	// LDAPReplicas, AdminServiceType and MetricsInterval are values of the three KDUs.
 	LDAPReplicas, AdminServiceType, MetricsInterval string
 }
 
+// StackOfTheDemo is the Stack of the demo repository's deploy/ldap-stack.osmops.yaml.
+var StackOfTheDemo = Stack{LDAPModel: "stable/openldap:1.2.7", AdminModel: "cetic/phpldapadmin:0.1.2",
+	MetricsModel: "prometheus-community/prometheus-openldap-exporter:0.1.0", LDAPReplicas: "1", AdminServiceType: "ClusterIP", MetricsInterval: "30s"}
+
 // StackInstanceFile is the deployment file of an NS instance of ldap_stack_ns, in the full
 // format, as the demo repository's deploy/ldap-stack.osmops.yaml declares it with
-// Stack{"stable/openldap:1.2.7", "1", "ClusterIP", "30s"}.
+// StackOfTheDemo.
 func StackInstanceFile(name, vimAccount string, s Stack) string {
 	return fmt.Sprintf(`# An NS of two KNFs and three KDUs, in the full form (see docs/repository-format.md).
 kind: NsInstance
@@ -93,13 +100,19 @@ vnfs:
   - memberVnfIndex: web
     kdus:
       - name: admin
-        model: cetic/phpldapadmin:0.1.2
-        params:
+%s        params:
           service:
             type: %s
       - name: metrics
-        model: prometheus-community/prometheus-openldap-exporter:0.1.0
-        params:
+%s        params:
           interval: %s
-`, name, vimAccount, s.LDAPModel, s.LDAPReplicas, s.AdminServiceType, s.MetricsInterval)
+`, name, vimAccount, s.LDAPModel, s.LDAPReplicas, modelLine(s.AdminModel), s.AdminServiceType, modelLine(s.MetricsModel), s.MetricsInterval)
+}
+
+// modelLine is the model field of a KDU of StackInstanceFile, none when model is empty.
+func modelLine(model string) string {
+	if model == "" {
+		return ""
+	}
+	return "        model: " + model + "\n"
 }

@@ -32,7 +32,7 @@ func TestStackInstanceFileIsTheDemos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := StackInstanceFile("ldap-stack", "openstack-site1", Stack{"stable/openldap:1.2.7", "1", "ClusterIP", "30s"}); got != string(demo) {
+	if got := StackInstanceFile("ldap-stack", "openstack-site1", StackOfTheDemo); got != string(demo) {
 		t.Errorf("StackInstanceFile =\n%s\nwant the demo's\n%s", got, demo)
 	}
 	if _, err := PackageFiles(StackPackageNames...); err != nil {
