@@ -205,7 +205,7 @@ func (n NsInstance) checkVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Proble
 	profile, found := findVnfProfile(nsd, vnf.MemberVnfIndex)
 	if !found {
 		at(indexField, "%s %q is not a vnf-profile of NSD %q (valid: %s)", indexField, vnf.MemberVnfIndex, nsd.ID, listSome(namesOf(nsd.VnfProfiles, func(p osmpkg.VnfProfile) string { return p.ID }), 0))
-		return problems
+		return append(problems, n.checkKDUsOfAnyVNF(c, nsd, vnf)...)
 	}
 	vnfd, known := c.VNFDs[profile.VnfdID]
 	if !known {
@@ -216,6 +216,30 @@ func (n NsInstance) checkVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Proble
 		if kdu.Name != "" && !slices.ContainsFunc(vnfd.KDUs, func(k osmpkg.KDU) bool { return k.Name == kdu.Name }) {
 			nameField := FieldPath(kdu.Path, "name")
 			at(nameField, "%s %q is not a KDU of VNFD %q (valid: %s)", nameField, kdu.Name, vnfd.ID, listSome(namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name }), 0))
+		}
+	}
+	return problems
+}
+
+// checkKDUsOfAnyVNF checks the KDUs of a VNF whose vnf-profile is not one of nsd against the
+// KDUs of every VNFD nsd names, so that a wrong KDU name beside a wrong vnf-profile is told in
+// the same run, not after the profile is mended. Only when each of those VNFDs is known: a KDU
+// may be one of a VNFD that is not.
+func (n NsInstance) checkKDUsOfAnyVNF(c Catalog, nsd osmpkg.Descriptor, vnf VNF) []Problem {
+	var kdus []string
+	for _, profile := range nsd.VnfProfiles {
+		vnfd, known := c.VNFDs[profile.VnfdID]
+		if !known {
+			return nil
+		}
+		kdus = append(kdus, namesOf(vnfd.KDUs, func(k osmpkg.KDU) string { return k.Name })...)
+	}
+	var problems []Problem
+	for _, kdu := range vnf.KDUs {
+		if kdu.Name != "" && !slices.Contains(kdus, kdu.Name) {
+			nameField := FieldPath(kdu.Path, "name")
+			problems = append(problems, problemf(n.Source.File, n.Source.LineOf(nameField), "%s %q is not a KDU of any VNF of NSD %q (valid: %s)",
+				nameField, kdu.Name, nsd.ID, listSome(kdus, 0)))
 		}
 	}
 	return problems

@@ -221,6 +221,20 @@ func TestAnInvalidRevisionKeepsTheReferencesOfWhatParsed(t *testing.T) {
 			`deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[1].kdus[0].parms"`,
 		},
 	}, {
+		// Issue 29's case: a wrong KDU beside a wrong vnf-profile, both told in one run, the
+		// KDU against every VNF of the NSD.
+		name: "a wrong vnf-profile and a wrong KDU of that VNF, beside a typo",
+		deployments: map[string]string{"deploy/ldap-stack.osmops.yaml": strings.NewReplacer(
+			"memberVnfIndex: openldap_knf-profile", "memberVnfIndex: openldap",
+			"      - name: ldap\n", "      - name: ldapx\n",
+			"        params:\n          service", "        parms:\n          service",
+		).Replace(stackDeployment)},
+		want: []string{
+			`deploy/ldap-stack.osmops.yaml:6: vnfs[0].memberVnfIndex "openldap" is not a vnf-profile of NSD "ldap_stack_ns" (valid: "ldapweb_knf-profile", "openldap_knf-profile")`,
+			`deploy/ldap-stack.osmops.yaml:8: vnfs[0].kdus[0].name "ldapx" is not a KDU of any VNF of NSD "ldap_stack_ns" (valid: "admin", "ldap", "metrics")`,
+			`deploy/ldap-stack.osmops.yaml:14: unknown field "vnfs[1].kdus[0].parms"`,
+		},
+	}, {
 		name: "a file that is no map, a missing field, a name declared twice: nothing more, nor less",
 		deployments: map[string]string{
 			"deploy/a-list.osmops.yaml":  "- kind: NsInstance\n",
