@@ -164,3 +164,82 @@ func TestGettingStartedReadsInFiveMinutes(t *testing.T) {
 		t.Error("README.md does not link docs/getting-started.md")
 	}
 }
+
+// TestTheMapNamesWhatExists: every Go identifier docs/architecture.md names in backticks
+// (a camelCase name, or pkg.Name) is a word of the code, and the README's layout table names
+// every folder of internal/: a renamed function or a new package shows here, not to a
+// newcomer reading a map of code that is gone. Names of the peers' code it compares with are
+// listed as such.
+func TestTheMapNamesWhatExists(t *testing.T) {
+	root := repoRoot(t)
+	words := map[string]bool{}
+	identifier := regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	err := filepath.WalkDir(root, func(path string, entry os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case entry.IsDir() && strings.HasPrefix(entry.Name(), ".") && path != root:
+			return filepath.SkipDir
+		case entry.IsDir() || !strings.HasSuffix(path, ".go"):
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		for _, word := range identifier.FindAllString(string(data), -1) {
+			words[word] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := map[string]bool{"ComputeReconcileResult": true} // source-controller's
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile("`((?:[a-z][a-z0-9]*\\.)?[A-Za-z_][A-Za-z0-9_]*)(?:\\(\\))?`")
+	goName := regexp.MustCompile(`[a-z][A-Z]|^[A-Z][a-z0-9]+[A-Z]|\.`)
+	for _, m := range named.FindAllStringSubmatch(string(doc), -1) {
+		name := m[1]
+		ident := name[strings.LastIndex(name, ".")+1:]
+		if goName.MatchString(name) && !words[ident] && !peers[ident] {
+			t.Errorf("docs/architecture.md names %s, which no Go file holds", name)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders, err := os.ReadDir(filepath.Join(root, "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, folder := range folders {
+		if folder.IsDir() && !strings.Contains(string(readme), "| `internal/"+folder.Name()+"` |") {
+			t.Errorf("the README's layout table does not list internal/%s", folder.Name())
+		}
+	}
+}
+
+// TestTheREADMEsTestCommandIsCIs: the README's full test command runs the make targets
+// .ci/run runs, in its order, so that a green run of the one is a green run of the other.
+func TestTheREADMEsTestCommandIsCIs(t *testing.T) {
+	root := repoRoot(t)
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, m := range regexp.MustCompile(`(?m)^make ([a-z0-9-]+)\s*$`).FindAllStringSubmatch(string(ci), -1) {
+		targets = append(targets, m[1])
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "`make " + strings.Join(targets, " ") + "`"
+	if len(targets) == 0 || !strings.Contains(string(readme), "| **run the whole test suite**") ||
+		!regexp.MustCompile(`\| \*\*run the whole test suite\*\*[^\n]*\| `+regexp.QuoteMeta(want)+` \|`).Match(readme) {
+		t.Errorf("the README's test command is not %s, the make targets of .ci/run", want)
+	}
+}
