@@ -58,11 +58,12 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, rollouts, operations, operationDuration, osmOperationDuration, pollBatchSize)
 }
 
-// instanceStates are the states reported by the osmops_ns_instances gauge.
+// instanceStates are the states reported by the osmops_ns_instances gauge: every state of the
+// API's enum (TestInstanceStatesAreTheEnum).
 var instanceStates = []gitopsv1alpha1.NsInstanceState{
 	gitopsv1alpha1.NsInstanceCreating, gitopsv1alpha1.NsInstanceReady, gitopsv1alpha1.NsInstanceProgressing,
 	gitopsv1alpha1.NsInstanceFailed, gitopsv1alpha1.NsInstanceDeleting, gitopsv1alpha1.NsInstanceOrphaned,
-	gitopsv1alpha1.NsInstanceReplacing,
+	gitopsv1alpha1.NsInstanceReplacing, gitopsv1alpha1.NsInstanceDrifted,
 }
 
 // rolloutPhases are the phases reported by the osmops_rollout_held gauge.
