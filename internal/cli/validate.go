@@ -193,7 +193,7 @@ func validate(ctx context.Context, root string, opts gitops.Options, osmConn osm
 		if err != nil {
 			return result, err
 		}
-		if own := packagesDir(rev.Settings); folder != own {
+		if own := rev.Settings.PackagesDir(); folder != own {
 			result.Warnings = append(result.Warnings, fmt.Sprintf("%s holds no package, so the operator uploads none with spec.path %q: "+
 				"vnf-profiles and KDUs are checked against those of %s, which OSM must hold", own, rev.Settings.Path, folder))
 		}
@@ -221,7 +221,7 @@ func validate(ctx context.Context, root string, opts gitops.Options, osmConn osm
 // that reads them as its own: here they only stand in for OSM's descriptors.
 func referencePackages(root string, opts gitops.Options, rev *gitops.Revision) ([]gitops.Package, string, error) {
 	if len(rev.Packages) > 0 || opts.Path == "" {
-		return rev.Packages, packagesDir(rev.Settings), nil
+		return rev.Packages, rev.Settings.PackagesDir(), nil
 	}
 	// Packages are never substituted: the whole repository is read without the variables.
 	whole, err := gitops.Load(root, gitops.Options{FileExtensions: opts.FileExtensions, PackagesPath: opts.PackagesPath})
@@ -233,14 +233,9 @@ func referencePackages(root string, opts gitops.Options, rev *gitops.Revision) (
 		return nil, "", err
 	}
 	if whole == nil || len(whole.Packages) == 0 {
-		return nil, packagesDir(rev.Settings), nil
+		return nil, rev.Settings.PackagesDir(), nil
 	}
-	return whole.Packages, packagesDir(whole.Settings), nil
-}
-
-// packagesDir is the folder of the packages of settings, relative to the artifact root.
-func packagesDir(settings gitops.Settings) string {
-	return path.Join(settings.Path, settings.PackagesPath)
+	return whole.Packages, whole.Settings.PackagesDir(), nil
 }
 
 // warnFloatingCharts warns of the KDUs whose chart names no version: a warning, as OSM runs

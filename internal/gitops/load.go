@@ -188,7 +188,7 @@ func loadNsInstances(fsys fs.FS, settings Settings, subst *Substitution) ([]NsIn
 // not followed, so that a revision is only what the repository holds), and a YAML or JSON
 // file that declares kind NsInstance under a name the extensions do not match.
 func deploymentFiles(fsys fs.FS, settings Settings) ([]string, []Problem, error) {
-	packagesDir := settings.packagesDir()
+	packagesDir := settings.PackagesDir()
 	var files []string
 	var problems []Problem
 	err := fs.WalkDir(fsys, settings.Path, func(name string, entry fs.DirEntry, err error) error {

@@ -34,7 +34,7 @@ func (p Package) vnfdIDAt(i int) (string, int) {
 // packages it references. root is the artifact root on disk, which
 // osmpkg.Build needs; fsys is the same folder.
 func loadPackages(root string, fsys fs.FS, settings Settings) ([]Package, []Problem, error) {
-	dir := settings.packagesDir()
+	dir := settings.PackagesDir()
 	entries, err := fs.ReadDir(fsys, dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

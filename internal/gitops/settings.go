@@ -53,8 +53,8 @@ type Settings struct {
 	PackagesPath string
 }
 
-// packagesDir is the folder of package sources relative to the root.
-func (s Settings) packagesDir() string {
+// PackagesDir is the folder of package sources relative to the root.
+func (s Settings) PackagesDir() string {
 	return path.Join(s.Path, s.PackagesPath)
 }
 
