@@ -95,14 +95,21 @@ var _ = BeforeSuite(func() {
 	mgr, err := ctrl.NewManager(operatorCfg, managerOptions(suiteShard))
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(ctrl.LoggerInto(context.Background(), ctrl.Log))
-	DeferCleanup(cancel)
 	Expect(setupReconcilers(ctx, mgr)).To(Succeed())
+	stopped := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
+		defer close(stopped)
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(GinkgoWriter, "manager:", err)
 		}
 	}()
+	// The manager stopped before the API server is: its watches and reconciles, left running,
+	// would hold the API server's shutdown past envtest's stop timeout.
+	DeferCleanup(func() {
+		cancel()
+		<-stopped
+	})
 	testRESTConfig = cfg
 	k8sClient, err = client.New(cfg, client.Options{Scheme: testScheme})
 	Expect(err).NotTo(HaveOccurred())
