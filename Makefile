@@ -40,7 +40,7 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the kubebuilder markers (and copy them into the Helm chart).
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./internal/controller/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./internal/controller/..." paths="./internal/osmconn/..." output:crd:artifacts:config=config/crd/bases
 	rm -f charts/osmops/crds/*.yaml
 	cp config/crd/bases/*.yaml charts/osmops/crds/
 	cp config/rbac/role.yaml charts/osmops/files/manager-role.yaml

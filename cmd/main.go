@@ -39,6 +39,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 // controllerName names the operator in events, leader election and field managers.
@@ -113,9 +114,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"The wait before checking again an OsmDeployment whose dependencies are not Ready.")
 	fs.DurationVar(&o.operationPollInterval, "operation-poll-interval", controller.DefaultOperationPollInterval,
 		"How often the OSM operations of an OsmDeployment are checked while they run, at most: the longest wait of the poll schedule.")
-	fs.DurationVar(&o.operationPollMinInterval, "operation-poll-min-interval", controller.DefaultOperationPollMinInterval,
+	fs.DurationVar(&o.operationPollMinInterval, "operation-poll-min-interval", osmconn.DefaultOperationPollMinInterval,
 		"The shortest wait of the poll schedule: operations are checked this often from when those of their type usually end on that OSM (learnt from those seen end), for one --operation-poll-interval (at most --operation-poll-interval).")
-	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", controller.DefaultSecretPollInterval,
+	fs.DurationVar(&o.secretPollInterval, "secret-poll-interval", osmconn.DefaultSecretPollInterval,
 		"How often the OsmClusters' Secrets are read again (they are not watched).")
 	fs.DurationVar(&o.credentialsExpiryWarning, "credentials-expiry-warning", controller.DefaultCredentialsExpiryWarning,
 		"How long before OSM expires an OsmCluster's password or account it warns (condition CredentialsExpiring, a Warning event).")
@@ -267,7 +268,7 @@ func run(o options) error {
 	setupLog.Info("owner identity", "identity", ownerIdentity)
 	// One pool of NBI clients for both reconcilers: either builds the client of an OsmCluster
 	// from its Secrets when it needs one first.
-	connections := &controller.ConnectionPool{
+	connections := &osmconn.Pool{
 		Reader:            mgr.GetAPIReader(),
 		MaxRequestTimeout: o.maxNBIRequestTimeout,
 		SecretMaxAge:      o.secretPollInterval,

@@ -33,6 +33,7 @@ import (
 	"github.com/osmops/osmops/internal/bench"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
@@ -103,7 +104,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		"(one of its operations is taken up every 2 s: N = 100 takes OSM over 200 s)")
 	flags.DurationVar(&s.ProfilePollInterval, "lcm-profile-poll-interval", controller.DefaultOperationPollInterval,
 		"the reconciler's --operation-poll-interval in the runs with --lcm-profile (a manager of their own)")
-	flags.DurationVar(&s.ProfilePollMinInterval, "lcm-profile-poll-min-interval", controller.DefaultOperationPollMinInterval,
+	flags.DurationVar(&s.ProfilePollMinInterval, "lcm-profile-poll-min-interval", osmconn.DefaultOperationPollMinInterval,
 		"the reconciler's --operation-poll-min-interval in the runs with --lcm-profile")
 	flags.StringVar(&s.RealOSM, "real-osm", "", "with --only closeness: the URL of OSM's own NBI and LCM (../shared/real-osm, "+
 		"http://127.0.0.1:22999) to run against instead of a simulator; start it afresh before each run (names are reused)")

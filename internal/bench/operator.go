@@ -36,6 +36,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 	"github.com/osmops/osmops/internal/testing/testenv"
@@ -135,7 +136,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 		return err
 	}
 	o.watch = newDeploymentWatch()
-	connections := &controller.ConnectionPool{Reader: mgr.GetAPIReader()}
+	connections := &osmconn.Pool{Reader: mgr.GetAPIReader()}
 	// As cmd/main.go: Flux's back-off on errors, with its default delays.
 	// The closeness runs start a manager of their own once the first stopped, in the same process:
 	// controller-runtime refuses a controller name it registered before unless told not to check.

@@ -30,6 +30,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -237,7 +238,7 @@ func readOSM(ctx context.Context, c client.Client, cluster *gitopsv1alpha1.OsmCl
 	if len(names) == 0 {
 		return nil, nil, nil, nil
 	}
-	conn, err := (&controller.ConnectionPool{Reader: c}).Get(ctx, cluster)
+	conn, err := (&osmconn.Pool{Reader: c}).Get(ctx, cluster)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", cluster.Name, err)
 	}

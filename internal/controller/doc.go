@@ -1,5 +1,5 @@
 // Package controller holds the reconcilers of the osmops API. The OsmCluster reconciler checks
-// an OSM NBI endpoint and keeps its client in the ConnectionPool both reconcilers share. The
+// an OSM NBI endpoint and keeps its client in the osmconn.Pool both reconcilers share. The
 // OsmDeployment reconciler reads its Flux source's artifact into a revision (internal/artifact,
 // internal/gitops), has the engine observe OSM, plan and apply (internal/engine), and alone
 // writes the API's status, conditions, events and metrics. PreviewPlan runs the same steps for

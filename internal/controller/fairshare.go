@@ -1,14 +1,11 @@
 package controller
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/jitter"
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/osmops/osmops/internal/osm"
 )
 
 // NamespaceShare bounds the workers of one controller that the objects of one namespace (one
@@ -49,14 +46,4 @@ func (s *NamespaceShare) acquire(namespace string) (func(), ctrl.Result, bool) {
 			delete(s.held, namespace)
 		}
 	}, ctrl.Result{}, true
-}
-
-// withAnswerBudget gives a reconcile its budget of the memory OSM's list answers may hold
-// (osm.MemoryBudget), so that what a manager holds is bounded by its workers times limit,
-// whatever each tenant's OSM answers. No budget when limit is 0.
-func withAnswerBudget(ctx context.Context, limit int64) context.Context {
-	if limit <= 0 {
-		return ctx
-	}
-	return osm.WithMemoryBudget(ctx, osm.NewMemoryBudget(limit))
 }

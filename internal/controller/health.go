@@ -37,6 +37,7 @@ import (
 	osmengine "github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/healthexpr"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 // secretKind is refused in spec.healthChecks: the manager reads Secrets (valuesFrom), and a
@@ -135,7 +136,7 @@ func instanceHealth(record osm.NSInstance, vnfs []osm.VNFInstance) (string, bool
 // operation COMPLETED is not yet an instance READY with its KDUs. The other instances are
 // taken as the inventory lists them (read again at the drift check). Nil when OSM did not
 // answer: the health is then told by the next plan that observes.
-func (r *OsmDeploymentReconciler) readHealth(ctx context.Context, conn *Connection, ended []osmengine.Outcome) *osmengine.Observed {
+func (r *OsmDeploymentReconciler) readHealth(ctx context.Context, conn *osmconn.Connection, ended []osmengine.Outcome) *osmengine.Observed {
 	var names []string
 	for _, o := range ended {
 		if !o.Failed && !o.TimedOut && o.Operation.Type != osm.OperationTypeTerminate {

@@ -38,24 +38,17 @@ var (
 		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 21600, 86400},
 	}, []string{"type", "outcome"})
 	// The first poll of an operation is timed on how long OSM ran those of its type
-	// (pollschedule.go): seconds for an upgrade of values, so the buckets are finer than
+	// (osmconn.PollSchedule): seconds for an upgrade of values, so the buckets are finer than
 	// operationDuration's.
 	osmOperationDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "osmops_operation_osm_duration_seconds",
 		Help:    "How long OSM ran the LCM operations the operator saw end, as their records say (statusEnteredTime less startTime), by type: what the first poll of the next ones is timed on.",
 		Buckets: []float64{0.5, 1, 2, 3, 4, 5, 7.5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600},
 	}, []string{"type"})
-	// A poll request asks for the operations of the OsmDeployments of one OsmCluster due at
-	// one tick (operationbatch.go); bounded by maxPollBatch operations.
-	pollBatchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "osmops_operation_poll_batch_size",
-		Help:    "OsmDeployments whose pending OSM operations one poll request (GET ns_lcm_op_occs) asked for: those of one OsmCluster due at one tick.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 8),
-	})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, rollouts, operations, operationDuration, osmOperationDuration, pollBatchSize)
+	ctrlmetrics.Registry.MustRegister(reconcileDuration, nsInstances, rollouts, operations, operationDuration, osmOperationDuration)
 }
 
 // instanceStates are the states reported by the osmops_ns_instances gauge: every state of the

@@ -29,6 +29,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -44,7 +45,7 @@ type OsmClusterReconciler struct {
 	client.Client
 	kuberecorder.EventRecorder
 	// Connections is the pool of NBI clients the OsmDeployment reconciler shares.
-	Connections *ConnectionPool
+	Connections *osmconn.Pool
 	// SecretPollInterval is how often the credentials and CA Secrets are read again.
 	SecretPollInterval time.Duration
 	// MinInterval is the shortest spec.interval obeyed (--min-interval; none when 0).
@@ -59,9 +60,6 @@ type OsmClusterReconciler struct {
 	// Clock tells the time the expiries are compared with; the real clock when nil.
 	Clock clock.PassiveClock
 }
-
-// DefaultSecretPollInterval is how often Secrets are read again by default.
-const DefaultSecretPollInterval = 30 * time.Second
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters/status,verbs=patch
@@ -100,7 +98,7 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return later, nil
 	}
 	defer release()
-	ctx = withAnswerBudget(ctx, r.AnswerMemory)
+	ctx = osmconn.WithAnswerBudget(ctx, r.AnswerMemory)
 	obj := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -165,14 +163,14 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	key := client.ObjectKeyFromObject(obj)
 	conn, err := r.Connections.Refresh(ctx, obj)
 	if err != nil {
-		var broken *ConnectionError
+		var broken *osmconn.Error
 		if !errors.As(err, &broken) {
 			return ctrl.Result{}, err
 		}
 		r.markNotReady(obj, broken.Reason, broken.Message)
 		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
 	}
-	unchecked := !conn.checked.Load()
+	unchecked := !conn.Checked()
 	if unchecked && obj.Spec.InsecureSkipTLSVerify {
 		r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
 			"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
@@ -192,7 +190,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	version, vims, err := checkHealth(ctx, checker)
-	conn.checked.Store(true)
+	conn.MarkChecked()
 	now := metav1.Now()
 	obj.Status.LastCheckedAt = &now
 	identity := checker.ProjectID()
@@ -238,7 +236,7 @@ func (r *OsmClusterReconciler) secretPollInterval() time.Duration {
 	if r.SecretPollInterval > 0 {
 		return r.SecretPollInterval
 	}
-	return DefaultSecretPollInterval
+	return osmconn.DefaultSecretPollInterval
 }
 
 // markNotReady sets Ready=False, with a Warning event when the reason is new (not one per

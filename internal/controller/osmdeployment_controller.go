@@ -39,6 +39,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 const (
@@ -69,7 +70,7 @@ type OsmDeploymentReconciler struct {
 	// it has none of the cache's indexes.
 	readsPastCache bool
 	// Connections is the pool of NBI clients the OsmCluster reconciler shares.
-	Connections          *ConnectionPool
+	Connections          *osmconn.Pool
 	NoCrossNamespaceRefs bool
 	RequeueDependency    time.Duration
 	// MinInterval is the shortest spec.interval and spec.retryInterval obeyed (--min-interval;
@@ -79,10 +80,10 @@ type OsmDeploymentReconciler struct {
 	// the real clock when nil.
 	Clock clock.PassiveClock
 	// OperationPollInterval is how often pending OSM operations are checked, and the longest
-	// wait of the poll schedule (pollschedule.go).
+	// wait of the poll schedule (osmconn.PollSchedule).
 	OperationPollInterval time.Duration
 	// OperationPollMinInterval is the shortest wait of the poll schedule: how often operations
-	// past their usual end are checked (DefaultOperationPollMinInterval when 0; at most
+	// past their usual end are checked (osmconn.DefaultOperationPollMinInterval when 0; at most
 	// OperationPollInterval).
 	OperationPollMinInterval time.Duration
 	// HTTPClient downloads artifacts from source-controller.
@@ -322,7 +323,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return later, nil
 	}
 	defer release()
-	ctx = withAnswerBudget(ctx, r.AnswerMemory)
+	ctx = osmconn.WithAnswerBudget(ctx, r.AnswerMemory)
 	start := time.Now()
 	obj := &gitopsv1alpha1.OsmDeployment{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -411,7 +412,7 @@ func (r *OsmDeploymentReconciler) reconcileDependencies(ctx context.Context, obj
 
 // reconcileCluster takes the NBI connection of the OsmCluster from the pool, once the
 // OsmCluster is Ready: OSM answers and accepts its credentials.
-func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, outcome) {
+func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*osmconn.Connection, outcome) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
@@ -477,7 +478,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 // digest and settings, for every OsmDeployment that reads it so: revisionCache), and rejects
 // the whole revision if any file is invalid, with the reference problems of what parsed
 // (invalidWithReferences).
-func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection,
+func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *osmconn.Connection,
 	a *meta.Artifact) (*gitops.Revision, outcome) {
 	subst, unresolved, err := r.substitution(ctx, obj)
 	switch {
@@ -535,7 +536,7 @@ func recordFailedRevision(obj *gitopsv1alpha1.OsmDeployment, revision string) {
 // accounts (no NS instance); when OSM does not answer, the references are checked against the
 // revision's own packages only, as osmops validate does offline: the files must change anyway.
 // invalid is not changed: the revision cache shares it.
-func (r *OsmDeploymentReconciler) invalidWithReferences(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection,
+func (r *OsmDeploymentReconciler) invalidWithReferences(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *osmconn.Connection,
 	invalid *gitops.ValidationError) *gitops.ValidationError {
 	if invalid.Parsed == nil {
 		return invalid
@@ -849,7 +850,7 @@ func (r *OsmDeploymentReconciler) recordDeletionOperations(obj *gitopsv1alpha1.O
 // last health check said: a deletion tries OSM. Without a connection it says why, and whether
 // that is for good (final): the OsmCluster is gone, or is being deleted and its Secrets are gone
 // with no client left in the pool to use (after a restart). Other errors are transient.
-func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*Connection, string, bool, error) {
+func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (*osmconn.Connection, string, bool, error) {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	if err := r.Get(ctx, key, cluster); err != nil {
@@ -859,7 +860,7 @@ func (r *OsmDeploymentReconciler) deletionConnection(ctx context.Context, obj *g
 		return nil, "", false, err
 	}
 	conn, err := r.Connections.Get(ctx, cluster)
-	var broken *ConnectionError
+	var broken *osmconn.Error
 	switch {
 	case err == nil:
 		return conn, "", false, nil

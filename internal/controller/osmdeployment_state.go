@@ -21,7 +21,7 @@ package controller
 //	Suspended              spec.suspend, not deleted                    suspend: Ready keeps its status,          done (no requeue)
 //	                                                                    reason Suspended
 //	OperationsUnknown      status lists operations; OSM did not answer  waitFor OSMUnavailable                    retryable
-//	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (poll schedule: pollschedule.go)
+//	OperationsRunning      status lists operations; OSM runs some       record those that ended, Reconciling      waiting (poll schedule: osmconn)
 //	OperationsEnded        status lists operations; all ended or        record them; failed instances stall,      settled (revision attempted, nothing
 //	                       timed out (and the records of the            else the revision is marked applied,      unsettled, no request): stalling
 //	                       instances they completed, for Healthy)       Healthy                                   (retryInterval) on failures, else done
@@ -71,6 +71,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 // deploymentStatus is what an OsmDeployment needs, as determineState finds it (the state
@@ -111,7 +112,7 @@ type deploymentState struct {
 	// DeletionBlocked).
 	err error
 
-	conn     *Connection
+	conn     *osmconn.Connection
 	revision string
 	rev      *gitops.Revision
 	// requested is the reconcile request this state handles ("" when none or not yet).
@@ -138,7 +139,7 @@ func readFailed(err error) deploymentState {
 
 // given is what the preconditions found, and what the machine has learnt in this reconcile.
 type given struct {
-	conn *Connection
+	conn *osmconn.Connection
 	// revision is the artifact's, rev its content with values resolved.
 	revision string
 	rev      *gitops.Revision
@@ -267,22 +268,36 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 // checkOperations asks OSM about the operations the status lists, in the request of its
 // connection's tick (operationPolls): those it still runs, and those that ended or ran past
 // spec.timeout. How long OSM ran those that ended times the polls of the next ones on that OSM
-// (pollschedule.go).
-func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *Connection) (
+// (osmconn.PollSchedule).
+func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *osmconn.Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
 	pending := engineOperations(obj.Status.Operations)
-	unfinished, err := conn.polls.check(ctx, conn.NBI, pollLimits{timeout: conn.pollTimeout(), answerMemory: r.AnswerMemory},
-		client.ObjectKeyFromObject(obj), pending, time.Now())
+	unfinished, err := conn.CheckOperations(ctx, r.AnswerMemory, client.ObjectKeyFromObject(obj), pending, time.Now())
 	if err != nil {
 		return nil, nil, err
 	}
 	running, finished := engine.ClassifyOperations(pending, unfinished)
 	for _, ended := range finished {
-		conn.durations.learn(ended.Operation.Type, ended.Took)
+		conn.Learn(ended.Operation.Type, ended.Took)
 		recordOSMDuration(ended)
 	}
 	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
 	return apiOperations(running), append(finished, expired...), nil
+}
+
+// pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
+// runs: on conn's poll schedule and tick grid (Connection.NextPoll), before the reconciles
+// that would send new operations. now is the real time, as the operations' start times are
+// (not the reconciler's Clock, which tests move).
+func (r *OsmDeploymentReconciler) pollOperations(conn *osmconn.Connection, obj *gitopsv1alpha1.OsmDeployment, now time.Time) outcome {
+	wait, aligned := conn.NextPoll(osmconn.PollSchedule{Short: r.OperationPollMinInterval, Long: r.OperationPollInterval},
+		client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now)
+	out := waiting(wait)
+	if aligned {
+		out = onTick(wait)
+	}
+	out.followsOperations = true
+	return out
 }
 
 // determineDeletionState finds what the deletion of an OsmDeployment needs, as spec.deletionPolicy
@@ -355,7 +370,7 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 // observeAndPlan observes OSM (the OsmDeployment's own records, and the owners of what it
 // declares) and plans the difference with the revision, through the reconciler's Pipeline.
 func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
-	conn *Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
+	conn *osmconn.Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
 	claims := func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error) {
 		held, err := r.claims(ctx, obj, rev, identity)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/osmpkg"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
@@ -214,7 +215,7 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			if !tt.noCluster || obj.DeletionTimestamp.IsZero() {
 				// The connection the preconditions found, or a deletion's, taken earlier in the
 				// reconcile; a deletion without it looks for the OsmCluster.
-				in.conn = &Connection{NBI: &nbi, Parallelism: 1}
+				in.conn = &osmconn.Connection{NBI: &nbi, Parallelism: 1}
 			}
 			before := obj.DeepCopy()
 
@@ -315,7 +316,7 @@ func TestADeletionIsStatesOfTheSameMachine(t *testing.T) {
 	}
 	nbi := &readOnlyOSM{} // the terminate is no longer listed as unfinished: it completed, and the record went
 
-	got := r.runMachine(context.Background(), obj, nil, given{conn: &Connection{NBI: nbi, Parallelism: 1}})
+	got := r.runMachine(context.Background(), obj, nil, given{conn: &osmconn.Connection{NBI: nbi, Parallelism: 1}})
 
 	if got.kind != outcomeDone || got.after != 0 {
 		t.Errorf("outcome %+v, want done without requeue", got)

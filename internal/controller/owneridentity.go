@@ -11,7 +11,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 )
 
-// The manager may get namespaces (the rbac marker in connections.go).
+// The manager may get namespaces (the rbac marker in internal/osmconn/pool.go).
 
 // ResolveOwnerIdentity returns the identity this operator installation writes in the owner
 // markers in OSM: the one given, checked, or else "k8s-" and the UID of the kube-system

@@ -12,6 +12,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 // Preview is the plan a reconcile of an OsmDeployment would make of a revision, with what it
@@ -75,7 +76,7 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err := c.Get(ctx, clusterKey, cluster); err != nil {
 		return nil, fmt.Errorf("OsmCluster %s: %w", clusterKey, err)
 	}
-	conn, err := (&ConnectionPool{Reader: c, ClientOptions: clientOptions}).Get(ctx, cluster)
+	conn, err := (&osmconn.Pool{Reader: c, ClientOptions: clientOptions}).Get(ctx, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
 	}

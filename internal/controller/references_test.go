@@ -12,6 +12,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/osmconn"
 )
 
 // The references of what parsed of an invalid revision are checked against OSM, and against
@@ -49,7 +50,7 @@ func TestInvalidRevisionReferences(t *testing.T) {
 		{"against OSM", &readOnlyOSM{}, []string{wrongProfile, unknownVIM, parseProblem}},
 		{"OSM does not answer: the revision's own packages", &readOnlyOSM{err: errors.New("connection refused")}, []string{wrongProfile, parseProblem}},
 	} {
-		got := r.invalidWithReferences(context.Background(), obj, &Connection{NBI: test.osm}, invalid)
+		got := r.invalidWithReferences(context.Background(), obj, &osmconn.Connection{NBI: test.osm}, invalid)
 		var lines []string
 		for _, problem := range got.Problems {
 			lines = append(lines, problem.String())

@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/testenv"
 )
@@ -40,7 +41,7 @@ var (
 	// recorder keeps the events the reconcilers emit, for assertions.
 	recorder = newEventLog()
 	// connections is the reconcilers' shared pool of NBI clients.
-	connections *ConnectionPool
+	connections *osmconn.Pool
 	// testOperatorConfig is testRESTConfig impersonating the operator, for the managers tests
 	// start of their own (see startManager).
 	testOperatorConfig *rest.Config
@@ -161,14 +162,14 @@ func setupReconcilers(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // newConnectionPool returns an empty pool of NBI clients as the manager's is.
-func newConnectionPool(mgr ctrl.Manager) *ConnectionPool {
-	return &ConnectionPool{Reader: mgr.GetAPIReader(), MaxRequestTimeout: testMaxRequestTimeout, SecretMaxAge: testSecretPoll}
+func newConnectionPool(mgr ctrl.Manager) *osmconn.Pool {
+	return &osmconn.Pool{Reader: mgr.GetAPIReader(), MaxRequestTimeout: testMaxRequestTimeout, SecretMaxAge: testSecretPoll}
 }
 
 // setupReconcilersWith registers the OsmDeployment reconciler of shard, and the OsmCluster
 // reconciler when withClusters, with the pool given; edits change the OsmDeployment reconciler's
 // settings.
-func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *ConnectionPool, shard string, withClusters bool,
+func setupReconcilersWith(ctx context.Context, mgr ctrl.Manager, pool *osmconn.Pool, shard string, withClusters bool,
 	edits ...func(*OsmDeploymentReconciler)) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err

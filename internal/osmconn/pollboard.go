@@ -1,4 +1,4 @@
-package controller
+package osmconn
 
 // One poll request per OsmCluster per tick. The OsmDeployments whose operations OSM runs are
 // requeued on their connection's tick grid (pollSchedule.onTick) and leave their pending
@@ -16,7 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/osm"
@@ -149,7 +151,7 @@ func (p *operationPolls) join(nbi engine.OSM, limits pollLimits, key types.Names
 // send asks OSM, with a context of its own: the callers that wait may give up one by one.
 func (r *pollRequest) send(nbi engine.OSM, limits pollLimits) {
 	defer close(r.done)
-	ctx, cancel := context.WithTimeout(withAnswerBudget(context.Background(), limits.answerMemory), limits.timeout)
+	ctx, cancel := context.WithTimeout(WithAnswerBudget(context.Background(), limits.answerMemory), limits.timeout)
 	defer cancel()
 	r.answer, r.err = nbi.ListOperationsSince(ctx, r.since, slices.Sorted(maps.Keys(r.asked))...)
 }
@@ -178,6 +180,33 @@ func (r *pollRequest) part(ids []string) []osm.Operation {
 	}
 	return part
 }
+
+// CheckOperations returns what OSM reports of the pending operations of the OsmDeployment key
+// at now (operationPolls.check), an answer holding at most answerMemory (0: no bound).
+func (c *Connection) CheckOperations(ctx context.Context, answerMemory int64, key types.NamespacedName,
+	pending []engine.OperationRecord, now time.Time) ([]osm.Operation, error) {
+	return c.polls.check(ctx, c.NBI, pollLimits{timeout: c.pollTimeout(), answerMemory: answerMemory}, key, pending, now)
+}
+
+// WithAnswerBudget gives a reconcile its budget of the memory OSM's list answers may hold
+// (osm.MemoryBudget), so that what a manager holds is bounded by its workers times limit,
+// whatever each tenant's OSM answers. No budget when limit is 0.
+func WithAnswerBudget(ctx context.Context, limit int64) context.Context {
+	if limit <= 0 {
+		return ctx
+	}
+	return osm.WithMemoryBudget(ctx, osm.NewMemoryBudget(limit))
+}
+
+// pollBatchSize: a poll request asks for the operations of the OsmDeployments of one OsmCluster
+// due at one tick; bounded by maxPollBatch operations.
+var pollBatchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+	Name:    "osmops_operation_poll_batch_size",
+	Help:    "OsmDeployments whose pending OSM operations one poll request (GET ns_lcm_op_occs) asked for: those of one OsmCluster due at one tick.",
+	Buckets: prometheus.ExponentialBuckets(1, 2, 8),
+})
+
+func init() { ctrlmetrics.Registry.MustRegister(pollBatchSize) }
 
 func minTime(a, b time.Time) time.Time {
 	if b.Before(a) {

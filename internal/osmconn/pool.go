@@ -1,4 +1,9 @@
-package controller
+// Package osmconn holds the OSM connections of the manager: the NBI client of each OsmCluster,
+// built from its Secrets and shared by both reconcilers (Pool), the poll schedule learnt from
+// how long each OSM runs its operations, and the poll board that joins the operation polls of
+// the OsmDeployments of one OsmCluster into one request per tick. It knows no reconciler: the
+// controller and the command line tool both use it.
+package osmconn
 
 import (
 	"context"
@@ -31,20 +36,27 @@ type Connection struct {
 	// means the client must be rebuilt.
 	Fingerprint string
 
+	// PollOrigin, when the connection was built, places its poll ticks (PollSchedule.onTick).
+	PollOrigin time.Time
+
 	// durations is how long this OSM ran the operations seen end: the poll schedule's hints
 	// (pollschedule.go), dropped with the connection.
 	durations operationDurations
 	// polls joins the operation polls of the OsmDeployments into one request per tick
-	// (operationbatch.go); pollOrigin, when the connection was built, places its ticks
-	// (pollSchedule.onTick), and requestTimeout is the NBI client's.
+	// (pollboard.go); requestTimeout is the NBI client's.
 	polls          operationPolls
-	pollOrigin     time.Time
 	requestTimeout time.Duration
 
 	// checked is set once the OsmCluster reconciler has checked OSM with this client: a client
 	// built by anyone (after a restart, a new Secret) is checked at the OsmCluster's next reconcile.
 	checked atomic.Bool
 }
+
+// Checked tells whether the OsmCluster reconciler has checked OSM with this client.
+func (c *Connection) Checked() bool { return c.checked.Load() }
+
+// MarkChecked records that the OsmCluster reconciler checked OSM with this client.
+func (c *Connection) MarkChecked() { c.checked.Store(true) }
 
 // pollTimeout bounds a request of the poll board, which no reconcile's context cancels.
 func (c *Connection) pollTimeout() time.Duration {
@@ -55,10 +67,10 @@ func (c *Connection) pollTimeout() time.Duration {
 	return pollRequestTimeouts * timeout
 }
 
-// ConnectionError is why an OsmCluster cannot be connected to that a person must fix: a
+// Error is why an OsmCluster cannot be connected to that a person must fix: a
 // Secret or a key missing, a CA bundle that holds no certificate. Its message names Secrets,
 // never their content.
-type ConnectionError struct {
+type Error struct {
 	// Reason is the OsmCluster's Ready reason (SecretNotFound, SecretKeyMissing, InvalidCA).
 	Reason  string
 	Message string
@@ -67,9 +79,12 @@ type ConnectionError struct {
 	Gone bool
 }
 
-func (e *ConnectionError) Error() string { return e.Message }
+func (e *Error) Error() string { return e.Message }
 
-// ConnectionPool holds the NBI client of each OsmCluster for both reconcilers. Whichever needs a
+// DefaultSecretPollInterval is how often Secrets are read again by default.
+const DefaultSecretPollInterval = 30 * time.Second
+
+// Pool holds the NBI client of each OsmCluster for both reconcilers. Whichever needs a
 // client first builds it from the OsmCluster and its Secrets, so that no reconciler depends on
 // another having run in this process (a restarted manager; a deleting OsmCluster, whose own
 // reconciler no longer connects). A client is rebuilt when the OsmCluster's settings or its
@@ -82,7 +97,7 @@ func (e *ConnectionError) Error() string { return e.Message }
 // client away: deleting a namespace deletes its Secrets at once, and the OsmDeployments still
 // have NS instances to terminate. A Secret found gone otherwise drops the client: the tenant
 // took the credentials away.
-type ConnectionPool struct {
+type Pool struct {
 	// Reader reads the Secrets, and the OsmCluster when a Secret is gone, past any cache: the
 	// operator caches no Secret's data, and a cached OsmCluster may not show its deletion yet.
 	Reader client.Reader
@@ -115,9 +130,9 @@ type poolSlot struct {
 }
 
 // Get returns the connection of the OsmCluster, building it, or building it again when its
-// settings or (read at most SecretMaxAge ago) its Secrets changed. A *ConnectionError says what
+// settings or (read at most SecretMaxAge ago) its Secrets changed. A *Error says what
 // a person must fix; other errors are transient.
-func (p *ConnectionPool) Get(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) (*Connection, error) {
+func (p *Pool) Get(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) (*Connection, error) {
 	maxAge := p.SecretMaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultSecretPollInterval
@@ -126,18 +141,18 @@ func (p *ConnectionPool) Get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 }
 
 // Refresh is Get, reading the Secrets now.
-func (p *ConnectionPool) Refresh(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) (*Connection, error) {
+func (p *Pool) Refresh(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) (*Connection, error) {
 	return p.get(ctx, cluster, 0)
 }
 
 // Evict forgets the connection of an OsmCluster (deleted, or its Secret gone).
-func (p *ConnectionPool) Evict(cluster types.NamespacedName) {
+func (p *Pool) Evict(cluster types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.slots, cluster)
 }
 
-func (p *ConnectionPool) slot(key types.NamespacedName) *poolSlot {
+func (p *Pool) slot(key types.NamespacedName) *poolSlot {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.slots == nil {
@@ -151,7 +166,7 @@ func (p *ConnectionPool) slot(key types.NamespacedName) *poolSlot {
 	return s
 }
 
-func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster, maxAge time.Duration) (*Connection, error) {
+func (p *Pool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster, maxAge time.Duration) (*Connection, error) {
 	key := client.ObjectKeyFromObject(cluster)
 	s := p.slot(key)
 	s.mu.Lock()
@@ -162,7 +177,7 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 	}
 	creds, ca, err := readSecrets(ctx, p.Reader, cluster)
 	if err != nil {
-		var missing *ConnectionError
+		var missing *Error
 		if !errors.As(err, &missing) {
 			return nil, err
 		}
@@ -185,10 +200,10 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 	nbi, err := p.newClient(cluster, creds, ca)
 	if err != nil {
 		s.conn = nil
-		return nil, &ConnectionError{Reason: gitopsv1alpha1.InvalidCASecretReason, Message: err.Error()}
+		return nil, &Error{Reason: gitopsv1alpha1.InvalidCASecretReason, Message: err.Error()}
 	}
 	s.conn = &Connection{NBI: nbi, Parallelism: cluster.GetMaxConcurrentRequests(), Fingerprint: fingerprint,
-		pollOrigin: time.Now(), requestTimeout: p.requestTimeout(cluster)}
+		PollOrigin: time.Now(), requestTimeout: p.requestTimeout(cluster)}
 	s.settings = settings
 	return s.conn, nil
 }
@@ -199,7 +214,7 @@ func (p *ConnectionPool) get(ctx context.Context, cluster *gitopsv1alpha1.OsmClu
 // deleted (or is gone), or its namespace is. A namespace is marked Terminating before any of
 // its objects is deleted, so that a Secret deleted with its namespace is never taken for one a
 // person removed, whatever order the namespace's objects go in.
-func (p *ConnectionPool) deleting(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) bool {
+func (p *Pool) deleting(ctx context.Context, cluster *gitopsv1alpha1.OsmCluster) bool {
 	if !cluster.DeletionTimestamp.IsZero() {
 		return true
 	}
@@ -216,7 +231,7 @@ func (p *ConnectionPool) deleting(ctx context.Context, cluster *gitopsv1alpha1.O
 }
 
 // readSecrets reads the credentials and the optional CA bundle of an OsmCluster. A
-// *ConnectionError says which Secret or key is missing.
+// *Error says which Secret or key is missing.
 func readSecrets(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmCluster) (osm.Credentials, []byte, error) {
 	creds := osm.Credentials{Project: obj.GetProject()}
 	secret, err := readSecret(ctx, reader, obj.Namespace, obj.Spec.CredentialsSecretRef.Name,
@@ -242,7 +257,7 @@ func readSecret(ctx context.Context, reader client.Reader, namespace, name strin
 	secret := &corev1.Secret{}
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &ConnectionError{Reason: gitopsv1alpha1.SecretNotFoundReason,
+			return nil, &Error{Reason: gitopsv1alpha1.SecretNotFoundReason,
 				Message: fmt.Sprintf("Secret %s/%s not found", namespace, name)}
 		}
 		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
@@ -254,13 +269,13 @@ func readSecret(ctx context.Context, reader client.Reader, namespace, name strin
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &ConnectionError{Reason: gitopsv1alpha1.SecretKeyMissingReason,
+		return nil, &Error{Reason: gitopsv1alpha1.SecretKeyMissingReason,
 			Message: fmt.Sprintf("Secret %s/%s has no %s", namespace, name, strings.Join(missing, " or "))}
 	}
 	return secret, nil
 }
 
-func (p *ConnectionPool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) (*osm.Client, error) {
+func (p *Pool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Credentials, ca []byte) (*osm.Client, error) {
 	options := []osm.Option{
 		osm.WithTimeout(p.requestTimeout(obj)),
 		osm.WithMaxConcurrentRequests(obj.GetMaxConcurrentRequests()),
@@ -276,7 +291,7 @@ func (p *ConnectionPool) newClient(obj *gitopsv1alpha1.OsmCluster, creds osm.Cre
 }
 
 // requestTimeout is the OsmCluster's NBI request timeout, within the manager's cap.
-func (p *ConnectionPool) requestTimeout(obj *gitopsv1alpha1.OsmCluster) time.Duration {
+func (p *Pool) requestTimeout(obj *gitopsv1alpha1.OsmCluster) time.Duration {
 	if p.MaxRequestTimeout > 0 {
 		return min(obj.GetTimeout(), p.MaxRequestTimeout)
 	}

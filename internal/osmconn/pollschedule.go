@@ -1,4 +1,4 @@
-package controller
+package osmconn
 
 // The poll schedule of OSM operations. An OsmDeployment whose operations run looks at them again
 // when operations of their type usually end on that OSM, as learnt from those already seen end
@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/types"
 
-	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/engine"
 )
 
 const (
@@ -80,22 +80,37 @@ func (d *operationDurations) usual(opType string) (time.Duration, bool) {
 	return seen[len(seen)*3/4], true
 }
 
-// pollSchedule times the polls of pending operations: never sooner than short, never later
-// than long (--operation-poll-min-interval, --operation-poll-interval).
+// PollSchedule times the polls of pending operations: never sooner than Short, never later
+// than Long (--operation-poll-min-interval, --operation-poll-interval; DefaultOperationPollMinInterval
+// when Short is 0, and never more than Long).
+type PollSchedule struct {
+	Short, Long time.Duration
+}
+
+// bounds is the schedule as it is kept: Short defaulted and within Long.
+func (s PollSchedule) bounds() pollSchedule {
+	short := s.Short
+	if short <= 0 {
+		short = DefaultOperationPollMinInterval
+	}
+	return pollSchedule{short: min(short, s.Long), long: s.Long}
+}
+
+// pollSchedule is a PollSchedule within its bounds.
 type pollSchedule struct {
 	short, long time.Duration
 }
 
 // next is how long to wait before checking the pending operations again, at now, given usual
 // (operationDurations.usual): the soonest any of them needs.
-func (s pollSchedule) next(pending []gitopsv1alpha1.OperationEntry, now time.Time, usual func(opType string) (time.Duration, bool)) time.Duration {
+func (s pollSchedule) next(pending []engine.OperationRecord, now time.Time, usual func(opType string) (time.Duration, bool)) time.Duration {
 	wait := s.long
 	for _, op := range pending {
 		took, known := usual(op.Type)
 		if !known {
 			continue
 		}
-		wait = min(wait, s.wait(op.StartTime.Time, took, now))
+		wait = min(wait, s.wait(op.StartTime, took, now))
 	}
 	return max(wait, s.short)
 }
@@ -117,7 +132,7 @@ func (s pollSchedule) wait(start time.Time, took time.Duration, now time.Time) t
 
 // onTick moves a wait of the schedule at now onto the tick grid of a connection: the instants
 // origin plus a multiple of short. The OsmDeployments of one OsmCluster that poll on the same
-// tick share one request (operationbatch.go); each connection's origin (when it was built)
+// tick share one request (pollboard.go); each connection's origin (when it was built)
 // spreads the ticks of different OSMs. A wait of the poll interval (nothing learnt, or far past
 // the usual end) ends on the last tick of a coarser grid, of the largest multiple of short
 // within long, so that such polls of one OSM meet whichever tick each started on; when that
@@ -176,9 +191,9 @@ func (s pollSchedule) within(d time.Duration) bool { return d >= s.short && d <=
 
 // justSent tells whether every pending operation started less than the short interval before
 // now: sent by this reconcile, not polled yet (polls are at least that far apart).
-func (s pollSchedule) justSent(pending []gitopsv1alpha1.OperationEntry, now time.Time) bool {
+func (s pollSchedule) justSent(pending []engine.OperationRecord, now time.Time) bool {
 	for _, op := range pending {
-		if now.Sub(op.StartTime.Time) >= s.short {
+		if now.Sub(op.StartTime) >= s.short {
 			return false
 		}
 	}
@@ -194,27 +209,24 @@ func sinceTick(at, origin time.Time, spacing time.Duration) time.Duration {
 	return past
 }
 
-// pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
-// runs: on the schedule learnt from conn's OSM, on conn's tick grid, where it leaves its pending
-// operations for the request of that tick (operationPolls.expect). now is the real time, as the
-// operations' start times are (not the reconciler's Clock, which tests move).
-func (r *OsmDeploymentReconciler) pollOperations(conn *Connection, obj *gitopsv1alpha1.OsmDeployment, now time.Time) outcome {
-	short := r.OperationPollMinInterval
-	if short <= 0 {
-		short = DefaultOperationPollMinInterval
-	}
-	schedule := pollSchedule{short: min(short, r.OperationPollInterval), long: r.OperationPollInterval}
-	wait := schedule.next(obj.Status.Operations, now, conn.durations.usual)
+// NextPoll is how long to wait, at now, before the OsmDeployment key checks its pending
+// operations again: on the schedule learnt from this OSM, moved onto the connection's tick grid
+// when onTick (a requeue there must not be jittered: the OsmDeployments of that OSM polling on
+// one tick share one request), where it leaves its operations for the request of that tick
+// (operationPolls.expect). now is the real time, as the operations' start times are.
+func (c *Connection) NextPoll(given PollSchedule, key types.NamespacedName, pending []engine.OperationRecord, now time.Time) (
+	wait time.Duration, onTick bool) {
+	schedule := given.bounds()
+	wait = schedule.next(pending, now, c.durations.usual)
 	align := schedule.onTick
-	if schedule.justSent(obj.Status.Operations, now) {
+	if schedule.justSent(pending, now) {
 		align = schedule.firstOnTick
 	}
-	wait, aligned := align(wait, now, conn.pollOrigin)
-	conn.polls.expect(client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now.Add(wait))
-	out := waiting(wait)
-	if aligned {
-		out = onTick(wait)
-	}
-	out.followsOperations = true
-	return out
+	wait, onTick = align(wait, now, c.PollOrigin)
+	c.polls.expect(key, pending, now.Add(wait))
+	return wait, onTick
 }
+
+// Learn records that this OSM ran an operation of opType for took: the poll schedule of the
+// next ones of that type.
+func (c *Connection) Learn(opType string, took time.Duration) { c.durations.learn(opType, took) }
