@@ -38,8 +38,10 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 // controllerName names the operator in events, leader election and field managers.
@@ -219,7 +221,7 @@ func run(o options) error {
 	if !o.watch.AllNamespaces {
 		cacheOptions.DefaultNamespaces = map[string]ctrlcache.Config{runtimeNamespace: {}}
 	}
-	leases, claims := controller.ClaimsCache(runtimeNamespace)
+	leases, claims := nameclaims.Cache(runtimeNamespace)
 	cacheOptions.ByObject[leases] = claims
 
 	restConfig := runtimeclient.GetConfigOrDie(o.client)
@@ -261,7 +263,7 @@ func run(o options) error {
 	if err := controller.SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	ownerIdentity, err := controller.ResolveOwnerIdentity(ctx, mgr.GetAPIReader(), o.ownerIdentity)
+	ownerIdentity, err := pipeline.ResolveOwnerIdentity(ctx, mgr.GetAPIReader(), o.ownerIdentity)
 	if err != nil {
 		return err
 	}

@@ -876,6 +876,20 @@ const (
 	shortReferenceLength = 12
 )
 
+// RevisionDigest is what identifies the content of a Flux revision whichever source object
+// announced it: the digest after the last "@" (<branch>@sha1:<commit>, <tag>@sha256:<digest>),
+// or the whole revision when it is only a digest (sha256:<digest> of a Bucket, an OCI artifact
+// pinned by digest).
+func RevisionDigest(revision string) string {
+	return revision[strings.LastIndex(revision, "@")+1:]
+}
+
+// SameRevision tells whether two Flux revisions carry the same commit or digest (the waves of a
+// rollout, and osmops rollout, compare revisions so).
+func SameRevision(a, b string) bool {
+	return a != "" && b != "" && RevisionDigest(a) == RevisionDigest(b)
+}
+
 // ShortRevision cuts a Flux revision to a reference of at most shortReferenceLength
 // characters and the first shortDigestLength characters of its digest, without the
 // algorithm: main@sha1:<40 hex> is main@3f1c0a2, latest@sha256:<64 hex> latest@0123456, and

@@ -35,6 +35,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
@@ -115,7 +116,7 @@ func (o *Operator) start(ctx context.Context, cfg *rest.Config, scheme *runtime.
 	operatorConfig.QPS, operatorConfig.Burst, o.unlimited = clientLimit(ctx, cfg, opts.KubeAPIQPS, opts.KubeAPIBurst)
 	o.apiCalls = newAPICalls()
 	operatorConfig.Wrap(o.apiCalls.wrap)
-	leases, claims := controller.ClaimsCache(metav1.NamespaceDefault)
+	leases, claims := nameclaims.Cache(metav1.NamespaceDefault)
 	mgr, err := ctrl.NewManager(operatorConfig, ctrl.Options{
 		Scheme: scheme,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{leases: claims},

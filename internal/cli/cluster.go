@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -189,7 +189,7 @@ is Ready or fails, and say which with the Ready message. With --with-source, the
 // reconcileSource requests a reconcile of the OsmDeployment's source and waits until the
 // source handled it and is Ready, as `flux reconcile source` does.
 func reconcileSource(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, out io.Writer) error {
-	src, known := controller.NewSource(obj.Spec.SourceRef.Kind)
+	src, known := pipeline.NewSource(obj.Spec.SourceRef.Kind)
 	if !known {
 		return fmt.Errorf("source kind %q is not supported", obj.Spec.SourceRef.Kind)
 	}

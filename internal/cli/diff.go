@@ -13,9 +13,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 // The owner marker of the plan of a new OsmDeployment: no NS instance carries it, so none is
@@ -115,7 +115,7 @@ func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags,
 		if err != nil {
 			return report, fmt.Errorf("the repository's valuesFrom are read from the cluster: %w", err)
 		}
-		get = controller.ValuesGetter(c, namespace)
+		get = pipeline.ValuesGetter(c, namespace)
 		rev, err = gitops.ResolveValues(ctx, rev, get)
 		if report, done, err := withProblems(report, rev, err); done {
 			return report, err
@@ -123,7 +123,7 @@ func (f *diffFlags) run(cmd *cobra.Command, kube *genericclioptions.ConfigFlags,
 	}
 	// Without a cluster, no owner can be looked up (each counts as existing, as an owner of
 	// another installation does for the operator), and no other OsmDeployment claims a name.
-	planned, err := controller.Pipeline{NBI: nbi, OwnerIdentity: previewOwnerIdentity}.Plan(ctx, f.newDeployment(), rev, "", false)
+	planned, err := pipeline.Pipeline{NBI: nbi, OwnerIdentity: previewOwnerIdentity}.Plan(ctx, f.newDeployment(), rev, "", false)
 	if err != nil {
 		return report, err
 	}
@@ -141,7 +141,7 @@ func (f *diffFlags) newDeployment() *gitopsv1alpha1.OsmDeployment {
 	return obj
 }
 
-// planDeployment plans as the OsmDeployment of --deployment (controller.PreviewPlan) the
+// planDeployment plans as the OsmDeployment of --deployment (pipeline.PreviewPlan) the
 // checkout of args, else its source's current artifact.
 func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.ConfigFlags, args []string) (DiffReport, error) {
 	report := DiffReport{Deployment: f.deployment}
@@ -163,7 +163,7 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 		return report, fmt.Errorf("OsmCluster %s/%s: %w", namespace, obj.Spec.ClusterRef.Name, err)
 	}
 	report.OSM, report.Project = cluster.Spec.URL, cluster.GetProject()
-	identity, err := controller.ResolveOwnerIdentity(ctx, c, f.ownerIdentity)
+	identity, err := pipeline.ResolveOwnerIdentity(ctx, c, f.ownerIdentity)
 	if err != nil {
 		return report, err
 	}
@@ -176,7 +176,7 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 		defer func() { _ = os.RemoveAll(checkout.Dir) }()
 		report.Dir, report.Source = checkout.Dir, checkout.Name
 	}
-	preview, err := controller.PreviewPlan(ctx, c, obj, report.Dir, identity, f.claimsNamespace)
+	preview, err := pipeline.PreviewPlan(ctx, c, obj, report.Dir, identity, f.claimsNamespace)
 	var rev *gitops.Revision
 	if preview != nil {
 		rev = preview.Revision
@@ -188,7 +188,7 @@ func (f *diffFlags) planDeployment(ctx context.Context, kube *genericclioptions.
 	if len(args) > 0 {
 		applied = appliedGitValues(ctx, report.Dir, obj.Status.LastAppliedRevision, preview.Revision.NsInstances)
 	}
-	return report.withPlan(ctx, preview.Revision, preview.Observed, preview.Plan, controller.ValuesGetter(c, obj.Namespace), applied)
+	return report.withPlan(ctx, preview.Revision, preview.Observed, preview.Plan, pipeline.ValuesGetter(c, obj.Namespace), applied)
 }
 
 // withProblems puts the problems of a revision that does not load or resolve into the report;

@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/openldap"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
@@ -110,11 +110,11 @@ func TestDiffOfADeployment(t *testing.T) {
 
 	// OSM runs the demo repository as the operator applied it, and the status says so.
 	applied := demoRepo(t, nil)
-	identity, err := controller.ResolveOwnerIdentity(ctx, c, "")
+	identity, err := pipeline.ResolveOwnerIdentity(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	preview, err := controller.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system")
+	preview, err := pipeline.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +125,10 @@ func TestDiffOfADeployment(t *testing.T) {
 	if result := engine.Apply(ctx, nbi, &preview.Plan, preview.Observed, 1); len(result.Errors) > 0 {
 		t.Fatalf("applying the demo repository: %v", result.Errors)
 	}
-	if preview, err = controller.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system"); err != nil {
+	if preview, err = pipeline.PreviewPlan(ctx, c, deployment, applied, identity, "osmops-system"); err != nil {
 		t.Fatal(err)
 	}
-	deployment.Status.Inventory = controller.APIInventory(preview.Plan.Inventory)
+	deployment.Status.Inventory = pipeline.APIInventory(preview.Plan.Inventory)
 	if err := c.Status().Update(ctx, deployment); err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/testing/openldap"
 )
 
@@ -35,7 +35,7 @@ func TestDiffAgainstOSMFollowsPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planned, err := controller.Pipeline{NBI: nbi, OwnerIdentity: previewOwnerIdentity}.Plan(ctx, (&diffFlags{}).newDeployment(), rev, "", false)
+	planned, err := pipeline.Pipeline{NBI: nbi, OwnerIdentity: previewOwnerIdentity}.Plan(ctx, (&diffFlags{}).newDeployment(), rev, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -251,13 +250,13 @@ func gateOf(rollout *gitopsv1alpha1.RolloutStatus, waitsOn string, dep *gitopsv1
 		return "bake time ended", ""
 	case dep == nil:
 		return "not listed (another namespace without -A, or none)", ""
-	case dep.Status.Rollout != nil && controller.SameRevision(dep.Status.Rollout.Revision, rollout.Revision):
+	case dep.Status.Rollout != nil && gitopsv1alpha1.SameRevision(dep.Status.Rollout.Revision, rollout.Revision):
 		return fmt.Sprintf("its wave (%s)", dep.Status.Rollout.Phase), ""
-	case controller.SameRevision(dep.Status.LastAppliedRevision, rollout.Revision) && conditionStatus(dep, gitopsv1alpha1.HealthyCondition) == "Unknown":
+	case gitopsv1alpha1.SameRevision(dep.Status.LastAppliedRevision, rollout.Revision) && conditionStatus(dep, gitopsv1alpha1.HealthyCondition) == "Unknown":
 		return "health check", ""
-	case controller.SameRevision(dep.Status.LastAppliedRevision, rollout.Revision):
+	case gitopsv1alpha1.SameRevision(dep.Status.LastAppliedRevision, rollout.Revision):
 		return fmt.Sprintf("not Ready on %s (%s)", short, conditions.GetReason(dep, meta.ReadyCondition)), ""
-	case controller.SameRevision(dep.Status.LastAttemptedRevision, rollout.Revision):
+	case gitopsv1alpha1.SameRevision(dep.Status.LastAttemptedRevision, rollout.Revision):
 		return "applying " + short, ""
 	}
 	return short + " not attempted yet", ""

@@ -16,7 +16,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/artifact"
-	"github.com/osmops/osmops/internal/controller"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 // artifactTimeout bounds the download of a source's artifact.
@@ -40,7 +40,7 @@ func fetchSourceArtifact(ctx context.Context, kube *genericclioptions.ConfigFlag
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
 	kind := obj.Spec.SourceRef.Kind
-	source, known := controller.NewSource(kind)
+	source, known := pipeline.NewSource(kind)
 	if !known {
 		return nil, fmt.Errorf("source kind %q is not supported", kind)
 	}

@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -208,12 +208,12 @@ func currentRevision(ctx context.Context, kube *genericclioptions.ConfigFlags, c
 		return nil, err
 	}
 	defer func() { _ = os.RemoveAll(checkout.Dir) }()
-	return controller.LoadRevision(ctx, c, obj, checkout.Dir)
+	return pipeline.LoadRevision(ctx, c, obj, checkout.Dir)
 }
 
 // artifactRevision is the revision of the source's artifact now, "" when it cannot be read.
 func artifactRevision(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment) string {
-	source, known := controller.NewSource(obj.Spec.SourceRef.Kind)
+	source, known := pipeline.NewSource(obj.Spec.SourceRef.Kind)
 	if !known || c.Get(ctx, types.NamespacedName{Namespace: obj.GetSourceNamespace(), Name: obj.Spec.SourceRef.Name}, source) != nil ||
 		source.GetArtifact() == nil {
 		return ""

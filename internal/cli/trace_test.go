@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/controller"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/nbisim"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
@@ -255,12 +255,12 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 		}
 	}
 	// The operator's apply of the demo repository, and the status it writes.
-	identity, err := controller.ResolveOwnerIdentity(ctx, c, "")
+	identity, err := pipeline.ResolveOwnerIdentity(ctx, c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	repo := demoRepo(t, nil)
-	preview, err := controller.PreviewPlan(ctx, c, deployment, repo, identity, "osmops-system")
+	preview, err := pipeline.PreviewPlan(ctx, c, deployment, repo, identity, "osmops-system")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestTraceOfAnAppliedDeployment(t *testing.T) {
 		t.Fatalf("applying the demo repository: %v", result.Errors)
 	}
 	const revision = "main@sha1:0123456789abcdef0123456789abcdef01234567"
-	deployment.Status.Inventory = controller.APIInventory(preview.Plan.Inventory)
+	deployment.Status.Inventory = pipeline.APIInventory(preview.Plan.Inventory)
 	snapshot := gitopsv1alpha1.ApplySnapshot{Revision: revision, PlanDigest: preview.Plan.Digest(), StartTime: metav1.Now(), Outcome: gitopsv1alpha1.ApplyRunning}
 	instantiates := map[string]string{}
 	for _, op := range result.Operations {

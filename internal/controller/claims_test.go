@@ -1,20 +1,12 @@
 package controller
 
 import (
-	"context"
-	"errors"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -24,16 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
-	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
-	"github.com/osmops/osmops/internal/testing/testenv"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
-// The claims of NS instance names (claims.go): Leases in the manager's namespace that the API
+// The claims of NS instance names (internal/nameclaims): Leases in the manager's namespace that the API
 // server creates once, so that no process memory guards a name.
 
 // identity is the OSM identity of the tenant's OsmCluster, as claims go by it.
@@ -41,7 +31,7 @@ func (tn *tenant) identity() string {
 	tn.t.Helper()
 	cluster := &gitopsv1alpha1.OsmCluster{}
 	tn.g.Expect(k8sClient.Get(tn.ctx, client.ObjectKeyFromObject(tn.cluster), cluster)).To(Succeed())
-	identity := clusterIdentity(cluster)
+	identity := nameclaims.ClusterIdentity(cluster)
 	tn.g.Expect(identity).NotTo(BeEmpty())
 	return identity
 }
@@ -50,7 +40,7 @@ func (tn *tenant) identity() string {
 func (tn *tenant) claimOf(name string) *coordinationv1.Lease {
 	tn.t.Helper()
 	lease := &coordinationv1.Lease{}
-	err := k8sClient.Get(tn.ctx, types.NamespacedName{Namespace: operatorNamespace, Name: claimName(tn.identity(), name)}, lease)
+	err := k8sClient.Get(tn.ctx, types.NamespacedName{Namespace: operatorNamespace, Name: nameclaims.Name(tn.identity(), name)}, lease)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -69,10 +59,10 @@ func (tn *tenant) claimHolderUID(name string) string {
 // claimsHeldBy lists the NS instance names the OsmDeployment d claims, on any OSM.
 func (tn *tenant) claimsHeldBy(d *gitopsv1alpha1.OsmDeployment) []string {
 	var list coordinationv1.LeaseList
-	tn.g.Expect(k8sClient.List(tn.ctx, &list, client.InNamespace(operatorNamespace), client.MatchingLabels{claimHolderLabel: string(d.UID)})).To(Succeed())
+	tn.g.Expect(k8sClient.List(tn.ctx, &list, client.InNamespace(operatorNamespace), client.MatchingLabels{nameclaims.HolderLabel: string(d.UID)})).To(Succeed())
 	names := make([]string, 0, len(list.Items))
 	for _, lease := range list.Items {
-		names = append(names, lease.Annotations[claimNsInstanceAnnotation])
+		names = append(names, lease.Annotations[nameclaims.NsInstanceAnnotation])
 	}
 	return names
 }
@@ -98,9 +88,9 @@ var _ = Describe("Claims of NS instance names", func() {
 		start.Add(1)
 		for i, d := range deployments {
 			done.Go(func() {
-				r := &OsmDeploymentReconciler{Client: operator, APIReader: operator, ClaimsNamespace: operatorNamespace}
+				r := &nameclaims.Registry{Client: operator, APIReader: operator, Namespace: operatorNamespace}
 				start.Wait()
-				holders[i], errs[i] = r.takeClaim(tn.ctx, d, identity, "ldap")
+				holders[i], errs[i] = r.Take(tn.ctx, d, identity, "ldap")
 			})
 		}
 		start.Done()
@@ -118,7 +108,7 @@ var _ = Describe("Claims of NS instance names", func() {
 			tn.g.Expect(holder).To(BeElementOf("", winners[0]))
 		}
 		lease := tn.claimOf("ldap")
-		tn.g.Expect(lease.Annotations[claimHolderAnnotation]).To(Equal(winners[0]))
+		tn.g.Expect(lease.Annotations[nameclaims.HolderAnnotation]).To(Equal(winners[0]))
 	})
 
 	// An OsmDeployment adopts an NS instance made by hand (OSM cannot mark it: only its claim says
@@ -179,10 +169,10 @@ var _ = Describe("Claims of NS instance names", func() {
 		identity := tn.identity()
 		for name, holder := range map[string]string{"ldap": "ghost", "ldap2": "owner"} {
 			stale := &coordinationv1.Lease{
-				ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: claimName(identity, name),
-					Labels: map[string]string{claimHolderLabel: "gone"},
-					Annotations: map[string]string{claimHolderAnnotation: tn.namespace + "/" + holder,
-						claimOSMAnnotation: identity, claimNsInstanceAnnotation: name}},
+				ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: nameclaims.Name(identity, name),
+					Labels: map[string]string{nameclaims.HolderLabel: "gone"},
+					Annotations: map[string]string{nameclaims.HolderAnnotation: tn.namespace + "/" + holder,
+						nameclaims.OSMAnnotation: identity, nameclaims.NsInstanceAnnotation: name}},
 				Spec: coordinationv1.LeaseSpec{HolderIdentity: new("gone")},
 			}
 			tn.g.Expect(k8sClient.Create(tn.ctx, stale)).To(Succeed())
@@ -220,9 +210,9 @@ var _ = Describe("Claims of NS instance names", func() {
 
 		// The other tenant forges, in its own namespace, a claim of a name the first declares next.
 		forged := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Namespace: other.namespace, Name: claimName(tn.identity(), "ldap2"),
-				Labels:      map[string]string{claimHolderLabel: "forged"},
-				Annotations: map[string]string{claimHolderAnnotation: other.namespace + "/forger"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: other.namespace, Name: nameclaims.Name(tn.identity(), "ldap2"),
+				Labels:      map[string]string{nameclaims.HolderLabel: "forged"},
+				Annotations: map[string]string{nameclaims.HolderAnnotation: other.namespace + "/forger"}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: new("forged")},
 		}
 		err := tenant.Create(tn.ctx, forged)
@@ -246,7 +236,7 @@ var _ = Describe("Claims of NS instance names", func() {
 			tn.g.Expect(os.MkdirAll(filepath.Dir(file), 0o755)).To(Succeed())
 			tn.g.Expect(os.WriteFile(file, []byte(content), 0o644)).To(Succeed())
 		}
-		preview, err := PreviewPlan(tn.ctx, k8sClient, other.get(second), dir, testOwnerIdentity, operatorNamespace)
+		preview, err := pipeline.PreviewPlan(tn.ctx, k8sClient, other.get(second), dir, testOwnerIdentity, operatorNamespace)
 		tn.g.Expect(err).NotTo(HaveOccurred())
 		tn.g.Expect(preview.Plan.Problems).To(ContainElement(HaveField("Message", ContainSubstring("OsmDeployment "+tn.namespace+"/ldap"))))
 	})
@@ -294,133 +284,4 @@ func (tn *tenant) asTenantAdmin() client.Client {
 	c, err := client.New(cfg, client.Options{Scheme: testScheme})
 	tn.g.Expect(err).NotTo(HaveOccurred())
 	return c
-}
-
-// leaseReadsRefused is an API server reader that answers everything but Leases.
-type leaseReadsRefused struct {
-	client.Reader
-	refused int
-}
-
-func (r *leaseReadsRefused) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*coordinationv1.Lease); ok {
-		r.refused++
-		return errors.New("a Lease read reached the API server")
-	}
-	return r.Reader.Get(ctx, key, obj, opts...)
-}
-
-func (r *leaseReadsRefused) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if _, ok := list.(*coordinationv1.LeaseList); ok {
-		r.refused++
-		return errors.New("a Lease list reached the API server")
-	}
-	return r.Reader.List(ctx, list, opts...)
-}
-
-// TestAPlanReadsClaimsFromTheCache: the claims a plan checks (its own, looked up by their
-// holder's index, and those of the names it declares) come from the manager's cache, as it holds
-// them (cachedClaim); only the holder of another's claim is asked of the API server, which a
-// cache that has not seen it yet would get wrong.
-func TestAPlanReadsClaimsFromTheCache(t *testing.T) {
-	const identity = "osm-identity"
-	mine := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
-	other := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "other", UID: "uid-other"}}
-	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
-	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(mine, other).
-		WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID).Build() // as SetupIndexes
-	for _, claim := range []*coordinationv1.Lease{r.newClaim(mine, identity, "held"), r.newClaim(other, identity, "taken")} {
-		cached, err := cachedClaim(claim) // as the manager's cache holds it
-		if err != nil {
-			t.Fatal(err)
-		}
-		cachedLease := cached.(*coordinationv1.Lease)
-		cachedLease.ResourceVersion = ""
-		if err := cache.Create(context.Background(), cachedLease); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apiServer := &leaseReadsRefused{Reader: cache}
-	r.Client, r.APIReader = cache, apiServer
-	rev := &gitops.Revision{NsInstances: []gitops.NsInstance{{Name: "held"}, {Name: "taken"}, {Name: "free"}}}
-
-	claimed, err := r.claims(context.Background(), mine, rev, identity)
-	if err != nil || apiServer.refused > 0 {
-		t.Fatalf("claims read %d Lease(s) from the API server: %v", apiServer.refused, err)
-	}
-	if want := map[string]string{"taken": "tenant-b/other"}; !maps.Equal(claimed, want) {
-		t.Fatalf("claims = %v, want %v", claimed, want)
-	}
-}
-
-// TestAPlanTakesItsClaimsAtOnce: each Lease create waits until a second one is in flight, so
-// claims taken one at a time never get past the first (the deadline only bounds a failure).
-func TestAPlanTakesItsClaimsAtOnce(t *testing.T) {
-	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"}}
-	var inFlight atomic.Int32
-	second := make(chan struct{})
-	var once sync.Once
-	api := interceptor.NewClient(fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(obj).Build(), interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-			if inFlight.Add(1) >= 2 {
-				once.Do(func() { close(second) })
-			}
-			select {
-			case <-second:
-			case <-ctx.Done():
-				return errors.New("claims taken one at a time: no second create came while the first waited")
-			}
-			return c.Create(ctx, o, opts...)
-		},
-	})
-	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system", Client: api, APIReader: api}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	inventory := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "a"}, {Name: "b"}, {Name: "c"}}}
-	contested, err := r.holdClaims(ctx, obj, "osm-identity", inventory)
-	if err != nil || len(contested) > 0 {
-		t.Fatalf("holdClaims = %v, %v; want no contested name", contested, err)
-	}
-	if mine, err := r.ownClaims(ctx, obj); err != nil || len(mine) != 3 {
-		t.Fatalf("claims held: %d (%v), want 3", len(mine), err)
-	}
-}
-
-// TestAnEndedTerminationReleasesFromTheCache: once the operations that terminated an instance
-// end, its claim is released as the manager's cache shows it, without a List of every claim
-// from the API server; the claims of the names still listed stay.
-func TestAnEndedTerminationReleasesFromTheCache(t *testing.T) {
-	const identity = "osm-identity"
-	cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "osm", Generation: 1},
-		Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity}}
-	conditions.MarkTrue(cluster, meta.ReadyCondition, meta.SucceededReason, "logged in")
-	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "mine", UID: "uid-mine"},
-		Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}},
-		Status: gitopsv1alpha1.OsmDeploymentStatus{Inventory: &gitopsv1alpha1.Inventory{
-			NsInstances: []gitopsv1alpha1.NsInstanceEntry{{Name: "kept"}}}}}
-	r := &OsmDeploymentReconciler{ClaimsNamespace: "osmops-system"}
-	cache := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithObjects(cluster, obj).
-		WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID).Build() // as SetupIndexes
-	for _, name := range []string{"kept", "terminated"} {
-		cached, err := cachedClaim(r.newClaim(obj, identity, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cache.Create(context.Background(), cached.(*coordinationv1.Lease)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	apiServer := &leaseReadsRefused{Reader: cache}
-	r.Client, r.APIReader = cache, apiServer
-
-	if err := r.releaseEnded(context.Background(), obj); err != nil || apiServer.refused > 0 {
-		t.Fatalf("releaseEnded read %d Lease(s) from the API server: %v", apiServer.refused, err)
-	}
-	left, err := r.ownCachedClaims(context.Background(), obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, kept := left[claimName(identity, "kept")]; !kept || len(left) != 1 {
-		t.Errorf("claims left: %v, want kept's alone", slices.Collect(maps.Keys(left)))
-	}
 }

@@ -9,6 +9,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 // TestFinishedOperationsFollowTheLifecycle: the inventory entry of an instance whose operation
@@ -43,8 +44,8 @@ func TestFinishedOperationsFollowTheLifecycle(t *testing.T) {
 			entry(gitopsv1alpha1.NsInstanceFailed, "id", "why")},
 		{"OperationFailed at the timeout", gitopsv1alpha1.NsInstanceProgressing, engine.Outcome{Operation: op(osm.OperationTypeAction, true), Failed: true, TimedOut: true},
 			entry(gitopsv1alpha1.NsInstanceFailed, "id", "why")},
-		{"not allowed: no state", apiState(engine.NoInstance), engine.Outcome{Operation: op(osm.OperationTypeTerminate, false)},
-			entry(apiState(engine.NoInstance), "id", "why")},
+		{"not allowed: no state", pipeline.APIState(engine.NoInstance), engine.Outcome{Operation: op(osm.OperationTypeTerminate, false)},
+			entry(pipeline.APIState(engine.NoInstance), "id", "why")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &gitopsv1alpha1.OsmDeployment{}

@@ -12,7 +12,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	"github.com/fluxcd/pkg/runtime/predicates"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -38,8 +37,10 @@ import (
 	"github.com/osmops/osmops/internal/artifact"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 const (
@@ -141,7 +142,7 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := indexer.IndexField(ctx, &gitopsv1alpha1.OsmDeployment{}, dependsOnIndex, dependencyKeys); err != nil {
 		return fmt.Errorf("indexing OsmDeployments by dependency: %w", err)
 	}
-	if err := indexer.IndexField(ctx, &coordinationv1.Lease{}, claimHolderIndex, claimHolderUID); err != nil {
+	if err := indexer.IndexField(ctx, &coordinationv1.Lease{}, nameclaims.HolderIndex, nameclaims.HolderUID); err != nil {
 		return fmt.Errorf("indexing claims by holder: %w", err)
 	}
 	return nil
@@ -174,8 +175,9 @@ func (r *OsmDeploymentReconciler) SetupWithManager(mgr ctrl.Manager, opts contro
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&gitopsv1alpha1.OsmDeployment{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{})))
-	for _, kind := range sourceKinds {
-		b = b.Watches(kind.new(), handler.EnqueueRequestsFromMapFunc(r.deploymentsOfSource(kind.name)),
+	for _, kind := range pipeline.SourceKinds() {
+		source, _ := pipeline.NewSource(kind)
+		b = b.Watches(source, handler.EnqueueRequestsFromMapFunc(r.deploymentsOfSource(kind)),
 			builder.WithPredicates(artifactChanged{}))
 	}
 	return b.
@@ -237,41 +239,12 @@ func (r *OsmDeploymentReconciler) requestsFor(ctx context.Context, opts ...clien
 	return requests
 }
 
-// ArtifactSource is a Flux source: its artifact (url, digest, revision) has the same contract
-// whatever the kind, so fetching it is the same; its conditions say whether it is Ready.
-type ArtifactSource interface {
-	client.Object
-	conditions.Getter
-	GetArtifact() *meta.Artifact
-}
-
-// sourceKinds are the kinds spec.sourceRef.kind accepts (its enum), with their types.
-var sourceKinds = []struct {
-	name string
-	new  func() ArtifactSource
-}{
-	{sourcev1.GitRepositoryKind, func() ArtifactSource { return &sourcev1.GitRepository{} }},
-	{sourcev1.OCIRepositoryKind, func() ArtifactSource { return &sourcev1.OCIRepository{} }},
-	{sourcev1.BucketKind, func() ArtifactSource { return &sourcev1.Bucket{} }},
-}
-
-// NewSource returns an empty source of kind, or false for a kind the API does not accept (the
-// osmops command line tool reads sources with it too).
-func NewSource(kind string) (ArtifactSource, bool) {
-	for _, k := range sourceKinds {
-		if k.name == kind {
-			return k.new(), true
-		}
-	}
-	return nil, false
-}
-
 // artifactChanged lets through source updates that bring a new artifact.
 type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	before, okOld := e.ObjectOld.(ArtifactSource)
-	after, okNew := e.ObjectNew.(ArtifactSource)
+	before, okOld := e.ObjectOld.(pipeline.ArtifactSource)
+	after, okNew := e.ObjectNew.(pipeline.ArtifactSource)
 	if !okOld || !okNew || after.GetArtifact() == nil {
 		return false
 	}
@@ -424,7 +397,7 @@ func (r *OsmDeploymentReconciler) reconcileCluster(ctx context.Context, obj *git
 		// The OsmCluster's readiness change triggers the next reconcile; this is a safety net.
 		return nil, waiting(r.retryInterval(obj))
 	}
-	if clusterIdentity(cluster) == "" {
+	if nameclaims.ClusterIdentity(cluster) == "" {
 		// Checked before the identity was recorded (an upgrade of osmops), or not yet for its
 		// spec: which OSM it reaches is not known, so nothing can be claimed there.
 		r.awaitProgress(obj, gitopsv1alpha1.ClusterNotReadyReason, gitopsv1alpha1.OsmClusterKind, key.Name,
@@ -449,7 +422,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 			"cross-namespace reference to %s %s is forbidden (--no-cross-namespace-refs)", kind, key)
 		return nil, stalling(0)
 	}
-	source, ok := NewSource(kind)
+	source, ok := pipeline.NewSource(kind)
 	if !ok {
 		// The API's enum refuses other kinds; a CRD newer than this operator (installed before
 		// it during an upgrade) may not.
@@ -480,7 +453,7 @@ func (r *OsmDeploymentReconciler) reconcileSource(ctx context.Context, obj *gito
 // (invalidWithReferences).
 func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *osmconn.Connection,
 	a *meta.Artifact) (*gitops.Revision, outcome) {
-	subst, unresolved, err := r.substitution(ctx, obj)
+	subst, unresolved, err := pipeline.Substitution(ctx, r.valuesGetter(obj.Namespace), obj)
 	switch {
 	case err != nil:
 		r.waitFor(obj, gitopsv1alpha1.ValuesUnresolvedReason, "the variables of revision", a.Revision, err.Error())
@@ -622,7 +595,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 		return retrying(err)
 	}
 	obj.Status.LastAttemptedRevision = revision
-	obj.Status.Inventory = APIInventory(plan.Inventory)
+	obj.Status.Inventory = pipeline.APIInventory(plan.Inventory)
 	setSummary(obj, len(st.rev.NsInstances))
 	for _, warning := range plan.Warnings {
 		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.PackageMayBeRefusedReason, "%s", warning)
@@ -732,53 +705,6 @@ func (r *OsmDeploymentReconciler) markApplied(obj *gitopsv1alpha1.OsmDeployment,
 	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.AppliedReason, "Applied revision: %s", revision)
 }
 
-// owner is the OsmDeployment as the markers in OSM name it.
-func (r *OsmDeploymentReconciler) owner(obj *gitopsv1alpha1.OsmDeployment) engine.Owner {
-	return ownerOf(r.OwnerIdentity, obj)
-}
-
-// liveOwners tells which of the owners marked on NS instances still exist, by marker. An owner
-// of another operator installation cannot be looked up and counts as existing. The API server
-// is asked, not the cache: with sharding, the cache holds only this shard's OsmDeployments.
-func (r *OsmDeploymentReconciler) liveOwners(ctx context.Context, owners []engine.Owner) (map[string]bool, error) {
-	live := make(map[string]bool, len(owners))
-	for _, owner := range owners {
-		if owner.Manager != r.OwnerIdentity {
-			live[owner.Marker()] = true
-			continue
-		}
-		key := types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}
-		switch err := r.APIReader.Get(ctx, key, &gitopsv1alpha1.OsmDeployment{}); {
-		case err == nil:
-			live[owner.Marker()] = true
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("looking up OsmDeployment %s, owner of NS instances in OSM: %w", key, err)
-		}
-	}
-	return live, nil
-}
-
-// osmIdentity returns the identity of the OSM an OsmCluster is logged in to (clusterIdentity).
-func (r *OsmDeploymentReconciler) osmIdentity(ctx context.Context, reader client.Reader, cluster types.NamespacedName) (string, error) {
-	obj := &gitopsv1alpha1.OsmCluster{}
-	if err := reader.Get(ctx, cluster, obj); err != nil {
-		return "", err
-	}
-	return clusterIdentity(obj), nil
-}
-
-// clusterIdentity is the OSM project an OsmCluster is logged in to, as OSM said at login
-// (status.osmIdentity), while it is Ready for its current spec; "" otherwise. It is what claims
-// go by: an OsmCluster that never reached an OSM, or no longer does, claims nothing there, and
-// two URLs of one OSM are one OSM.
-func clusterIdentity(obj *gitopsv1alpha1.OsmCluster) string {
-	ready := conditions.Get(obj, meta.ReadyCondition)
-	if ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != obj.Generation {
-		return ""
-	}
-	return obj.Status.OSMIdentity
-}
-
 // A deletion cleans OSM up as spec.deletionPolicy says, then lets the object go: it terminates
 // the owned NS instances and waits until OSM has removed them (Delete, WaitForTermination,
 // MirrorPrune with prune), or leaves them running (Orphan, MirrorPrune without prune,
@@ -794,7 +720,7 @@ func clusterIdentity(obj *gitopsv1alpha1.OsmCluster) string {
 // OSM to remove the instances, until the deletion's timeout.
 func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, st deploymentState) outcome {
 	plan := &st.plan
-	obj.Status.Inventory = APIInventory(plan.Inventory)
+	obj.Status.Inventory = pipeline.APIInventory(plan.Inventory)
 	if len(plan.Deletes) > 0 {
 		// A deletion applies no revision: its terminates are audited with the last one applied.
 		ctx := withChangeOrigin(ctx, obj, obj.Status.LastAppliedRevision, plan)

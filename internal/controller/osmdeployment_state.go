@@ -72,6 +72,7 @@ import (
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
 	"github.com/osmops/osmops/internal/osmconn"
+	"github.com/osmops/osmops/internal/pipeline"
 )
 
 // deploymentStatus is what an OsmDeployment needs, as determineState finds it (the state
@@ -271,7 +272,7 @@ func (r *OsmDeploymentReconciler) determineState(ctx context.Context, obj *gitop
 // (osmconn.PollSchedule).
 func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, conn *osmconn.Connection) (
 	[]gitopsv1alpha1.OperationEntry, []engine.Outcome, error) {
-	pending := engineOperations(obj.Status.Operations)
+	pending := pipeline.EngineOperations(obj.Status.Operations)
 	unfinished, err := conn.CheckOperations(ctx, r.AnswerMemory, client.ObjectKeyFromObject(obj), pending, time.Now())
 	if err != nil {
 		return nil, nil, err
@@ -282,7 +283,7 @@ func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gito
 		recordOSMDuration(ended)
 	}
 	running, expired := engine.ExpireOperations(running, time.Now(), obj.GetTimeout())
-	return apiOperations(running), append(finished, expired...), nil
+	return pipeline.APIOperations(running), append(finished, expired...), nil
 }
 
 // pollOperations is the requeue at now of an OsmDeployment whose status lists operations OSM
@@ -291,7 +292,7 @@ func (r *OsmDeploymentReconciler) checkOperations(ctx context.Context, obj *gito
 // (not the reconciler's Clock, which tests move).
 func (r *OsmDeploymentReconciler) pollOperations(conn *osmconn.Connection, obj *gitopsv1alpha1.OsmDeployment, now time.Time) outcome {
 	wait, aligned := conn.NextPoll(osmconn.PollSchedule{Short: r.OperationPollMinInterval, Long: r.OperationPollInterval},
-		client.ObjectKeyFromObject(obj), engineOperations(obj.Status.Operations), now)
+		client.ObjectKeyFromObject(obj), pipeline.EngineOperations(obj.Status.Operations), now)
 	out := waiting(wait)
 	if aligned {
 		out = onTick(wait)
@@ -339,25 +340,17 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 		return deploymentState{status: statusDeletionOperations, conn: conn, running: running, ended: ended,
 			reason: fmt.Sprintf("%d OSM operation(s) run, %d ended", len(running), len(ended))}
 	}
-	// An empty inventory is read too: a status lost (a restore) forgets what the markers in
-	// OSM still say this OsmDeployment owns.
-	owner := r.owner(obj)
-	scope := engine.ScopeOf(&gitops.Revision{}, EngineInventory(inventory), owner)
-	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
-	observed, err := engine.Observe(ctx, conn.NBI, scope)
+	planned, err := r.pipeline(obj, conn.NBI, nil).PlanDeletion(ctx, obj)
+	var observing *pipeline.ObserveError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return readFailed(err) // the manager is stopping: no wait to report
+	case errors.As(err, &observing):
+		return deploymentState{status: statusDeletionBlocked, reason: err.Error(), err: observing.Err}
 	case err != nil:
-		return deploymentState{status: statusDeletionBlocked, reason: "observing OSM: " + err.Error(), err: err}
-	}
-	liveOwners, err := r.liveOwners(ctx, observed.ForeignOwners(owner))
-	if err != nil {
 		return readFailed(err)
 	}
-	st := deploymentState{conn: conn, observed: observed, previous: inventory,
-		plan: engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: EngineInventory(inventory),
-			Owner: owner, LiveOwners: liveOwners, Prune: true})}
+	st := deploymentState{conn: conn, observed: planned.Observed, previous: planned.Previous, plan: planned.Plan}
 	if len(st.plan.Inventory.NsInstances) == 0 {
 		st.status, st.reason = statusDeleted, "OSM runs no NS instance of it"
 		return st
@@ -367,19 +360,18 @@ func (r *OsmDeploymentReconciler) determineDeletionState(ctx context.Context, ob
 	return st
 }
 
+// pipeline is the reconciler's Pipeline for obj: OSM through nbi, owners looked up on the API
+// server, the OSM's identity read from obj's OsmCluster in the cache, and claims.
+func (r *OsmDeploymentReconciler) pipeline(obj *gitopsv1alpha1.OsmDeployment, nbi engine.OSM, claims pipeline.ClaimsView) pipeline.Pipeline {
+	return pipeline.ForDeployment(r.Client, r.APIReader, r.OwnerIdentity, obj, nbi, claims)
+}
+
 // observeAndPlan observes OSM (the OsmDeployment's own records, and the owners of what it
 // declares) and plans the difference with the revision, through the reconciler's Pipeline.
 func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment,
 	conn *osmconn.Connection, rev *gitops.Revision, revision string, retryFailed bool) deploymentState {
-	claims := func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error) {
-		held, err := r.claims(ctx, obj, rev, identity)
-		if err != nil {
-			return nil, err
-		}
-		return r.confirmedClaims(ctx, obj, conn.NBI, observed, held), nil
-	}
-	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, revision, retryFailed)
-	var observing *ObserveError
+	planned, err := r.pipeline(obj, conn.NBI, r.claims().View(obj, conn.NBI)).Plan(ctx, obj, rev, revision, retryFailed)
+	var observing *pipeline.ObserveError
 	switch {
 	case errors.As(err, &observing) && ctx.Err() != nil:
 		return readFailed(observing.Err) // the manager is stopping: no wait to report
@@ -399,59 +391,6 @@ func (r *OsmDeploymentReconciler) observeAndPlan(ctx context.Context, obj *gitop
 		st.status = statusOutOfSync
 	}
 	return st
-}
-
-// planInput is what the plan of rev for obj is computed from: what was observed and found, and
-// the spec's settings.
-func planInput(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, observed *engine.Observed,
-	inventory gitopsv1alpha1.Inventory, owner engine.Owner, liveOwners map[string]bool, claims map[string]string) engine.Input {
-	return engine.Input{
-		Revision: rev, Observed: observed, Inventory: EngineInventory(inventory), Claims: claims,
-		Owner: owner, LiveOwners: liveOwners, Prune: obj.Spec.Prune, AdoptExisting: obj.Spec.AdoptExisting,
-		Force: obj.Spec.Force, FollowPackages: obj.Spec.InstancesFollowPackages, Drift: driftPolicies[obj.GetDriftDetectionMode()],
-		Remediation: remediationOf(obj),
-	}
-}
-
-// driftPolicies are the plan's policies of the drift detection modes.
-var driftPolicies = map[gitopsv1alpha1.DriftDetectionMode]engine.DriftPolicy{
-	gitopsv1alpha1.DriftDetectionEnabled:  engine.CorrectDrift,
-	gitopsv1alpha1.DriftDetectionWarn:     engine.ReportDrift,
-	gitopsv1alpha1.DriftDetectionDisabled: engine.IgnoreDrift,
-}
-
-// observationScope is what a plan reads of OSM. A drift check (the revision was applied
-// already, and drift detection is not disabled) reads everything the OsmDeployment owns; a
-// revision being applied reads only what changed since the inventory (engine.RevisionScope),
-// unless its instances follow a package the revision changes, which may move any of them. A
-// revision whose source revision is unknown ("", a checkout previewed) is read as a drift check.
-func observationScope(obj *gitopsv1alpha1.OsmDeployment, rev *gitops.Revision, revision string,
-	inventory gitopsv1alpha1.Inventory, owner engine.Owner) engine.Scope {
-	driftCheck := obj.Status.LastAppliedRevision == revision && obj.GetDriftDetectionMode() != gitopsv1alpha1.DriftDetectionDisabled
-	if revision == "" || driftCheck || obj.Spec.InstancesFollowPackages && packagesChanged(rev, inventory) {
-		return engine.ScopeOf(rev, EngineInventory(inventory), owner)
-	}
-	scope := engine.RevisionScope(rev, EngineInventory(inventory), owner)
-	// The references are checked again at each drift check (here, with driftDetection
-	// disabled), and whenever instances follow their packages: a move compares the VNF
-	// records with the VNFDs' revisions.
-	scope.KnownReferences = scope.KnownReferences && obj.Status.LastAppliedRevision != revision && !obj.Spec.InstancesFollowPackages
-	return scope
-}
-
-// packagesChanged tells whether the revision holds a package the inventory lacks or lists with
-// other content.
-func packagesChanged(rev *gitops.Revision, inventory gitopsv1alpha1.Inventory) bool {
-	uploaded := make(map[string]string, len(inventory.Packages))
-	for _, e := range inventory.Packages {
-		uploaded[e.Name] = e.Digest
-	}
-	for _, pkg := range rev.Packages {
-		if uploaded[pkg.Descriptor.ID] != pkg.Digest {
-			return true
-		}
-	}
-	return false
 }
 
 // reportDrift sets the Drifted condition from the plan's drifts (spec.driftDetection.mode
@@ -485,7 +424,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	if !obj.DeletionTimestamp.IsZero() {
 		defer func() {
 			if !controllerutil.ContainsFinalizer(obj, gitopsv1alpha1.OsmDeploymentFinalizer) {
-				r.releaseClaims(ctx, obj) // gone, whatever its deletionPolicy: its names are free
+				r.claims().ReleaseAll(ctx, obj) // gone, whatever its deletionPolicy: its names are free
 			}
 		}()
 	}
@@ -514,7 +453,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		settled := r.settleOperations(ctx, obj, st)
 		if settled != next {
 			// No plan follows to release the names of the instances terminated (claimPlanned).
-			if err := r.releaseEnded(ctx, obj); err != nil {
+			if err := r.claims().ReleaseEnded(ctx, obj); err != nil {
 				return retrying(err)
 			}
 		}
@@ -538,7 +477,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 	case statusInSync:
 		r.reportDrift(obj, st.plan)
 		obj.Status.LastAttemptedRevision = st.revision
-		obj.Status.Inventory = APIInventory(st.plan.Inventory)
+		obj.Status.Inventory = pipeline.APIInventory(st.plan.Inventory)
 		setSummary(obj, len(st.rev.NsInstances))
 		return r.reportHealth(ctx, obj, st.observed, r.finishWithoutChanges(obj, st.revision, st.plan))
 	case statusOutOfSync:
@@ -553,7 +492,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		return done(0)
 	case statusDeleted:
 		if st.observed != nil {
-			obj.Status.Inventory = APIInventory(st.plan.Inventory)
+			obj.Status.Inventory = pipeline.APIInventory(st.plan.Inventory)
 		}
 		r.release(obj)
 		return done(0)

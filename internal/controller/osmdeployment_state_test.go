@@ -17,6 +17,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/osmpkg"
@@ -193,7 +194,7 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osm", Generation: 1},
 				Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity, Conditions: []metav1.Condition{{Type: meta.ReadyCondition,
 					Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
-			b := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&coordinationv1.Lease{}, claimHolderIndex, claimHolderUID) // as SetupIndexes
+			b := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&coordinationv1.Lease{}, nameclaims.HolderIndex, nameclaims.HolderUID) // as SetupIndexes
 			if !tt.noCluster {
 				b = b.WithObjects(cluster)
 			}

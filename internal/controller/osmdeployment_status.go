@@ -17,6 +17,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/osm"
+	"github.com/osmops/osmops/internal/pipeline"
 	"github.com/osmops/osmops/internal/printable"
 )
 
@@ -55,9 +56,9 @@ func boundReasons(status *gitopsv1alpha1.OsmDeploymentStatus) {
 	if status.Inventory == nil {
 		return
 	}
-	inventory := EngineInventory(*status.Inventory)
+	inventory := pipeline.EngineInventory(*status.Inventory)
 	engine.BoundReasons(&inventory)
-	status.Inventory = APIInventory(inventory)
+	status.Inventory = pipeline.APIInventory(inventory)
 }
 
 // summarize keeps the conditions consistent for kstatus: Stalled is final; Reconciling means
@@ -255,23 +256,6 @@ func markFailedInstances(obj *gitopsv1alpha1.OsmDeployment) {
 	healthFailed(obj, failureReason(obj, reason), msg)
 }
 
-// withoutRetries forgets the digest and reason (a failed package move's) of failed instances when a reconcile was requested, so
-// that the plan tries them again; otherwise a failed intent is not sent twice.
-func withoutRetries(inventory gitopsv1alpha1.Inventory, retryFailed bool) gitopsv1alpha1.Inventory {
-	if !retryFailed {
-		return inventory
-	}
-	out := inventory
-	out.NsInstances = make([]gitopsv1alpha1.NsInstanceEntry, len(inventory.NsInstances))
-	for i, e := range inventory.NsInstances {
-		if e.State == gitopsv1alpha1.NsInstanceFailed {
-			e.Digest, e.Reason = "", ""
-		}
-		out.NsInstances[i] = e
-	}
-	return out
-}
-
 // recordApplied writes what OSM answered into status: the ids of new packages and instances,
 // and the operations to wait for. A package OSM refused, or that was not sent, keeps its entry
 // of before the plan (previous), so that a later revision or reconcile request sends it again.
@@ -312,15 +296,15 @@ func recordApplied(obj *gitopsv1alpha1.OsmDeployment, previous gitopsv1alpha1.In
 		if refused[e.Name] {
 			// A replacement OSM refused stays: its old instance is gone, and the next plan
 			// creates it again rather than forget it.
-			next := engine.Next(engineState(e.State), engine.CreateRefused)
+			next := engine.Next(pipeline.EngineState(e.State), engine.CreateRefused)
 			if next == engine.NoInstance {
 				continue
 			}
-			e.State = apiState(next)
+			e.State = pipeline.APIState(next)
 		}
 		if id, ok := result.NsInstanceIDs[e.Name]; ok {
 			e.ID = id
-			e.State = apiState(engine.Next(engineState(e.State), engine.CreateAccepted))
+			e.State = pipeline.APIState(engine.Next(pipeline.EngineState(e.State), engine.CreateAccepted))
 		}
 		kept = append(kept, e)
 	}
@@ -347,9 +331,9 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome)
 			continue
 		}
 		event := outcome.Event()
-		counted := engineInstance(entries[i])
-		remediationOf(obj).CountFailure(&counted, outcome)
-		entries[i] = apiInstance(counted)
+		counted := pipeline.EngineInstance(entries[i])
+		pipeline.RemediationOf(obj).CountFailure(&counted, outcome)
+		entries[i] = pipeline.APIInstance(counted)
 		next, err := engine.Transition(counted.State, event)
 		switch {
 		case err != nil:
@@ -360,7 +344,7 @@ func setInstanceState(obj *gitopsv1alpha1.OsmDeployment, outcome engine.Outcome)
 			// The old instance of a replace is gone: the next plan creates the new one.
 			entries[i].ID = ""
 		default:
-			entries[i].State = apiState(next)
+			entries[i].State = pipeline.APIState(next)
 			if next == engine.InstanceReady {
 				entries[i].Reason = ""
 			}

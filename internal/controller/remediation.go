@@ -11,30 +11,24 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
+	"github.com/osmops/osmops/internal/pipeline"
 )
-
-// remediationOf is what the plan does about failed instantiations and upgrades
-// (spec.install.remediation, spec.upgrade.remediation).
-func remediationOf(obj *gitopsv1alpha1.OsmDeployment) engine.Remediation {
-	retries, remediateLast := obj.GetUpgradeRemediation()
-	return engine.Remediation{InstallRetries: obj.GetInstallRetries(), UpgradeRetries: retries, RemediateLastUpgradeFailure: remediateLast}
-}
 
 // remediationPending tells whether the next plan remediates a failed NS instance: the
 // OsmDeployment is then planned again rather than stalled.
 func remediationPending(obj *gitopsv1alpha1.OsmDeployment) bool {
-	return anyInstance(obj, remediationOf(obj).Pending)
+	return anyInstance(obj, pipeline.RemediationOf(obj).Pending)
 }
 
 // remediationExhausted tells whether an NS instance failed again after every remediation
 // the spec allows.
 func remediationExhausted(obj *gitopsv1alpha1.OsmDeployment) bool {
-	return anyInstance(obj, remediationOf(obj).Exhausted)
+	return anyInstance(obj, pipeline.RemediationOf(obj).Exhausted)
 }
 
 func anyInstance(obj *gitopsv1alpha1.OsmDeployment, test func(engine.InstanceRecord) bool) bool {
 	return obj.Status.Inventory != nil && slices.ContainsFunc(obj.Status.Inventory.NsInstances,
-		func(e gitopsv1alpha1.NsInstanceEntry) bool { return test(engineInstance(e)) })
+		func(e gitopsv1alpha1.NsInstanceEntry) bool { return test(pipeline.EngineInstance(e)) })
 }
 
 // failureReason is the reason a failed operation stalls the OsmDeployment with:

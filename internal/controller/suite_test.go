@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/artifactserver"
 	"github.com/osmops/osmops/internal/testing/testenv"
@@ -126,7 +127,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // is never cached (only the metadata of the labelled ones, as the manager's).
 func managerOptions(shard string) ctrl.Options {
 	selector := shardSelector(shard)
-	leases, claims := ClaimsCache(operatorNamespace)
+	leases, claims := nameclaims.Cache(operatorNamespace)
 	return ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

@@ -26,20 +26,6 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
 
-// revisionDigest is what identifies the content of a Flux revision whichever source object
-// announced it: the digest after the last "@" (<branch>@sha1:<commit>, <tag>@sha256:<digest>),
-// or the whole revision when it is only a digest (sha256:<digest> of a Bucket, an OCI artifact
-// pinned by digest).
-func revisionDigest(revision string) string {
-	return revision[strings.LastIndex(revision, "@")+1:]
-}
-
-// SameRevision tells whether two Flux revisions carry the same commit or digest (the waves of a
-// rollout, and osmops rollout, compare revisions so).
-func SameRevision(a, b string) bool {
-	return a != "" && b != "" && revisionDigest(a) == revisionDigest(b)
-}
-
 // now is the time of the reconciler's clock.
 func (r *OsmDeploymentReconciler) now() time.Time {
 	if r.Clock == nil {
@@ -72,7 +58,7 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 			why: fmt.Sprintf("it failed that revision (%s)", conditions.GetReason(dep, meta.ReadyCondition))}
 	case haltedOn(dep, revision):
 		return waveHold{phase: gitopsv1alpha1.RolloutHalted, why: "it is halted on that revision"}
-	case !SameRevision(dep.Status.LastAppliedRevision, revision):
+	case !gitopsv1alpha1.SameRevision(dep.Status.LastAppliedRevision, revision):
 		runs := "nothing applied yet"
 		if dep.Status.LastAppliedRevision != "" {
 			runs = "it runs " + gitopsv1alpha1.ShortRevision(dep.Status.LastAppliedRevision)
@@ -106,14 +92,14 @@ func judgeWave(dep *gitopsv1alpha1.OsmDeployment, revision string, bake time.Dur
 // failedRevision tells whether dep failed revision itself: it attempted it and is Stalled, not
 // merely suspended.
 func failedRevision(dep *gitopsv1alpha1.OsmDeployment, revision string) bool {
-	return SameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
+	return gitopsv1alpha1.SameRevision(dep.Status.LastAttemptedRevision, revision) && conditions.IsStalled(dep) &&
 		conditions.GetReason(dep, meta.StalledCondition) != gitopsv1alpha1.SuspendedReason
 }
 
 // haltedOn tells whether dep is halted on revision by a site before it.
 func haltedOn(dep *gitopsv1alpha1.OsmDeployment, revision string) bool {
 	return dep.Status.Rollout != nil && dep.Status.Rollout.Phase == gitopsv1alpha1.RolloutHalted &&
-		SameRevision(dep.Status.Rollout.Revision, revision)
+		gitopsv1alpha1.SameRevision(dep.Status.Rollout.Revision, revision)
 }
 
 // readiness says in a few words what a dependency's Ready condition says.
@@ -146,7 +132,7 @@ func markSteadySince(obj *gitopsv1alpha1.OsmDeployment, now time.Time) {
 // at the dependency interval, or when the bake time ends. It records where the OsmDeployment
 // stands in status.rollout, and clears it once every wave passed.
 func (r *OsmDeploymentReconciler) reconcileWaves(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, revision string) (outcome, bool) {
-	if SameRevision(obj.Status.LastAttemptedRevision, revision) {
+	if gitopsv1alpha1.SameRevision(obj.Status.LastAttemptedRevision, revision) {
 		// Its waves let the revision through when it was sent to OSM. Judged again (a
 		// dependency's bake restarted, its health read again, the dependency gone), they would
 		// hold it back mid-apply, its own operations no longer followed, or halt it on a

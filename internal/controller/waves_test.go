@@ -187,7 +187,7 @@ var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
 
 		// The same commit, through another source object and another branch: the commit counts.
 		labArtifact := artifacts.PublishFiles(tn.namespace+"/gitops-lab", demoRepo("2", "ldap"))
-		labArtifact.Revision = "release@" + revisionDigest(second)
+		labArtifact.Revision = "release@" + gitopsv1alpha1.RevisionDigest(second)
 		tn.setArtifact("gitops-lab", labArtifact)
 		tn.eventuallyApplied(lab.d, labArtifact.Revision)
 		tn.eventuallyApplied(canary.d, second)
@@ -494,8 +494,8 @@ func TestSameRevisionComparesTheCommitOrDigest(t *testing.T) {
 		{"main@" + commit, "", false},
 	}
 	for _, tc := range tests {
-		if got := SameRevision(tc.a, tc.b); got != tc.same {
-			t.Errorf("SameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		if got := gitopsv1alpha1.SameRevision(tc.a, tc.b); got != tc.same {
+			t.Errorf("gitopsv1alpha1.SameRevision(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
 		}
 	}
 }

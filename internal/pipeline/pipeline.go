@@ -1,14 +1,22 @@
-package controller
+// Package pipeline turns an OsmDeployment's revision into a plan, the one way for every caller:
+// the reconcile, its deletion, and the osmops command line tool's diff, trace and preview. It
+// loads a revision as the reconcile does (substitution, values), observes OSM, and computes the
+// plan from the spec's settings, the status inventory and what OSM said. It reads and writes no
+// status and sends nothing to OSM but reads: the reconciler acts on what it returns.
+package pipeline
 
 import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nameclaims"
 )
 
 // Pipeline observes OSM and plans a revision of an OsmDeployment: the one way a plan is made,
@@ -62,7 +70,7 @@ func (p Pipeline) Plan(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, r
 	if obj.Status.Inventory != nil {
 		out.Previous = *obj.Status.Inventory
 	}
-	owner := ownerOf(p.OwnerIdentity, obj)
+	owner := Owner(p.OwnerIdentity, obj)
 	observed, err := engine.Observe(ctx, p.NBI, observationScope(obj, rev, revision, out.Previous, owner))
 	if err != nil {
 		return out, &ObserveError{Err: err}
@@ -98,21 +106,73 @@ func (p Pipeline) liveOwners(ctx context.Context, owners []engine.Owner) (map[st
 	return live, nil
 }
 
-// ownerOf is the OsmDeployment as the markers in OSM name it.
-func ownerOf(ownerIdentity string, obj *gitopsv1alpha1.OsmDeployment) engine.Owner {
+// Owner is the OsmDeployment as the markers in OSM name it.
+func Owner(ownerIdentity string, obj *gitopsv1alpha1.OsmDeployment) engine.Owner {
 	return engine.Owner{Manager: ownerIdentity, Namespace: obj.Namespace, Name: obj.Name}
 }
 
-// pipeline is the reconciler's Pipeline for obj: OSM through nbi, owners looked up on the API
-// server, the OSM's identity read from obj's OsmCluster, and claims.
-func (r *OsmDeploymentReconciler) pipeline(obj *gitopsv1alpha1.OsmDeployment, nbi engine.OSM, claims ClaimsView) Pipeline {
+// ForDeployment is the Pipeline of obj's reconcile and preview: OSM through nbi, the owners
+// looked up with apiReader (LiveOwners), the OSM's identity read with reader from obj's
+// OsmCluster, and claims.
+func ForDeployment(reader, apiReader client.Reader, ownerIdentity string, obj *gitopsv1alpha1.OsmDeployment,
+	nbi engine.OSM, claims ClaimsView) Pipeline {
 	cluster := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.ClusterRef.Name}
-	return Pipeline{NBI: nbi, OwnerIdentity: r.OwnerIdentity, LiveOwners: r.liveOwners, Claims: claims,
+	return Pipeline{NBI: nbi, OwnerIdentity: ownerIdentity, LiveOwners: LiveOwners(apiReader, ownerIdentity), Claims: claims,
 		Identity: func(ctx context.Context) (string, error) {
-			identity, err := r.osmIdentity(ctx, r.Client, cluster)
+			identity, err := nameclaims.Identity(ctx, reader, cluster)
 			if err != nil {
 				return "", fmt.Errorf("OsmCluster %s: %w", cluster.Name, err)
 			}
 			return identity, nil
 		}}
+}
+
+// LiveOwners tells, with apiReader, which of the owners marked on NS instances still exist, by
+// marker. An owner of another operator installation than ownerIdentity cannot be looked up and
+// counts as existing. The API server is asked, not a cache: with sharding, the manager's cache
+// holds only its shard's OsmDeployments.
+func LiveOwners(apiReader client.Reader, ownerIdentity string) func(ctx context.Context, owners []engine.Owner) (map[string]bool, error) {
+	return func(ctx context.Context, owners []engine.Owner) (map[string]bool, error) {
+		live := make(map[string]bool, len(owners))
+		for _, owner := range owners {
+			if owner.Manager != ownerIdentity {
+				live[owner.Marker()] = true
+				continue
+			}
+			key := types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}
+			switch err := apiReader.Get(ctx, key, &gitopsv1alpha1.OsmDeployment{}); {
+			case err == nil:
+				live[owner.Marker()] = true
+			case !apierrors.IsNotFound(err):
+				return nil, fmt.Errorf("looking up OsmDeployment %s, owner of NS instances in OSM: %w", key, err)
+			}
+		}
+		return live, nil
+	}
+}
+
+// PlanDeletion observes what OSM runs of obj, which is being deleted, and plans its
+// terminations: every NS instance its inventory lists or its markers claim, none declared. An
+// empty inventory is read too: a status lost (a restore) forgets what the markers in OSM
+// still say it owns.
+func (p Pipeline) PlanDeletion(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment) (Planned, error) {
+	var out Planned
+	if obj.Status.Inventory != nil {
+		out.Previous = *obj.Status.Inventory
+	}
+	owner := Owner(p.OwnerIdentity, obj)
+	scope := engine.ScopeOf(&gitops.Revision{}, EngineInventory(out.Previous), owner)
+	scope.WithValues, scope.Quotas = false, false // deleting needs no live values and creates nothing
+	observed, err := engine.Observe(ctx, p.NBI, scope)
+	if err != nil {
+		return out, &ObserveError{Err: err}
+	}
+	liveOwners, err := p.liveOwners(ctx, observed.ForeignOwners(owner))
+	if err != nil {
+		return out, err
+	}
+	out.Observed = observed
+	out.Plan = engine.Compute(engine.Input{Revision: &gitops.Revision{}, Observed: observed, Inventory: EngineInventory(out.Previous),
+		Owner: owner, LiveOwners: liveOwners, Prune: true})
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"encoding/json"
@@ -37,15 +37,15 @@ func TestEngineMappingKeepsEveryField(t *testing.T) {
 		}},
 		{"operations from the API", func(t *testing.T) (any, any) {
 			in := filled[[]gitopsv1alpha1.OperationEntry](t)
-			return in, apiOperations(engineOperations(in))
+			return in, APIOperations(EngineOperations(in))
 		}},
 		{"operations from the engine", func(t *testing.T) (any, any) {
 			in := filled[[]engine.OperationRecord](t)
-			return in, engineOperations(apiOperations(in))
+			return in, EngineOperations(APIOperations(in))
 		}},
 		{"nil lists", func(t *testing.T) (any, any) {
 			var in gitopsv1alpha1.Inventory
-			return []any{in, []gitopsv1alpha1.OperationEntry(nil)}, []any{*APIInventory(EngineInventory(in)), apiOperations(engineOperations(nil))}
+			return []any{in, []gitopsv1alpha1.OperationEntry(nil)}, []any{*APIInventory(EngineInventory(in)), APIOperations(EngineOperations(nil))}
 		}},
 		{"empty lists", func(t *testing.T) (any, any) {
 			in := gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{}, Packages: []gitopsv1alpha1.PackageEntry{}}
@@ -84,12 +84,12 @@ func TestEngineStatesAreTheAPIs(t *testing.T) {
 		switch {
 		case !known:
 			t.Errorf("state %q of the CRD has no state of the engine", value)
-		case engineState(state) != want || apiState(want) != state:
-			t.Errorf("state %q maps to %q and back to %q", value, engineState(state), apiState(want))
+		case EngineState(state) != want || APIState(want) != state:
+			t.Errorf("state %q maps to %q and back to %q", value, EngineState(state), APIState(want))
 		}
 	}
-	if apiState(engine.NoInstance) != "" {
-		t.Errorf("engine.NoInstance maps to %q, want no state", apiState(engine.NoInstance))
+	if APIState(engine.NoInstance) != "" {
+		t.Errorf("engine.NoInstance maps to %q, want no state", APIState(engine.NoInstance))
 	}
 }
 

@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
 	"github.com/osmops/osmops/internal/gitops"
+	"github.com/osmops/osmops/internal/nameclaims"
 	"github.com/osmops/osmops/internal/osm"
 	"github.com/osmops/osmops/internal/osmconn"
 )
@@ -27,16 +28,13 @@ type Preview struct {
 }
 
 // LoadRevision reads the revision checked out at dir as obj's reconcile does: substituted with
-// obj's variables and its values resolved (valuesFrom), each NS instance with its origins. It
-// changes nothing and reads c past any cache. The revision's problems come as a
-// *gitops.ValidationError (with the revision holding its warnings), its unresolved values as a
-// *gitops.ValuesProblems.
-func LoadRevision(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir string) (*gitops.Revision, error) {
-	return (&OsmDeploymentReconciler{Client: c, APIReader: c}).loadRevision(ctx, obj, dir)
-}
-
-func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, obj *gitopsv1alpha1.OsmDeployment, dir string) (*gitops.Revision, error) {
-	subst, unresolved, err := r.substitution(ctx, obj)
+// obj's variables and its values resolved (valuesFrom), each NS instance with its origins, the
+// ConfigMaps and Secrets read with reader. It changes nothing. The revision's problems come as
+// a *gitops.ValidationError (with the revision holding its warnings), its unresolved values as
+// a *gitops.ValuesProblems.
+func LoadRevision(ctx context.Context, reader client.Reader, obj *gitopsv1alpha1.OsmDeployment, dir string) (*gitops.Revision, error) {
+	get := ValuesGetter(reader, obj.Namespace)
+	subst, unresolved, err := Substitution(ctx, get, obj)
 	switch {
 	case err != nil:
 		return nil, err
@@ -48,22 +46,21 @@ func (r *OsmDeploymentReconciler) loadRevision(ctx context.Context, obj *gitopsv
 	if err != nil {
 		return rev, err
 	}
-	return gitops.ResolveValues(ctx, rev, r.valuesGetter(obj.Namespace))
+	return gitops.ResolveValues(ctx, rev, get)
 }
 
 // PreviewPlan makes the plan a reconcile of obj would make of the revision unpacked at dir (a
-// checkout of its source), by the reconciler's own steps and its Pipeline: spec.postBuild's variables, the
-// spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets, OSM reached
-// through the OsmCluster and its Secrets, the inventory of status, the owners that still live,
-// the names other OsmDeployments claim (in claimsNamespace, the manager's namespace: claims.go),
-// and ownerIdentity in the markers. It changes nothing, in OSM or in Kubernetes (it takes no
-// claim), and reads c past any cache. The revision's problems come as a
-// *gitops.ValidationError (with the Preview's Revision holding its warnings), its unresolved
-// values as a *gitops.ValuesProblems.
+// checkout of its source), by the reconcile's own steps and its Pipeline: spec.postBuild's
+// variables, the spec's settings, valuesFrom read from the namespace's ConfigMaps and Secrets,
+// OSM reached through the OsmCluster and its Secrets, the inventory of status, the owners that
+// still live, the names other OsmDeployments claim (in claimsNamespace, the manager's
+// namespace: internal/claims), and ownerIdentity in the markers. It changes nothing, in OSM or
+// in Kubernetes (it takes no claim), and reads c past any cache. The revision's problems come
+// as a *gitops.ValidationError (with the Preview's Revision holding its warnings), its
+// unresolved values as a *gitops.ValuesProblems.
 func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDeployment, dir, ownerIdentity, claimsNamespace string,
 	clientOptions ...osm.Option) (*Preview, error) {
-	r := &OsmDeploymentReconciler{Client: c, APIReader: c, OwnerIdentity: ownerIdentity, ClaimsNamespace: claimsNamespace, readsPastCache: true}
-	rev, err := r.loadRevision(ctx, obj, dir)
+	rev, err := LoadRevision(ctx, c, obj, dir)
 	var invalid *gitops.ValidationError
 	switch {
 	case errors.As(err, &invalid):
@@ -80,14 +77,8 @@ func PreviewPlan(ctx context.Context, c client.Client, obj *gitopsv1alpha1.OsmDe
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the OSM of OsmCluster %s: %w", clusterKey, err)
 	}
-	claims := func(ctx context.Context, identity string, rev *gitops.Revision, observed *engine.Observed) (map[string]string, error) {
-		held, err := r.claims(ctx, obj, rev, identity)
-		if err != nil {
-			return nil, err
-		}
-		return r.confirmedClaims(ctx, obj, conn.NBI, observed, held), nil
-	}
-	planned, err := r.pipeline(obj, conn.NBI, claims).Plan(ctx, obj, rev, "", false)
+	registry := &nameclaims.Registry{Client: c, APIReader: c, Namespace: claimsNamespace, OwnerIdentity: ownerIdentity, PastCache: true}
+	planned, err := ForDeployment(c, c, ownerIdentity, obj, conn.NBI, registry.View(obj, conn.NBI)).Plan(ctx, obj, rev, "", false)
 	if err != nil {
 		return nil, err
 	}

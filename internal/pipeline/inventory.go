@@ -1,4 +1,4 @@
-package controller
+package pipeline
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,33 +13,36 @@ import (
 
 // EngineInventory is the engine's copy of a status inventory.
 func EngineInventory(in gitopsv1alpha1.Inventory) engine.Inventory {
-	return engine.Inventory{NsInstances: mapped(in.NsInstances, engineInstance), Packages: mapped(in.Packages, enginePackage),
+	return engine.Inventory{NsInstances: mapped(in.NsInstances, EngineInstance), Packages: mapped(in.Packages, enginePackage),
 		ReferencesDigest: in.ReferencesDigest}
 }
 
 // APIInventory is the status inventory of the engine's (a plan's).
 func APIInventory(in engine.Inventory) *gitopsv1alpha1.Inventory {
-	return &gitopsv1alpha1.Inventory{NsInstances: mapped(in.NsInstances, apiInstance), Packages: mapped(in.Packages, apiPackage),
+	return &gitopsv1alpha1.Inventory{NsInstances: mapped(in.NsInstances, APIInstance), Packages: mapped(in.Packages, apiPackage),
 		ReferencesDigest: in.ReferencesDigest}
 }
 
-func engineInstance(e gitopsv1alpha1.NsInstanceEntry) engine.InstanceRecord {
-	return engine.InstanceRecord{Name: e.Name, ID: e.ID, Digest: e.Digest, Origins: e.Origins, State: engineState(e.State), Reason: e.Reason,
+// EngineInstance is the engine's copy of a status inventory entry.
+func EngineInstance(e gitopsv1alpha1.NsInstanceEntry) engine.InstanceRecord {
+	return engine.InstanceRecord{Name: e.Name, ID: e.ID, Digest: e.Digest, Origins: e.Origins, State: EngineState(e.State), Reason: e.Reason,
 		InstallFailures: e.InstallFailures, UpgradeFailures: e.UpgradeFailures, RolledBack: e.RolledBack}
 }
 
-func apiInstance(e engine.InstanceRecord) gitopsv1alpha1.NsInstanceEntry {
-	return gitopsv1alpha1.NsInstanceEntry{Name: e.Name, ID: e.ID, Digest: e.Digest, Origins: e.Origins, State: apiState(e.State), Reason: e.Reason,
+// APIInstance is the status inventory entry of the engine's.
+func APIInstance(e engine.InstanceRecord) gitopsv1alpha1.NsInstanceEntry {
+	return gitopsv1alpha1.NsInstanceEntry{Name: e.Name, ID: e.ID, Digest: e.Digest, Origins: e.Origins, State: APIState(e.State), Reason: e.Reason,
 		InstallFailures: e.InstallFailures, UpgradeFailures: e.UpgradeFailures, RolledBack: e.RolledBack}
 }
 
-// engineState is the engine's name of an NS instance state: the API's enum and the engine's
+// EngineState is the engine's name of an NS instance state: the API's enum and the engine's
 // states spell the same values (TestEngineStatesAreTheAPIs).
-func engineState(s gitopsv1alpha1.NsInstanceState) engine.InstanceState {
+func EngineState(s gitopsv1alpha1.NsInstanceState) engine.InstanceState {
 	return engine.InstanceState(s)
 }
 
-func apiState(s engine.InstanceState) gitopsv1alpha1.NsInstanceState {
+// APIState is the API's name of an engine's NS instance state.
+func APIState(s engine.InstanceState) gitopsv1alpha1.NsInstanceState {
 	return gitopsv1alpha1.NsInstanceState(s)
 }
 
@@ -51,16 +54,16 @@ func apiPackage(e engine.PackageRecord) gitopsv1alpha1.PackageEntry {
 	return gitopsv1alpha1.PackageEntry{Name: e.Name, Kind: e.Kind, ID: e.ID, Digest: e.Digest}
 }
 
-// engineOperations are the engine's copies of the operations the status waits for.
-func engineOperations(in []gitopsv1alpha1.OperationEntry) []engine.OperationRecord {
+// EngineOperations are the engine's copies of the operations the status waits for.
+func EngineOperations(in []gitopsv1alpha1.OperationEntry) []engine.OperationRecord {
 	return mapped(in, func(op gitopsv1alpha1.OperationEntry) engine.OperationRecord {
 		return engine.OperationRecord{ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: op.State,
 			StartTime: op.StartTime.Time, MoreUpgrades: op.MoreUpgrades, Rollback: op.Rollback}
 	})
 }
 
-// apiOperations are the status entries of the engine's operations.
-func apiOperations(in []engine.OperationRecord) []gitopsv1alpha1.OperationEntry {
+// APIOperations are the status entries of the engine's operations.
+func APIOperations(in []engine.OperationRecord) []gitopsv1alpha1.OperationEntry {
 	return mapped(in, func(op engine.OperationRecord) gitopsv1alpha1.OperationEntry {
 		return gitopsv1alpha1.OperationEntry{ID: op.ID, Type: op.Type, NsInstance: op.NsInstance, State: op.State,
 			StartTime: metav1.NewTime(op.StartTime), MoreUpgrades: op.MoreUpgrades, Rollback: op.Rollback}
