@@ -90,390 +90,406 @@ func (tn *tenant) eventuallyAttempted(d *gitopsv1alpha1.OsmDeployment, revision 
 }
 
 var _ = Describe("Waves of a rollout (dependsOn with revision Same)", func() {
-	It("apply one commit wave after wave: lab, canary, then the regions", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		lab := tn.newSite("lab", "gitops", 0)
-		canary := tn.newSite("canary", "gitops", 0, "lab")
-		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
-		for _, s := range append([]*site{lab, canary}, regions...) {
-			tn.eventuallyApplied(s.d, first)
-			s.sim.ResetStats()
-		}
-
-		lab.sim.HoldOperations()
-		canary.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyAttempted(lab.d, second)
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
-			ContainSubstring("waiting for OsmDeployment lab: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
-		for _, s := range regions {
-			tn.eventuallyHeld(s, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
-				ContainSubstring("waiting for OsmDeployment canary: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
-		}
-		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), "the canary before the lab")
-
-		lab.sim.ReleaseOperations()
-		tn.eventuallyApplied(lab.d, second)
-		tn.eventuallyAttempted(canary.d, second)
-		for _, s := range regions {
-			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero(), "a region before the canary")
-			tn.g.Expect(s.replicaCount()).To(Equal("1"))
-		}
-		canary.sim.ReleaseOperations()
-		for _, s := range append([]*site{canary}, regions...) {
-			got := tn.eventuallyApplied(s.d, second)
-			tn.g.Expect(got.Status.Rollout).To(BeNil())
-			tn.g.Expect(s.replicaCount()).To(Equal("2"))
-		}
+	// Every spec is one tenant: its namespace, and an OSM of its own for each site (newSite).
+	var tn *tenant
+	BeforeEach(func() {
+		tn = newTenant(GinkgoTB())
 	})
 
-	// A site whose wave passed says that it applies the revision, not the wait it left, while
-	// its own OSM operations run (kubectl get: Progressing; osmops rollout: Applying, as
-	// status.rollout is gone), and follows them to their end whatever its dependency does
-	// meanwhile: the wave let the revision through once.
-	It("shows the second site of three Progressing, not WaitingForWave, while its own operation runs", func() {
-		tn := newTenant(GinkgoTB())
-		first, lab, canary, region := tn.threeSitesApplied()
+	Context("when a commit reaches the sites", func() {
+		It("apply one commit wave after wave: lab, canary, then the regions", func() {
+			By("applying the first commit at every site")
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			lab := tn.newSite("lab", "gitops", 0)
+			canary := tn.newSite("canary", "gitops", 0, "lab")
+			regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+			for _, s := range append([]*site{lab, canary}, regions...) {
+				tn.eventuallyApplied(s.d, first)
+				s.sim.ResetStats()
+			}
 
-		lab.sim.HoldOperations()
-		canary.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		short := gitopsv1alpha1.ShortRevision(second)
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
-			ContainSubstring("revision "+short+" not applied yet"))
-		lab.sim.ReleaseOperations()
-		tn.eventuallyApplied(lab.d, second)
-		tn.eventuallyAttempted(canary.d, second)
-		tn.eventuallyCondition(canary.d, meta.ReadyCondition,
-			And(HavePrefix("Unknown "+meta.ProgressingReason+": "), ContainSubstring("OSM operation(s) of "+second)))
-		tn.g.Expect(tn.condition(canary.d, meta.ReconcilingCondition)).To(HavePrefix("True " + meta.ProgressingReason + ": "))
-		tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
-		tn.eventuallyHeld(region, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
-			HaveSuffix("revision "+short+" not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=Unknown Progressing)"))
+			By("publishing a second commit while the lab's and the canary's OSM hold their operations")
+			lab.sim.HoldOperations()
+			canary.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyAttempted(lab.d, second)
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+				ContainSubstring("waiting for OsmDeployment lab: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
+			for _, s := range regions {
+				tn.eventuallyHeld(s, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
+					ContainSubstring("waiting for OsmDeployment canary: revision "+gitopsv1alpha1.ShortRevision(second)+" not applied yet"))
+			}
+			tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), "the canary before the lab")
 
-		// Its dependency gone mid-apply: it still follows its operations (three more polls of
-		// them, each a reconcile that judged no wave), then completes the revision.
-		tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
-		tn.eventuallyGone(lab.d)
-		polls := countAnswered(canary.sim, listOperationsRoute, 0)
-		tn.g.Eventually(func() int64 { return countAnswered(canary.sim, listOperationsRoute, 0) }).Should(
-			BeNumerically(">=", polls+3), func() string { return tn.describe(canary.d) })
-		tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HavePrefix("Unknown " + meta.ProgressingReason + ": "))
-		canary.sim.ReleaseOperations()
-		tn.eventuallyApplied(canary.d, second)
-		tn.eventuallyApplied(region.d, second)
-		tn.g.Expect(region.replicaCount()).To(Equal("2"))
+			By("letting the lab's operations end: the canary's wave starts, the regions' not yet")
+			lab.sim.ReleaseOperations()
+			tn.eventuallyApplied(lab.d, second)
+			tn.eventuallyAttempted(canary.d, second)
+			for _, s := range regions {
+				tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero(), "a region before the canary")
+				tn.g.Expect(s.replicaCount()).To(Equal("1"))
+			}
+			By("letting the canary's operations end: the regions follow")
+			canary.sim.ReleaseOperations()
+			for _, s := range append([]*site{canary}, regions...) {
+				got := tn.eventuallyApplied(s.d, second)
+				tn.g.Expect(got.Status.Rollout).To(BeNil())
+				tn.g.Expect(s.replicaCount()).To(Equal("2"))
+			}
+		})
+
+		// A site whose wave passed says that it applies the revision, not the wait it left, while
+		// its own OSM operations run (kubectl get: Progressing; osmops rollout: Applying, as
+		// status.rollout is gone), and follows them to their end whatever its dependency does
+		// meanwhile: the wave let the revision through once.
+		It("shows the second site of three Progressing, not WaitingForWave, while its own operation runs", func() {
+			first, lab, canary, region := tn.threeSitesApplied()
+
+			lab.sim.HoldOperations()
+			canary.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			short := gitopsv1alpha1.ShortRevision(second)
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+				ContainSubstring("revision "+short+" not applied yet"))
+			lab.sim.ReleaseOperations()
+			tn.eventuallyApplied(lab.d, second)
+			tn.eventuallyAttempted(canary.d, second)
+			tn.eventuallyCondition(canary.d, meta.ReadyCondition,
+				And(HavePrefix("Unknown "+meta.ProgressingReason+": "), ContainSubstring("OSM operation(s) of "+second)))
+			tn.g.Expect(tn.condition(canary.d, meta.ReconcilingCondition)).To(HavePrefix("True " + meta.ProgressingReason + ": "))
+			tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
+			tn.eventuallyHeld(region, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "canary",
+				HaveSuffix("revision "+short+" not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=Unknown Progressing)"))
+
+			// Its dependency gone mid-apply: it still follows its operations (three more polls of
+			// them, each a reconcile that judged no wave), then completes the revision.
+			tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
+			tn.eventuallyGone(lab.d)
+			polls := countAnswered(canary.sim, listOperationsRoute, 0)
+			tn.g.Eventually(func() int64 { return countAnswered(canary.sim, listOperationsRoute, 0) }).Should(
+				BeNumerically(">=", polls+3), func() string { return tn.describe(canary.d) })
+			tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HavePrefix("Unknown " + meta.ProgressingReason + ": "))
+			canary.sim.ReleaseOperations()
+			tn.eventuallyApplied(canary.d, second)
+			tn.eventuallyApplied(region.d, second)
+			tn.g.Expect(region.replicaCount()).To(Equal("2"))
+		})
+
+		// Today's dependsOn (and Argo CD's progressive syncs, Flux's dependsOn) let a wave start on
+		// a dependency still Ready on the previous commit: here the lab's source has not fetched
+		// the new commit yet.
+		It("never starts a wave on a dependency Ready on another revision", func() {
+			first := tn.publish("gitops-lab", demoRepo("1", "ldap"))
+			tn.publish("gitops-canary", demoRepo("1", "ldap"))
+			lab := tn.newSite("lab", "gitops-lab", 0)
+			canary := tn.newSite("canary", "gitops-canary", 0, "lab")
+			tn.eventuallyApplied(lab.d, first)
+			tn.eventuallyApplied(canary.d, first)
+			canary.sim.ResetStats()
+
+			second := tn.publish("gitops-canary", demoRepo("2", "ldap"))
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+				ContainSubstring("not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=True Applied)"))
+			tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), tn.describe(canary.d))
+			tn.g.Expect(canary.replicaCount()).To(Equal("1"))
+
+			// The same commit, through another source object and another branch: the commit counts.
+			labArtifact := artifacts.PublishFiles(tn.namespace+"/gitops-lab", demoRepo("2", "ldap"))
+			labArtifact.Revision = "release@" + gitopsv1alpha1.RevisionDigest(second)
+			tn.setArtifact("gitops-lab", labArtifact)
+			tn.eventuallyApplied(lab.d, labArtifact.Revision)
+			tn.eventuallyApplied(canary.d, second)
+			tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+		})
 	})
 
-	// Today's dependsOn (and Argo CD's progressive syncs, Flux's dependsOn) let a wave start on
-	// a dependency still Ready on the previous commit: here the lab's source has not fetched
-	// the new commit yet.
-	It("never starts a wave on a dependency Ready on another revision", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops-lab", demoRepo("1", "ldap"))
-		tn.publish("gitops-canary", demoRepo("1", "ldap"))
-		lab := tn.newSite("lab", "gitops-lab", 0)
-		canary := tn.newSite("canary", "gitops-canary", 0, "lab")
-		tn.eventuallyApplied(lab.d, first)
-		tn.eventuallyApplied(canary.d, first)
-		canary.sim.ResetStats()
+	Context("with a bake time", func() {
+		It("waits for the bake time of the dependency on the revision", func() {
+			// status.readySince is stored to the second.
+			waveClock.SetTime(time.Now().Truncate(time.Second))
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			lab := tn.newSite("lab", "gitops", 0)
+			canary := tn.newSite("canary", "gitops", time.Hour, "lab")
+			readySince := tn.eventuallyApplied(lab.d, first).Status.ReadySince
+			tn.g.Expect(readySince).NotTo(BeNil())
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutBaking, first, "lab",
+				ContainSubstring("waiting for OsmDeployment lab: Ready on revision "+gitopsv1alpha1.ShortRevision(first)))
+			tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HaveSuffix("bake time 1h0m0s: 1h0m0s left"))
+			tn.g.Expect(tn.get(canary.d).Status.Rollout.BakedAt.Time).To(BeTemporally("==", readySince.Add(time.Hour)))
+			tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
 
-		second := tn.publish("gitops-canary", demoRepo("2", "ldap"))
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
-			ContainSubstring("not applied yet (it runs "+gitopsv1alpha1.ShortRevision(first)+"; Ready=True Applied)"))
-		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero(), tn.describe(canary.d))
-		tn.g.Expect(canary.replicaCount()).To(Equal("1"))
+			By("stepping the clock to a minute before the bake's end")
+			waveClock.SetTime(readySince.Add(59 * time.Minute))
+			requestReconcile(tn, canary.d, "59m")
+			tn.eventuallyCondition(canary.d, meta.ReadyCondition, HaveSuffix("bake time 1h0m0s: 1m0s left"))
+			tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
 
-		// The same commit, through another source object and another branch: the commit counts.
-		labArtifact := artifacts.PublishFiles(tn.namespace+"/gitops-lab", demoRepo("2", "ldap"))
-		labArtifact.Revision = "release@" + gitopsv1alpha1.RevisionDigest(second)
-		tn.setArtifact("gitops-lab", labArtifact)
-		tn.eventuallyApplied(lab.d, labArtifact.Revision)
-		tn.eventuallyApplied(canary.d, second)
-		tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+			By("stepping the clock to the bake's end")
+			waveClock.SetTime(readySince.Add(time.Hour))
+			requestReconcile(tn, canary.d, "1h")
+			tn.eventuallyApplied(canary.d, first)
+		})
 	})
 
-	It("waits for the bake time of the dependency on the revision", func() {
-		// status.readySince is stored to the second.
-		waveClock.SetTime(time.Now().Truncate(time.Second))
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		lab := tn.newSite("lab", "gitops", 0)
-		canary := tn.newSite("canary", "gitops", time.Hour, "lab")
-		readySince := tn.eventuallyApplied(lab.d, first).Status.ReadySince
-		tn.g.Expect(readySince).NotTo(BeNil())
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutBaking, first, "lab",
-			ContainSubstring("waiting for OsmDeployment lab: Ready on revision "+gitopsv1alpha1.ShortRevision(first)))
-		tn.g.Expect(tn.condition(canary.d, meta.ReadyCondition)).To(HaveSuffix("bake time 1h0m0s: 1h0m0s left"))
-		tn.g.Expect(tn.get(canary.d).Status.Rollout.BakedAt.Time).To(BeTemporally("==", readySince.Add(time.Hour)))
-		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
+	Context("when the canary fails or rejects the revision", func() {
+		It("halts the regions on a revision the canary failed; the fix commit completes the rollout", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			canary := tn.newSite("canary", "gitops", 0)
+			regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+			for _, s := range append([]*site{canary}, regions...) {
+				tn.eventuallyApplied(s.d, first)
+				s.sim.ResetStats()
+			}
 
-		waveClock.SetTime(readySince.Add(59 * time.Minute))
-		requestReconcile(tn, canary.d, "59m")
-		tn.eventuallyCondition(canary.d, meta.ReadyCondition, HaveSuffix("bake time 1h0m0s: 1m0s left"))
-		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
+			By("failing the canary's upgrade of the second commit")
+			tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
+				Message: "helm upgrade: pods not ready"})).To(Succeed())
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
+			for _, s := range regions {
+				halted := "rollout of " + gitopsv1alpha1.ShortRevision(second) + " halted by OsmDeployment canary: " +
+					"it failed that revision (OperationFailed); it stays on revision " + gitopsv1alpha1.ShortRevision(first)
+				tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+halted))
+				tn.g.Expect(tn.condition(s.d, meta.StalledCondition)).To(HavePrefix("True " + gitopsv1alpha1.RolloutHaltedReason))
+				tn.g.Expect(recorder.of(s.d.Namespace, s.d.Name)).To(ContainElement(And(
+					HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
+					HaveField("Message", halted))))
+				tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
+				tn.g.Expect(s.replicaCount()).To(Equal("1"))
+			}
 
-		waveClock.SetTime(readySince.Add(time.Hour))
-		requestReconcile(tn, canary.d, "1h")
-		tn.eventuallyApplied(canary.d, first)
-	})
+			By("publishing the fix commit")
+			fix := tn.publish("gitops", demoRepo("3", "ldap"))
+			for _, s := range append([]*site{canary}, regions...) {
+				got := tn.eventuallyApplied(s.d, fix)
+				tn.g.Expect(got.Status.Rollout).To(BeNil())
+				tn.g.Expect(s.replicaCount()).To(Equal("3"))
+			}
+		})
 
-	It("halts the regions on a revision the canary failed; the fix commit completes the rollout", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		canary := tn.newSite("canary", "gitops", 0)
-		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
-		for _, s := range append([]*site{canary}, regions...) {
-			tn.eventuallyApplied(s.d, first)
-			s.sim.ResetStats()
-		}
+		// A halt says who failed the revision and why in a few words, built once: the site before
+		// names the one that failed it, never embeds its message (kubectl describe, osmops trace
+		// show it), and says once what the halted site runs.
+		It("halts three sites with messages that name the failed site once, unnested", func() {
+			first, lab, canary, region := tn.threeSitesApplied()
 
-		tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
-			Message: "helm upgrade: pods not ready"})).To(Succeed())
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
-		for _, s := range regions {
-			halted := "rollout of " + gitopsv1alpha1.ShortRevision(second) + " halted by OsmDeployment canary: " +
-				"it failed that revision (OperationFailed); it stays on revision " + gitopsv1alpha1.ShortRevision(first)
-			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+halted))
-			tn.g.Expect(tn.condition(s.d, meta.StalledCondition)).To(HavePrefix("True " + gitopsv1alpha1.RolloutHaltedReason))
-			tn.g.Expect(recorder.of(s.d.Namespace, s.d.Name)).To(ContainElement(And(
+			const osmSays = "helm upgrade: pods not ready"
+			tn.g.Expect(lab.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
+				Message: osmSays})).To(Succeed())
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			short, stays := gitopsv1alpha1.ShortRevision(second), "; it stays on revision "+gitopsv1alpha1.ShortRevision(first)
+			tn.eventuallyCondition(lab.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
+			canaryHalt := "rollout of " + short + " halted by OsmDeployment lab: it failed that revision (OperationFailed)" + stays
+			tn.eventuallyHeld(canary, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "lab", HaveSuffix(": "+canaryHalt))
+			regionHalt := "rollout of " + short + " halted by OsmDeployment canary: it is halted on that revision, " +
+				"which OsmDeployment lab failed (OperationFailed)" + stays
+			tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+regionHalt))
+			got := tn.condition(region.d, meta.ReadyCondition)
+			tn.g.Expect(strings.Count(got, "OsmDeployment lab")).To(Equal(1), got)
+			tn.g.Expect(strings.Count(got, "rollout of")).To(Equal(1), got)
+			tn.g.Expect(strings.Count(got, "it stays on")).To(Equal(1), got)
+			tn.g.Expect(got).NotTo(ContainSubstring(osmSays))
+			tn.g.Expect(recorder.of(region.d.Namespace, region.d.Name)).To(ContainElement(And(
 				HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
-				HaveField("Message", halted))))
-			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
-			tn.g.Expect(s.replicaCount()).To(Equal("1"))
-		}
-
-		fix := tn.publish("gitops", demoRepo("3", "ldap"))
-		for _, s := range append([]*site{canary}, regions...) {
-			got := tn.eventuallyApplied(s.d, fix)
-			tn.g.Expect(got.Status.Rollout).To(BeNil())
-			tn.g.Expect(s.replicaCount()).To(Equal("3"))
-		}
-	})
-
-	// A halt says who failed the revision and why in a few words, built once: the site before
-	// names the one that failed it, never embeds its message (kubectl describe, osmops trace
-	// show it), and says once what the halted site runs.
-	It("halts three sites with messages that name the failed site once, unnested", func() {
-		tn := newTenant(GinkgoTB())
-		first, lab, canary, region := tn.threeSitesApplied()
-
-		const osmSays = "helm upgrade: pods not ready"
-		tn.g.Expect(lab.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 1,
-			Message: osmSays})).To(Succeed())
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		short, stays := gitopsv1alpha1.ShortRevision(second), "; it stays on revision "+gitopsv1alpha1.ShortRevision(first)
-		tn.eventuallyCondition(lab.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.OperationFailedReason))
-		canaryHalt := "rollout of " + short + " halted by OsmDeployment lab: it failed that revision (OperationFailed)" + stays
-		tn.eventuallyHeld(canary, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "lab", HaveSuffix(": "+canaryHalt))
-		regionHalt := "rollout of " + short + " halted by OsmDeployment canary: it is halted on that revision, " +
-			"which OsmDeployment lab failed (OperationFailed)" + stays
-		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", HaveSuffix(": "+regionHalt))
-		got := tn.condition(region.d, meta.ReadyCondition)
-		tn.g.Expect(strings.Count(got, "OsmDeployment lab")).To(Equal(1), got)
-		tn.g.Expect(strings.Count(got, "rollout of")).To(Equal(1), got)
-		tn.g.Expect(strings.Count(got, "it stays on")).To(Equal(1), got)
-		tn.g.Expect(got).NotTo(ContainSubstring(osmSays))
-		tn.g.Expect(recorder.of(region.d.Namespace, region.d.Name)).To(ContainElement(And(
-			HaveField("Type", corev1.EventTypeWarning), HaveField("Reason", gitopsv1alpha1.RolloutHaltedReason),
-			HaveField("Message", regionHalt))))
-		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
-	})
-
-	// The canary's failed upgrade is remediated (retried, then put back to what it last ran):
-	// while it retries the regions wait; once its remediation is exhausted they halt, and the
-	// canary runs its previous values again, as the regions do.
-	It("halts the regions while remediation puts the canary back", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		canary := tn.newSite("canary", "gitops", 0)
-		region := tn.newSite("region-a", "gitops", 0, "canary")
-		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
-			d.Spec.Upgrade = &gitopsv1alpha1.Upgrade{Remediation: &gitopsv1alpha1.UpgradeRemediation{Retries: 1}}
+				HaveField("Message", regionHalt))))
+			tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
 		})
-		for _, s := range []*site{canary, region} {
-			tn.eventuallyApplied(s.d, first)
-			s.sim.ResetStats()
-		}
 
-		// The upgrade and its retry fail; the rollback goes through.
-		tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 2,
-			Message: "helm upgrade: pods not ready"})).To(Succeed())
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.RemediationExhaustedReason))
-		tn.g.Eventually(func() gitopsv1alpha1.NsInstanceEntry { return tn.entryOf(canary.d, "ldap") }).Should(
-			HaveField("RolledBack", true), func() string { return tn.describe(canary.d) })
-		tn.g.Eventually(canary.replicaCount).Should(Equal("1"), "the canary runs the values it last ran")
-		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
-			ContainSubstring("halted by OsmDeployment canary: it failed that revision ("+gitopsv1alpha1.RemediationExhaustedReason+")"),
-			HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
-		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
-		tn.g.Expect(region.replicaCount()).To(Equal("1"))
+		// The canary's failed upgrade is remediated (retried, then put back to what it last ran):
+		// while it retries the regions wait; once its remediation is exhausted they halt, and the
+		// canary runs its previous values again, as the regions do.
+		It("halts the regions while remediation puts the canary back", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			canary := tn.newSite("canary", "gitops", 0)
+			region := tn.newSite("region-a", "gitops", 0, "canary")
+			tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
+				d.Spec.Upgrade = &gitopsv1alpha1.Upgrade{Remediation: &gitopsv1alpha1.UpgradeRemediation{Retries: 1}}
+			})
+			for _, s := range []*site{canary, region} {
+				tn.eventuallyApplied(s.d, first)
+				s.sim.ResetStats()
+			}
 
-		fix := tn.publish("gitops", demoRepo("3", "ldap"))
-		for _, s := range []*site{canary, region} {
-			got := tn.eventuallyApplied(s.d, fix)
-			tn.g.Expect(got.Status.Rollout).To(BeNil())
-			tn.g.Expect(s.replicaCount()).To(Equal("3"))
-		}
-	})
-
-	// A health gate is part of the revision: the canary's smoke test not passing within
-	// healthCheckTimeout fails the revision there, and the regions stay on the previous one.
-	It("halts the regions on a revision whose health check timed out at the canary", func() {
-		tn := newTenant(GinkgoTB())
-		smoke := tn.smokeTest("passed")
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		canary := tn.newSite("canary", "gitops", 0)
-		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
-			gatedBySmokeTest(d)
-			d.Spec.HealthCheckTimeout = &metav1.Duration{Duration: time.Millisecond}
-		})
-		regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
-		for _, s := range append([]*site{canary}, regions...) {
-			tn.eventuallyApplied(s.d, first)
-			s.sim.ResetStats()
-		}
-
-		// The smoke test of the new revision starts once OSM has it, and never passes.
-		canary.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyAttempted(canary.d, second)
-		tn.setResult(smoke, "running")
-		canary.sim.ReleaseOperations()
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.HealthCheckFailedReason))
-		tn.g.Expect(tn.get(canary.d).Status.LastAppliedRevision).To(Equal(second))
-		for _, s := range regions {
-			tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
-				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: "+
-					"it failed that revision ("+gitopsv1alpha1.HealthCheckFailedReason+")"),
+			// The upgrade and its retry fail; the rollback goes through.
+			tn.g.Expect(canary.sim.FailOperations(nbisim.OperationFailure{Operation: "upgrade", NSName: "ldap", Count: 2,
+				Message: "helm upgrade: pods not ready"})).To(Succeed())
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.RemediationExhaustedReason))
+			tn.g.Eventually(func() gitopsv1alpha1.NsInstanceEntry { return tn.entryOf(canary.d, "ldap") }).Should(
+				HaveField("RolledBack", true), func() string { return tn.describe(canary.d) })
+			tn.g.Eventually(canary.replicaCount).Should(Equal("1"), "the canary runs the values it last ran")
+			tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
+				ContainSubstring("halted by OsmDeployment canary: it failed that revision ("+gitopsv1alpha1.RemediationExhaustedReason+")"),
 				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
-			tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
-			tn.g.Expect(s.replicaCount()).To(Equal("1"))
-		}
+			tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+			tn.g.Expect(region.replicaCount()).To(Equal("1"))
+
+			By("publishing the fix commit")
+			fix := tn.publish("gitops", demoRepo("3", "ldap"))
+			for _, s := range []*site{canary, region} {
+				got := tn.eventuallyApplied(s.d, fix)
+				tn.g.Expect(got.Status.Rollout).To(BeNil())
+				tn.g.Expect(s.replicaCount()).To(Equal("3"))
+			}
+		})
+
+		// A health gate is part of the revision: the canary's smoke test not passing within
+		// healthCheckTimeout fails the revision there, and the regions stay on the previous one.
+		It("halts the regions on a revision whose health check timed out at the canary", func() {
+			smoke := tn.smokeTest("passed")
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			canary := tn.newSite("canary", "gitops", 0)
+			tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) {
+				gatedBySmokeTest(d)
+				d.Spec.HealthCheckTimeout = &metav1.Duration{Duration: time.Millisecond}
+			})
+			regions := []*site{tn.newSite("region-a", "gitops", 0, "canary"), tn.newSite("region-b", "gitops", 0, "canary")}
+			for _, s := range append([]*site{canary}, regions...) {
+				tn.eventuallyApplied(s.d, first)
+				s.sim.ResetStats()
+			}
+
+			// The smoke test of the new revision starts once OSM has it, and never passes.
+			canary.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyAttempted(canary.d, second)
+			tn.setResult(smoke, "running")
+			canary.sim.ReleaseOperations()
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.HealthCheckFailedReason))
+			tn.g.Expect(tn.get(canary.d).Status.LastAppliedRevision).To(Equal(second))
+			for _, s := range regions {
+				tn.eventuallyHeld(s, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, second, "canary", And(
+					ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(second)+" halted by OsmDeployment canary: "+
+						"it failed that revision ("+gitopsv1alpha1.HealthCheckFailedReason+")"),
+					HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+				tn.g.Expect(s.sim.Stats().MutatingRequests).To(BeZero())
+				tn.g.Expect(s.replicaCount()).To(Equal("1"))
+			}
+		})
+
+		// An artifact the canary rejects (its digest does not match), or a revision it finds
+		// invalid, is a revision it failed before anything reached OSM: the regions halt, they do
+		// not wait for it forever.
+		It("halts the regions on a revision whose artifact the canary rejected, or found invalid", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			canary := tn.newSite("canary", "gitops", 0)
+			region := tn.newSite("region-a", "gitops", 0, "canary")
+			for _, s := range []*site{canary, region} {
+				tn.eventuallyApplied(s.d, first)
+				s.sim.ResetStats()
+			}
+
+			bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("2", "ldap"))
+			bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+			tn.setArtifact("gitops", bad)
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
+			tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, bad.Revision, "canary", And(
+				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(bad.Revision)+" halted by OsmDeployment canary: "+
+					"it failed that revision ("+gitopsv1alpha1.ArtifactFailedReason+")"),
+				HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
+			tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+
+			// So does a revision the canary found invalid.
+			files := demoRepo("2", "ldap")
+			files["deploy/broken.osmops.yaml"] = "kind: NsInstance\nname: broken\nnsdName: [openldap_ns]\n"
+			invalid := tn.publish("gitops", files)
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
+			tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, invalid, "canary",
+				ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(invalid)+" halted by OsmDeployment canary: "+
+					"it failed that revision ("+gitopsv1alpha1.ValidationFailedReason+")"))
+			tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+
+			By("publishing the fix commit")
+			fix := tn.publish("gitops", demoRepo("3", "ldap"))
+			for _, s := range []*site{canary, region} {
+				got := tn.eventuallyApplied(s.d, fix)
+				tn.g.Expect(got.Status.Rollout).To(BeNil())
+				tn.g.Expect(s.replicaCount()).To(Equal("3"))
+			}
+		})
+
+		// A revision rejected while OSM operations of the previous one run does not take their
+		// place: mended, it is sent to OSM, never marked applied by their end.
+		It("applies a rejected revision once mended, though it was rejected while operations ran", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			canary := tn.newSite("canary", "gitops", 0)
+			region := tn.newSite("region-a", "gitops", 0, "canary")
+			tn.eventuallyApplied(canary.d, first)
+
+			canary.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyAttempted(canary.d, second)
+			bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("3", "ldap"))
+			good := *bad
+			bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+			tn.setArtifact("gitops", bad)
+			tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
+			tn.g.Expect(tn.get(canary.d).Status.LastAttemptedRevision).To(Equal(second), "the operations in flight are the second revision's")
+			canary.sim.ReleaseOperations()
+
+			tn.setArtifact("gitops", &good)
+			tn.eventuallyApplied(canary.d, good.Revision)
+			tn.g.Expect(canary.replicaCount()).To(Equal("3"), tn.describe(canary.d))
+			tn.eventuallyApplied(region.d, good.Revision)
+			tn.g.Expect(region.replicaCount()).To(Equal("3"))
+		})
 	})
 
-	// An artifact the canary rejects (its digest does not match), or a revision it finds
-	// invalid, is a revision it failed before anything reached OSM: the regions halt, they do
-	// not wait for it forever.
-	It("halts the regions on a revision whose artifact the canary rejected, or found invalid", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		canary := tn.newSite("canary", "gitops", 0)
-		region := tn.newSite("region-a", "gitops", 0, "canary")
-		for _, s := range []*site{canary, region} {
-			tn.eventuallyApplied(s.d, first)
-			s.sim.ResetStats()
-		}
+	Context("when a site is suspended or deleted", func() {
+		// Suspended, a site waits for nothing: it reports no rollout wait (status.rollout, the
+		// gauge) until it is resumed and judges the wave again.
+		It("reports no rollout wait of a suspended site", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			lab := tn.newSite("lab", "gitops", 0)
+			canary := tn.newSite("canary", "gitops", 0, "lab")
+			tn.eventuallyApplied(lab.d, first)
+			tn.eventuallyApplied(canary.d, first)
 
-		bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("2", "ldap"))
-		bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
-		tn.setArtifact("gitops", bad)
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
-		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, bad.Revision, "canary", And(
-			ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(bad.Revision)+" halted by OsmDeployment canary: "+
-				"it failed that revision ("+gitopsv1alpha1.ArtifactFailedReason+")"),
-			HaveSuffix("it stays on revision "+gitopsv1alpha1.ShortRevision(first))))
-		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+			lab.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyAttempted(lab.d, second)
+			waiting := ContainSubstring("waiting for OsmDeployment lab: revision " + gitopsv1alpha1.ShortRevision(second) + " not applied yet")
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
+			tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(Equal(1.0))
 
-		// So does a revision the canary found invalid.
-		files := demoRepo("2", "ldap")
-		files["deploy/broken.osmops.yaml"] = "kind: NsInstance\nname: broken\nnsdName: [openldap_ns]\n"
-		invalid := tn.publish("gitops", files)
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ValidationFailedReason))
-		tn.eventuallyHeld(region, gitopsv1alpha1.RolloutHaltedReason, gitopsv1alpha1.RolloutHalted, invalid, "canary",
-			ContainSubstring("rollout of "+gitopsv1alpha1.ShortRevision(invalid)+" halted by OsmDeployment canary: "+
-				"it failed that revision ("+gitopsv1alpha1.ValidationFailedReason+")"))
-		tn.g.Expect(region.sim.Stats().MutatingRequests).To(BeZero())
+			By("suspending the waiting canary")
+			tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
+			tn.eventuallyCondition(canary.d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.SuspendedReason))
+			tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
+			tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(BeZero())
 
-		fix := tn.publish("gitops", demoRepo("3", "ldap"))
-		for _, s := range []*site{canary, region} {
-			got := tn.eventuallyApplied(s.d, fix)
-			tn.g.Expect(got.Status.Rollout).To(BeNil())
-			tn.g.Expect(s.replicaCount()).To(Equal("3"))
-		}
-	})
+			By("resuming it")
+			tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = false })
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
+			lab.sim.ReleaseOperations()
+			tn.eventuallyApplied(canary.d, second)
+		})
 
-	// A revision rejected while OSM operations of the previous one run does not take their
-	// place: mended, it is sent to OSM, never marked applied by their end.
-	It("applies a rejected revision once mended, though it was rejected while operations ran", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		canary := tn.newSite("canary", "gitops", 0)
-		region := tn.newSite("region-a", "gitops", 0, "canary")
-		tn.eventuallyApplied(canary.d, first)
+		It("lets the dependents of a site deleted mid-rollout wait for it", func() {
+			first := tn.publish("gitops", demoRepo("1", "ldap"))
+			lab := tn.newSite("lab", "gitops", 0)
+			canary := tn.newSite("canary", "gitops", 0, "lab")
+			tn.eventuallyApplied(lab.d, first)
+			tn.eventuallyApplied(canary.d, first)
+			canary.sim.ResetStats()
 
-		canary.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyAttempted(canary.d, second)
-		bad := artifacts.PublishFiles(tn.namespace+"/gitops", demoRepo("3", "ldap"))
-		good := *bad
-		bad.Digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
-		tn.setArtifact("gitops", bad)
-		tn.eventuallyCondition(canary.d, meta.StalledCondition, HavePrefix("True "+gitopsv1alpha1.ArtifactFailedReason))
-		tn.g.Expect(tn.get(canary.d).Status.LastAttemptedRevision).To(Equal(second), "the operations in flight are the second revision's")
-		canary.sim.ReleaseOperations()
+			lab.sim.HoldOperations()
+			second := tn.publish("gitops", demoRepo("2", "ldap"))
+			tn.eventuallyAttempted(lab.d, second)
+			By("deleting the lab while its operations run")
+			tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
+			lab.sim.ReleaseOperations()
+			tn.eventuallyGone(lab.d)
+			tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
+				HaveSuffix("waiting for OsmDeployment lab: not found"))
+			tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
 
-		tn.setArtifact("gitops", &good)
-		tn.eventuallyApplied(canary.d, good.Revision)
-		tn.g.Expect(canary.replicaCount()).To(Equal("3"), tn.describe(canary.d))
-		tn.eventuallyApplied(region.d, good.Revision)
-		tn.g.Expect(region.replicaCount()).To(Equal("3"))
-	})
-
-	// Suspended, a site waits for nothing: it reports no rollout wait (status.rollout, the
-	// gauge) until it is resumed and judges the wave again.
-	It("reports no rollout wait of a suspended site", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		lab := tn.newSite("lab", "gitops", 0)
-		canary := tn.newSite("canary", "gitops", 0, "lab")
-		tn.eventuallyApplied(lab.d, first)
-		tn.eventuallyApplied(canary.d, first)
-
-		lab.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyAttempted(lab.d, second)
-		waiting := ContainSubstring("waiting for OsmDeployment lab: revision " + gitopsv1alpha1.ShortRevision(second) + " not applied yet")
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
-		tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(Equal(1.0))
-
-		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true })
-		tn.eventuallyCondition(canary.d, meta.ReadyCondition, HavePrefix("False "+gitopsv1alpha1.SuspendedReason))
-		tn.g.Expect(tn.get(canary.d).Status.Rollout).To(BeNil(), tn.describe(canary.d))
-		tn.g.Eventually(func() float64 { return rolloutHeld(canary.d, gitopsv1alpha1.RolloutWaiting) }).Should(BeZero())
-
-		tn.update(canary.d, func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = false })
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab", waiting)
-		lab.sim.ReleaseOperations()
-		tn.eventuallyApplied(canary.d, second)
-	})
-
-	It("lets the dependents of a site deleted mid-rollout wait for it", func() {
-		tn := newTenant(GinkgoTB())
-		first := tn.publish("gitops", demoRepo("1", "ldap"))
-		lab := tn.newSite("lab", "gitops", 0)
-		canary := tn.newSite("canary", "gitops", 0, "lab")
-		tn.eventuallyApplied(lab.d, first)
-		tn.eventuallyApplied(canary.d, first)
-		canary.sim.ResetStats()
-
-		lab.sim.HoldOperations()
-		second := tn.publish("gitops", demoRepo("2", "ldap"))
-		tn.eventuallyAttempted(lab.d, second)
-		tn.g.Expect(k8sClient.Delete(tn.ctx, lab.d)).To(Succeed())
-		lab.sim.ReleaseOperations()
-		tn.eventuallyGone(lab.d)
-		tn.eventuallyHeld(canary, gitopsv1alpha1.WaitingForWaveReason, gitopsv1alpha1.RolloutWaiting, second, "lab",
-			HaveSuffix("waiting for OsmDeployment lab: not found"))
-		tn.g.Expect(canary.sim.Stats().MutatingRequests).To(BeZero())
-
-		lab.d = tn.deployment("lab", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "lab" })
-		tn.eventuallyApplied(lab.d, second)
-		tn.eventuallyApplied(canary.d, second)
-		tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+			By("making the lab again")
+			lab.d = tn.deployment("lab", "gitops", func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.ClusterRef.Name = "lab" })
+			tn.eventuallyApplied(lab.d, second)
+			tn.eventuallyApplied(canary.d, second)
+			tn.g.Expect(canary.replicaCount()).To(Equal("2"))
+		})
 	})
 })
 
