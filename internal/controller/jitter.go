@@ -4,7 +4,18 @@ import (
 	"math/rand"
 	"sync"
 	"time"
+
+	"github.com/fluxcd/pkg/runtime/jitter"
 )
+
+// jitterOr is a reconciler's jitter function: fn, which tests inject, else Flux's interval
+// jitter, which the manager's --interval-jitter flag sets.
+func jitterOr(fn jitter.Duration) jitter.Duration {
+	if fn != nil {
+		return fn
+	}
+	return jitter.JitteredIntervalDuration
+}
 
 // lockedSource is a math/rand source that reconcile workers may share. Flux's interval jitter
 // draws from one *rand.Rand, and the one it makes when given nil has a source that is not safe

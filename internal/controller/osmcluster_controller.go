@@ -59,6 +59,9 @@ type OsmClusterReconciler struct {
 	ExpiryWarning time.Duration
 	// Clock tells the time the expiries are compared with; the real clock when nil.
 	Clock clock.PassiveClock
+	// Jitter spreads every requeue (outcome.result), the Secret polls among them; Flux's
+	// interval jitter when nil.
+	Jitter jitter.Duration
 }
 
 // +kubebuilder:rbac:groups=gitops.osmops.io,resources=osmclusters,verbs=get;list;watch;patch
@@ -114,10 +117,15 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			retErr = kerrors.NewAggregate([]error{retErr, client.IgnoreNotFound(err)})
 		}
 	}()
+	return r.reconcileOsmCluster(ctx, obj).conclude(obj, jitterOr(r.Jitter))
+}
 
+// reconcileOsmCluster counts the OsmDeployments that use the OsmCluster, then holds its
+// deletion back or checks its connection.
+func (r *OsmClusterReconciler) reconcileOsmCluster(ctx context.Context, obj *gitopsv1alpha1.OsmCluster) outcome {
 	users, err := r.users(ctx, obj)
 	if err != nil {
-		return ctrl.Result{}, err
+		return retrying(err)
 	}
 	obj.Status.Deployments = int32(len(users))
 
@@ -137,20 +145,18 @@ func (r *OsmClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // its client from the pool to terminate their NS instances, even after its Secret is gone.
 // The condition and a Warning event (when the holders change) name them, the first
 // maxEventNames and how many more.
-func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users []string) (ctrl.Result, error) {
+func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, users []string) outcome {
 	if len(users) > 0 {
 		msg := fmt.Sprintf("deletion waiting for %s %s: %d OsmDeployment(s) still use this OsmCluster",
 			gitopsv1alpha1.OsmDeploymentKind, listNames(users), len(users))
 		if conditions.GetMessage(obj, meta.ReadyCondition) != msg {
 			r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.InUseReason, "%s", msg)
 		}
-		conditions.Delete(obj, meta.ReconcilingCondition)
-		conditions.MarkFalse(obj, meta.ReadyCondition, gitopsv1alpha1.InUseReason, "%s", msg)
-		return ctrl.Result{}, nil // an OsmDeployment's deletion triggers a new reconcile
+		return concluded(0, metav1.ConditionFalse, gitopsv1alpha1.InUseReason, msg) // an OsmDeployment's deletion triggers a new reconcile
 	}
 	r.Connections.Evict(client.ObjectKeyFromObject(obj))
 	controllerutil.RemoveFinalizer(obj, OsmClusterFinalizer)
-	return ctrl.Result{}, nil
+	return done(0)
 }
 
 // reconcileConnection takes the OsmCluster's client from the pool (which builds it again when
@@ -159,36 +165,34 @@ func (r *OsmClusterReconciler) reconcileDelete(obj *gitopsv1alpha1.OsmCluster, u
 //
 // The operator may only `get` Secrets, so it cannot watch them: instead it reads them every
 // SecretPollInterval, which costs the NBI nothing unless they changed.
-func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster, requested bool) (ctrl.Result, error) {
+func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *gitopsv1alpha1.OsmCluster, requested bool) outcome {
 	key := client.ObjectKeyFromObject(obj)
 	conn, err := r.Connections.Refresh(ctx, obj)
 	if err != nil {
 		var broken *osmconn.Error
 		if !errors.As(err, &broken) {
-			return ctrl.Result{}, err
+			return retrying(err)
 		}
-		r.markNotReady(obj, broken.Reason, broken.Message)
-		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
+		return r.notReady(obj, r.secretPollInterval(), broken.Reason, broken.Message)
 	}
 	unchecked := !conn.Checked()
 	if unchecked && obj.Spec.InsecureSkipTLSVerify {
 		r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
 			"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
 	}
-	refused := conditions.GetReason(obj, meta.ReadyCondition) == gitopsv1alpha1.AuthenticationFailedReason
-	if !unchecked && !requested && (refused || r.untilNextCheck(obj) > 0) {
+	last := conditions.GetReason(obj, meta.ReadyCondition)
+	if !unchecked && !requested && (last == gitopsv1alpha1.AuthenticationFailedReason || r.untilNextCheck(obj, last) > 0) {
 		// After a refused login only new credentials or a person's request try again: OSM locks
 		// an account after a few failed logins, and a periodic retry would lock it.
-		return ctrl.Result{RequeueAfter: r.secretPollInterval()}, nil
+		return done(r.secretPollInterval())
 	}
 	checker, ok := conn.NBI.(healthChecker)
 	if !ok {
-		return ctrl.Result{}, fmt.Errorf("the NBI client of %s cannot be health-checked", key)
+		return retrying(fmt.Errorf("the NBI client of %s cannot be health-checked", key))
 	}
 	if requested {
 		checker.AllowLogin()
 	}
-	conditions.MarkReconciling(obj, meta.ProgressingReason, "checking the OSM NBI")
 	version, vims, err := checkHealth(ctx, checker)
 	conn.MarkChecked()
 	now := metav1.Now()
@@ -204,28 +208,24 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 			message += "; osmops will not log in again until the credentials Secret or the spec changes, " +
 				"or a reconcile is requested, as OSM locks an account after repeated failed logins"
 		}
-		r.markNotReady(obj, reason, message)
-		return ctrl.Result{RequeueAfter: min(r.untilNextCheck(obj), r.secretPollInterval())}, nil
+		return r.notReady(obj, min(r.untilNextCheck(obj, reason), r.secretPollInterval()), reason, message)
 	}
 	obj.Status.OSMIdentity = identity
 	obj.Status.OSMVersion = shownText(version)
 	obj.Status.VIMAccounts = shownVIMAccounts(vims)
 	r.reportExpiry(ctx, obj, checker)
-	conditions.Delete(obj, meta.ReconcilingCondition)
-	conditions.Delete(obj, meta.StalledCondition)
-	conditions.MarkTrue(obj, meta.ReadyCondition, gitopsv1alpha1.ConnectedReason,
-		"OSM %s answers at %s; %d VIM account(s)", obj.Status.OSMVersion, obj.Spec.URL, len(vims))
-	return ctrl.Result{RequeueAfter: min(jitter.JitteredIntervalDuration(r.interval(obj)), r.secretPollInterval())}, nil
+	return concluded(min(r.interval(obj), r.secretPollInterval()), metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason,
+		fmt.Sprintf("OSM %s answers at %s; %d VIM account(s)", obj.Status.OSMVersion, obj.Spec.URL, len(vims)))
 }
 
-// untilNextCheck is the time until the next health check of the NBI: every interval, and
-// every clusterRetryInterval while it is unreachable.
-func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster) time.Duration {
+// untilNextCheck is the time until the next health check of the NBI after one that ended with
+// Ready's reason: every interval, and every clusterRetryInterval while it is unreachable.
+func (r *OsmClusterReconciler) untilNextCheck(obj *gitopsv1alpha1.OsmCluster, reason string) time.Duration {
 	if obj.Status.LastCheckedAt == nil {
 		return 0
 	}
 	every := r.interval(obj)
-	switch conditions.GetReason(obj, meta.ReadyCondition) {
+	switch reason {
 	case gitopsv1alpha1.UnreachableReason, gitopsv1alpha1.LoginHeldBackReason:
 		every = min(every, clusterRetryInterval)
 	}
@@ -239,14 +239,13 @@ func (r *OsmClusterReconciler) secretPollInterval() time.Duration {
 	return osmconn.DefaultSecretPollInterval
 }
 
-// markNotReady sets Ready=False, with a Warning event when the reason is new (not one per
-// retry of the same failure).
-func (r *OsmClusterReconciler) markNotReady(obj *gitopsv1alpha1.OsmCluster, reason, message string) {
+// notReady concludes Ready=False, looked at again after after, with a Warning event when the
+// reason is new (not one per retry of the same failure).
+func (r *OsmClusterReconciler) notReady(obj *gitopsv1alpha1.OsmCluster, after time.Duration, reason, message string) outcome {
 	if conditions.GetReason(obj, meta.ReadyCondition) != reason {
 		r.Eventf(obj, corev1.EventTypeWarning, reason, "%s", message)
 	}
-	conditions.Delete(obj, meta.ReconcilingCondition)
-	conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", message)
+	return concluded(after, metav1.ConditionFalse, reason, message)
 }
 
 // healthChecker is what the OsmCluster reconciler asks of an NBI client.

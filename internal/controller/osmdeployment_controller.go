@@ -109,6 +109,9 @@ type OsmDeploymentReconciler struct {
 	// WatchConfigsSelector when nil. The manager's cache must hold only those (metadata only).
 	WatchConfigsSelector klabels.Selector
 
+	// Jitter spreads every requeue (outcome.result); Flux's interval jitter when nil.
+	Jitter jitter.Duration
+
 	// APIReader reads the OsmDeployment past the cache, which may not hold yet the status this
 	// process wrote last: a reconcile that another object triggers can follow at once, and the
 	// pending creates, the inventory and the operations must be those last written. The
@@ -335,7 +338,7 @@ func (r *OsmDeploymentReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok && v != obj.Status.LastHandledReconcileAt {
 		requested = v
 	}
-	return r.reconcileDeployment(ctx, obj, patcher, requested).result(jitter.JitteredIntervalDuration)
+	return r.reconcileDeployment(ctx, obj, patcher, requested).conclude(obj, jitterOr(r.Jitter))
 }
 
 // reportStatusRefused says, when the API server refused the status a reconcile wrote (too

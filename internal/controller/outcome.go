@@ -3,13 +3,17 @@ package controller
 import (
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// outcomeKind is how a step of the OsmDeployment reconcile ended (a precondition or the action
-// of a state), as source-controller's reconcile results say it: one function, outcome.result,
-// turns it into what controller-runtime takes.
+// outcomeKind is how a reconcile step ended (a precondition or the action of a state of the
+// OsmDeployment, a check of the OsmCluster), as source-controller's reconcile results say it:
+// one function, outcome.conclude, turns it into the conditions and what controller-runtime
+// takes, for both reconcilers.
 type outcomeKind int
 
 const (
@@ -42,6 +46,11 @@ type outcome struct {
 	// followsOperations is a requeue to poll OSM operations already sent (pollOperations): it
 	// goes before the reconciles that would send new ones (operationsPriority).
 	followsOperations bool
+	// ready, reason and message are the Ready condition a concluded outcome writes (reason
+	// set). The OsmDeployment's steps write their conditions themselves (markStalled, waitFor),
+	// which summarize keeps consistent.
+	ready           metav1.ConditionStatus
+	reason, message string
 }
 
 // Work queue priorities of the requeues (controller-runtime's priority queue serves the highest
@@ -69,12 +78,31 @@ func onTick(after time.Duration) outcome {
 	return outcome{kind: outcomeWaiting, after: after, exact: true}
 }
 
+// concluded is a done step with its verdict, the Ready condition (True or False, with its
+// reason and message): a check that is over, whatever it found, until the next look after.
+func concluded(after time.Duration, ready metav1.ConditionStatus, reason, message string) outcome {
+	return outcome{kind: outcomeDone, after: after, ready: ready, reason: reason, message: message}
+}
+
 // next determines the state again (outcomeNext).
 var next = outcome{kind: outcomeNext}
 
+// conclude writes the conditions of a concluded outcome on obj as kstatus reads them (Ready
+// says the verdict; neither Reconciling nor Stalled: nothing is in progress, and a later look
+// may find otherwise), and returns its result. An outcome without a verdict leaves the
+// conditions as its step wrote them.
+func (o outcome) conclude(obj conditions.Setter, jitterFn jitter.Duration) (ctrl.Result, error) {
+	if o.reason != "" {
+		conditions.Set(obj, &metav1.Condition{Type: meta.ReadyCondition, Status: o.ready, Reason: o.reason, Message: o.message})
+		conditions.Delete(obj, meta.ReconcilingCondition)
+		conditions.Delete(obj, meta.StalledCondition)
+	}
+	return o.result(jitterFn)
+}
+
 // result is what controller-runtime takes for an outcome, with its work queue priority: an
 // error for the work queue's back-off, or a requeue after the outcome's interval jittered by
-// jitterFn (every requeue of the reconciler goes through here: many OsmDeployments with one
+// jitterFn (every requeue of both reconcilers goes through here: many objects with one
 // interval do not wake at once).
 func (o outcome) result(jitterFn jitter.Duration) (ctrl.Result, error) {
 	priority := defaultPriority
