@@ -38,6 +38,11 @@ const (
 	// InvalidCELExpressionReason: an expression of spec.healthCheckExprs does not compile
 	// (also on Ready, and Stalled until the spec changes).
 	InvalidCELExpressionReason = meta.InvalidCELExpressionReason
+	// HealthCheckPendingReason (Unknown): OSM runs the applied revision healthy and an object
+	// of spec.healthChecks is not ready yet (the message names it). Only those objects are
+	// read again, at the operation poll interval, until they pass, fail or healthCheckTimeout
+	// runs out; the reconciler knows this wait by this reason.
+	HealthCheckPendingReason = "HealthCheckPending"
 )
 
 // Reasons of OsmCluster conditions.

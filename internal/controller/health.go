@@ -230,19 +230,15 @@ func (r *OsmDeploymentReconciler) setHealth(obj *gitopsv1alpha1.OsmDeployment, v
 		Reason: verdict.reason, Message: msg})
 }
 
-// waitingForHealthCheck begins the message of a Healthy condition that waits for an object of
-// spec.healthChecks once OSM was found healthy (checkObjects).
-const waitingForHealthCheck = "waiting for health check "
-
 // waitsForHealthChecks tells that OSM was found healthy on revision, applied with the current
-// spec, and only spec.healthChecks are waited for: reading OSM again would tell nothing new
-// at each poll (a whole drift-check observation), so only the objects are read until they pass
-// or fail (the HealthChecking state).
+// spec, and only spec.healthChecks are waited for (Healthy's reason HealthCheckPending, which
+// checkObjects alone writes, and which a new applied revision replaces in the same reconcile:
+// reportHealth follows markApplied): reading OSM again would tell nothing new at each poll (a
+// whole drift-check observation), so only the objects are read until they pass or fail (the
+// HealthChecking state).
 func waitsForHealthChecks(obj *gitopsv1alpha1.OsmDeployment, revision string) bool {
-	c := conditions.Get(obj, gitopsv1alpha1.HealthyCondition)
-	return c != nil && c.Status == metav1.ConditionUnknown && obj.Status.LastAppliedRevision == revision &&
-		obj.Status.ObservedGeneration == obj.Generation && len(obj.Spec.HealthChecks) > 0 &&
-		strings.HasPrefix(c.Message, fmt.Sprintf("revision %s: %s", revision, waitingForHealthCheck))
+	return conditions.GetReason(obj, gitopsv1alpha1.HealthyCondition) == gitopsv1alpha1.HealthCheckPendingReason &&
+		obj.Status.LastAppliedRevision == revision && obj.Status.ObservedGeneration == obj.Generation && len(obj.Spec.HealthChecks) > 0
 }
 
 // recheckObjects is the action of HealthChecking: the revision stays applied, and the objects
@@ -315,7 +311,7 @@ func (r *OsmDeploymentReconciler) checkObjects(ctx context.Context, obj *gitopsv
 			return health{metav1.ConditionFalse, gitopsv1alpha1.HealthCheckFailedReason,
 				fmt.Sprintf("health check %s not ready within %s: %s", name, timeout, why)}
 		}
-		return health{metav1.ConditionUnknown, gitopsv1alpha1.ProgressingReason, fmt.Sprintf("%s%s: %s", waitingForHealthCheck, name, why)}
+		return health{metav1.ConditionUnknown, gitopsv1alpha1.HealthCheckPendingReason, fmt.Sprintf("waiting for health check %s: %s", name, why)}
 	}
 	return health{metav1.ConditionTrue, gitopsv1alpha1.SucceededReason,
 		fmt.Sprintf("%d NS instance(s) READY in OSM, %d health check(s) passed", len(obj.Status.Inventory.NsInstances), len(obj.Spec.HealthChecks))}

@@ -107,7 +107,7 @@ var _ = Describe("Health", func() {
 		smoke := tn.smokeTest("running")
 		d := tn.deployment("ldap", "gitops", gatedBySmokeTest)
 		revision := tn.publish("gitops", demoRepo("1", "ldap"))
-		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("Unknown "+gitopsv1alpha1.ProgressingReason),
+		tn.eventuallyCondition(d, gitopsv1alpha1.HealthyCondition, And(HavePrefix("Unknown "+gitopsv1alpha1.HealthCheckPendingReason),
 			ContainSubstring("waiting for health check ConfigMap smoke: InProgress")))
 		got := tn.get(d)
 		tn.g.Expect(got.Status.LastAppliedRevision).To(Equal(revision))
