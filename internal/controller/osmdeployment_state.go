@@ -96,13 +96,42 @@ const (
 	statusDeletionOperations
 	statusTerminating
 	statusHealthChecking
+	// statusCount is the number of states; it sizes statusNames.
+	statusCount
 )
 
-var statusNames = [...]string{"Suspended", "OperationsUnknown", "OperationsRunning", "OperationsEnded",
-	"ReadFailed", "OSMUnreadable", "Invalid", "InSync", "OutOfSync",
-	"Orphaning", "Deleted", "DeletionBlocked", "DeletionOperations", "Terminating", "HealthChecking"}
+// statusNames names each state, for the log. Its length must be statusCount: a state added
+// without its name leaves the array short and the two checks below fail to compile.
+var statusNames = [...]string{
+	statusSuspended:          "Suspended",
+	statusOperationsUnknown:  "OperationsUnknown",
+	statusOperationsRunning:  "OperationsRunning",
+	statusOperationsEnded:    "OperationsEnded",
+	statusReadFailed:         "ReadFailed",
+	statusOSMUnreadable:      "OSMUnreadable",
+	statusInvalid:            "Invalid",
+	statusInSync:             "InSync",
+	statusOutOfSync:          "OutOfSync",
+	statusOrphaning:          "Orphaning",
+	statusDeleted:            "Deleted",
+	statusDeletionBlocked:    "DeletionBlocked",
+	statusDeletionOperations: "DeletionOperations",
+	statusTerminating:        "Terminating",
+	statusHealthChecking:     "HealthChecking",
+}
 
-func (s deploymentStatus) String() string { return statusNames[s] }
+var (
+	_ [len(statusNames) - int(statusCount)]struct{}
+	_ [int(statusCount) - len(statusNames)]struct{}
+)
+
+// String names the state; never panics, whatever the value.
+func (s deploymentStatus) String() string {
+	if s < 0 || s >= statusCount {
+		return fmt.Sprintf("deploymentStatus(%d)", int(s))
+	}
+	return statusNames[s]
+}
 
 // deploymentState is what determineState found, with what acting on it needs.
 type deploymentState struct {
@@ -485,7 +514,7 @@ func (r *OsmDeploymentReconciler) actForState(ctx context.Context, obj *gitopsv1
 		return r.applyPlan(ctx, obj, patcher, st)
 	case statusOrphaning:
 		if entries := obj.Status.Inventory.NsInstances; len(entries) > 0 {
-			r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "%s: %d NS instance(s) left running in OSM: %s",
+			r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.OrphanedReason, "%s: %d NS instance(s) left running in OSM: %s",
 				st.reason, len(entries), describeInstances(entries))
 		}
 		r.release(obj)

@@ -74,12 +74,36 @@ const (
 	events // the number of events
 )
 
-var eventNames = [events]string{
-	"PlanCreate", "PlanUpgrade", "PlanMove", "PlanAwaitUpload", "PlanBusy", "PlanInStep", "PlanBroken",
-	"PlanFailedKept", "PlanDriftReported", "PlanReplace", "PlanOrphan", "PlanPrune",
-	"CreateAccepted", "CreateRefused", "OperationCompleted", "UpgradeCompletedWithMore", "MoveCompleted",
-	"TerminateCompleted", "OperationFailed", "RollbackCompleted",
+// eventNames names each event. Its length must be events: an event added without its name
+// leaves the array short and the two checks below fail to compile (sized [events], it
+// compiled, and the name was empty).
+var eventNames = [...]string{
+	PlanCreate:               "PlanCreate",
+	PlanUpgrade:              "PlanUpgrade",
+	PlanMove:                 "PlanMove",
+	PlanAwaitUpload:          "PlanAwaitUpload",
+	PlanBusy:                 "PlanBusy",
+	PlanInStep:               "PlanInStep",
+	PlanBroken:               "PlanBroken",
+	PlanFailedKept:           "PlanFailedKept",
+	PlanDriftReported:        "PlanDriftReported",
+	PlanReplace:              "PlanReplace",
+	PlanOrphan:               "PlanOrphan",
+	PlanPrune:                "PlanPrune",
+	CreateAccepted:           "CreateAccepted",
+	CreateRefused:            "CreateRefused",
+	OperationCompleted:       "OperationCompleted",
+	UpgradeCompletedWithMore: "UpgradeCompletedWithMore",
+	MoveCompleted:            "MoveCompleted",
+	TerminateCompleted:       "TerminateCompleted",
+	OperationFailed:          "OperationFailed",
+	RollbackCompleted:        "RollbackCompleted",
 }
+
+var (
+	_ [len(eventNames) - int(events)]struct{}
+	_ [int(events) - len(eventNames)]struct{}
+)
 
 func (e Event) String() string {
 	if e < 0 || e >= events {
