@@ -67,6 +67,9 @@ const (
 	// InUseReason: deletion waits while OsmDeployments still use the OsmCluster; the
 	// message names them (the first few, and how many more).
 	InUseReason = "InUse"
+	// InsecureTLSReason (events only, Warning): spec.insecureSkipTLSVerify is set; emitted when
+	// a new client of the NBI is first checked.
+	InsecureTLSReason = "InsecureTLS"
 )
 
 // CredentialsExpiringCondition is True on an OsmCluster while OSM expires its user's password
@@ -166,4 +169,12 @@ const (
 	// PackageMayBeRefusedReason (events only): a package update OSM may refuse, because NS
 	// instances use its descriptor, is about to be sent.
 	PackageMayBeRefusedReason = "PackageMayBeRefused"
+	// OrphanedReason (events only): NS instances are left running in OSM, as prune is off, or
+	// on deletion (deletionPolicy Orphan, or suspended).
+	OrphanedReason = "Orphaned"
+	// PruningReason (events only): the deletion of the OsmDeployment terminates its NS instances.
+	PruningReason = "Pruning"
+	// RepositorySettingsReason (events only, Warning): the repository's settings file has
+	// something that is ignored.
+	RepositorySettingsReason = "RepositorySettings"
 )

@@ -21,8 +21,8 @@ var _ = Describe("Events", func() {
 
 		events.Eventf(d, corev1.EventTypeNormal, "Applied", "revision %s applied", "main@sha1:aaa")
 		// An event about a revision not yet attempted names that one.
-		events.AnnotatedEventf(d, revisionEvent("main@sha1:bbb"), corev1.EventTypeWarning, "RepositorySettings", "ignored")
-		events.Eventf(cluster, corev1.EventTypeWarning, "InsecureTLS", "no TLS verification")
+		events.AnnotatedEventf(d, revisionEvent("main@sha1:bbb"), corev1.EventTypeWarning, gitopsv1alpha1.RepositorySettingsReason, "ignored")
+		events.Eventf(cluster, corev1.EventTypeWarning, gitopsv1alpha1.InsecureTLSReason, "no TLS verification")
 
 		g.Expect(log.of("t", "d")).To(HaveExactElements(
 			HaveField("Metadata", Equal(map[string]string{"gitops.osmops.io/revision": "main@sha1:aaa", "gitops.osmops.io/token": "3"})),

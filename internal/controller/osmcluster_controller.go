@@ -177,7 +177,7 @@ func (r *OsmClusterReconciler) reconcileConnection(ctx context.Context, obj *git
 	}
 	unchecked := !conn.Checked()
 	if unchecked && obj.Spec.InsecureSkipTLSVerify {
-		r.Eventf(obj, corev1.EventTypeWarning, "InsecureTLS",
+		r.Eventf(obj, corev1.EventTypeWarning, gitopsv1alpha1.InsecureTLSReason,
 			"TLS verification of %s is off (insecureSkipTLSVerify): use caSecretRef outside labs", obj.Spec.URL)
 	}
 	last := conditions.GetReason(obj, meta.ReadyCondition)

@@ -489,7 +489,7 @@ func (r *OsmDeploymentReconciler) reconcileRevision(ctx context.Context, obj *gi
 	}
 	if joined {
 		for _, warning := range rev.Warnings {
-			r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, "RepositorySettings", "%s", warning)
+			r.AnnotatedEventf(obj, revisionEvent(a.Revision), corev1.EventTypeWarning, gitopsv1alpha1.RepositorySettingsReason, "%s", warning)
 		}
 	}
 	return rev, outcome{}
@@ -638,7 +638,7 @@ func (r *OsmDeploymentReconciler) applyPlan(ctx context.Context, obj *gitopsv1al
 // finishWithoutChanges ends a reconcile that found OSM matching the revision.
 func (r *OsmDeploymentReconciler) finishWithoutChanges(obj *gitopsv1alpha1.OsmDeployment, revision string, plan engine.Plan) outcome {
 	if len(plan.Orphans) > 0 && obj.Status.LastAppliedRevision != revision {
-		r.Eventf(obj, corev1.EventTypeNormal, "Orphaned", "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
+		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.OrphanedReason, "left running, as prune is off: %s", strings.Join(plan.Orphans, ", "))
 	}
 	if hasFailedInstances(obj) {
 		markFailedInstances(obj)
@@ -744,7 +744,7 @@ func (r *OsmDeploymentReconciler) terminate(ctx context.Context, obj *gitopsv1al
 			}
 			return r.deletionBlocked(obj, msg, false, retry)
 		}
-		r.Eventf(obj, corev1.EventTypeNormal, "Pruning", "terminating %d NS instance(s) before deletion", len(plan.Deletes))
+		r.Eventf(obj, corev1.EventTypeNormal, gitopsv1alpha1.PruningReason, "terminating %d NS instance(s) before deletion", len(plan.Deletes))
 	}
 	if r.deletionExpired(obj) {
 		return r.letGo(obj, fmt.Sprintf("OSM has not removed them within the timeout (%s) of the deletion", obj.GetTimeout()))

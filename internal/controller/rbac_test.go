@@ -278,7 +278,7 @@ var _ = Describe("RBAC and secrets", func() {
 		})
 		tn.clusterReason(insecure, metav1.ConditionTrue, gitopsv1alpha1.ConnectedReason)
 		tn.g.Expect(recorder.of(tn.namespace, "insecure")).To(ContainElement(recordedEvent{
-			Namespace: tn.namespace, Name: "insecure", Type: corev1.EventTypeWarning, Reason: "InsecureTLS",
+			Namespace: tn.namespace, Name: "insecure", Type: corev1.EventTypeWarning, Reason: gitopsv1alpha1.InsecureTLSReason,
 			Message: "TLS verification of " + tlsNBI.URL + " is off (insecureSkipTLSVerify): use caSecretRef outside labs",
 		}))
 	})
