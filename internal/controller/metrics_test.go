@@ -3,6 +3,8 @@ package controller
 import (
 	"slices"
 	"testing"
+
+	"github.com/osmops/osmops/internal/testing/testenv"
 )
 
 // The osmops_ns_instances gauge reports every state the CRD's enum allows: a state added to
@@ -12,7 +14,7 @@ func TestInstanceStatesAreTheEnum(t *testing.T) {
 	for _, state := range instanceStates {
 		reported = append(reported, string(state))
 	}
-	enum := instanceStateEnum(t)
+	enum := testenv.InstanceStateEnum(t)
 	slices.Sort(enum)
 	slices.Sort(reported)
 	if !slices.Equal(enum, reported) {

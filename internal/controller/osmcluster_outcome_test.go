@@ -16,6 +16,7 @@ import (
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/nbisim"
+	"github.com/osmops/osmops/internal/osmconn"
 	"github.com/osmops/osmops/internal/testing/osmtenant"
 )
 
@@ -55,7 +56,7 @@ func TestOsmClusterOutcomes(t *testing.T) {
 					return []string{o.(*gitopsv1alpha1.OsmDeployment).Spec.ClusterRef.Name}
 				}).Build()
 			r := &OsmClusterReconciler{Client: api, EventRecorder: record.NewFakeRecorder(10),
-				Connections:        &ConnectionPool{Reader: api, MaxRequestTimeout: time.Second, SecretMaxAge: time.Hour},
+				Connections:        &osmconn.Pool{Reader: api, MaxRequestTimeout: time.Second, SecretMaxAge: time.Hour},
 				SecretPollInterval: secretPoll, Jitter: func(d time.Duration) time.Duration { return 2 * d }}
 			key := client.ObjectKeyFromObject(cluster)
 			for _, step := range []string{"check", "Secret poll"} {

@@ -1,17 +1,12 @@
 package pipeline
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 	"github.com/osmops/osmops/internal/engine"
@@ -74,7 +69,7 @@ func TestEngineStatesAreTheAPIs(t *testing.T) {
 		gitopsv1alpha1.NsInstanceReplacing:   engine.InstanceReplacing,
 		gitopsv1alpha1.NsInstanceDrifted:     engine.InstanceDrifted,
 	}
-	enum := instanceStateEnum(t)
+	enum := testenv.InstanceStateEnum(t)
 	if len(enum) != len(states) {
 		t.Errorf("the CRD allows the states %v, the test maps %d", enum, len(states))
 	}
@@ -91,37 +86,6 @@ func TestEngineStatesAreTheAPIs(t *testing.T) {
 	if APIState(engine.NoInstance) != "" {
 		t.Errorf("engine.NoInstance maps to %q, want no state", APIState(engine.NoInstance))
 	}
-}
-
-// instanceStateEnum is the enum of status.inventory.nsInstances[].state in the CRD.
-func instanceStateEnum(t *testing.T) []string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.OsmopsCRDPath(), "gitops.osmops.io_osmdeployments.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(raw, &crd); err != nil {
-		t.Fatal(err)
-	}
-	var enum []string
-	for _, version := range crd.Spec.Versions {
-		if version.Name != gitopsv1alpha1.GroupVersion.Version {
-			continue
-		}
-		state := version.Schema.OpenAPIV3Schema.Properties["status"].Properties["inventory"].Properties["nsInstances"].Items.Schema.Properties["state"]
-		for _, value := range state.Enum {
-			var s string
-			if err := json.Unmarshal(value.Raw, &s); err != nil {
-				t.Fatal(err)
-			}
-			enum = append(enum, s)
-		}
-	}
-	if len(enum) == 0 {
-		t.Fatal("no enum of the NS instance state in the CRD")
-	}
-	return enum
 }
 
 // filled is a T whose every field holds a value of its own, none zero: a mapping that drops or

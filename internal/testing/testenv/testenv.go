@@ -7,15 +7,19 @@
 package testenv
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
 )
@@ -99,4 +103,36 @@ func NewEnvironment() (*envtest.Environment, error) {
 		return nil, err
 	}
 	return &envtest.Environment{CRDDirectoryPaths: CRDPaths(), ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}, nil
+}
+
+// InstanceStateEnum is the enum of an OsmDeployment's status.inventory.nsInstances[].state in
+// the CRD: what the tests of every mapping of the state hold their lists to.
+func InstanceStateEnum(t testing.TB) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(OsmopsCRDPath(), "gitops.osmops.io_osmdeployments.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	var enum []string
+	for _, version := range crd.Spec.Versions {
+		if version.Name != gitopsv1alpha1.GroupVersion.Version {
+			continue
+		}
+		state := version.Schema.OpenAPIV3Schema.Properties["status"].Properties["inventory"].Properties["nsInstances"].Items.Schema.Properties["state"]
+		for _, value := range state.Enum {
+			var s string
+			if err := json.Unmarshal(value.Raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			enum = append(enum, s)
+		}
+	}
+	if len(enum) == 0 {
+		t.Fatal("no enum of the NS instance state in the CRD")
+	}
+	return enum
 }
