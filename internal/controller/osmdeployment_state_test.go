@@ -3,15 +3,20 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/jitter"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	gitopsv1alpha1 "github.com/osmops/osmops/api/v1alpha1"
@@ -109,12 +114,28 @@ func (o *readOnlyOSM) DeleteNSInstance(context.Context, string, bool) (string, e
 	return "", errMutation
 }
 
-// TestDetermineStateOnlyReads runs determineState over each state it can find: the state and
-// its reason follow from the inputs, and the OsmDeployment, the events and OSM are left as
-// they were.
-func TestDetermineStateOnlyReads(t *testing.T) {
-	const ns, name, identity = "tenant", "ldap", "osm-project-1"
-	owner := engine.Owner{Manager: "test-manager", Namespace: ns, Name: name}
+// machineCase is an OsmDeployment in one state of the machine: edit sets it up; osm is what OSM
+// answers; rev is the revision (none declared when nil); noCluster: its OsmCluster is gone;
+// followed: the operations were followed already in this reconcile. state and reason are what
+// determineState finds; outcome and conditions, what actForState then ends with and writes.
+type machineCase struct {
+	name       string
+	edit       func(*gitopsv1alpha1.OsmDeployment)
+	osm        readOnlyOSM
+	rev        *gitops.Revision
+	noCluster  bool
+	followed   bool
+	want       deploymentStatus
+	reason     string
+	outcome    outcomeKind
+	conditions string
+}
+
+const machineOwner, machineIdentity = "test-manager", "osm-project-1"
+
+// machineCases are the states the machine can be found in, each reached through its inputs.
+func machineCases() []machineCase {
+	owner := engine.Owner{Manager: machineOwner, Namespace: "tenant", Name: "ldap"}
 	owned := osm.NSInstance{ID: "id-ldap", Name: "ldap", NSState: "READY",
 		AdditionalParamsForNs: map[string]osm.LooseString{engine.OwnerParam: osm.LooseString(owner.Marker())}}
 	recorded := &gitopsv1alpha1.Inventory{NsInstances: []gitopsv1alpha1.NsInstanceEntry{
@@ -131,96 +152,117 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 	}
 	declaring := &gitops.Revision{NsInstances: []gitops.NsInstance{{Name: "ldap", NsdName: "no_such_nsd", VimAccountName: "vim"}}}
 
-	tests := []struct {
-		name string
-		// edit sets the OsmDeployment up; osm is what OSM answers; rev is the revision (none
-		// declared when nil); noCluster: its OsmCluster is gone; followed: the operations were
-		// followed already in this reconcile.
-		edit      func(*gitopsv1alpha1.OsmDeployment)
-		osm       readOnlyOSM
-		rev       *gitops.Revision
-		noCluster bool
-		followed  bool
-		want      deploymentStatus
-		reason    string
-	}{
+	return []machineCase{
 		{name: "suspended", edit: func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Suspend = true },
-			want: statusSuspended, reason: "spec.suspend is set"},
+			want: statusSuspended, reason: "spec.suspend is set", outcome: outcomeDone, conditions: "Ready=Unknown/Suspended Stalled=True/Suspended"},
 		{name: "operations OSM does not answer about", edit: func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Operations = operation },
-			osm: readOnlyOSM{err: errors.New("connection refused")}, want: statusOperationsUnknown, reason: "checking OSM operations: connection refused"},
+			osm: readOnlyOSM{err: errors.New("connection refused")}, want: statusOperationsUnknown, reason: "checking OSM operations: connection refused", outcome: outcomeRetryable, conditions: "Ready=False/OSMUnavailable Reconciling=True/OSMUnavailable"},
 		{name: "an operation OSM still runs", edit: func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Operations = operation },
-			osm: readOnlyOSM{unfinished: processing}, want: statusOperationsRunning, reason: "1 OSM operation(s) run"},
+			osm: readOnlyOSM{unfinished: processing}, want: statusOperationsRunning, reason: "1 OSM operation(s) run", outcome: outcomeWaiting, conditions: "Ready=Unknown/Progressing Reconciling=True/Progressing"},
 		{name: "operations that ended", edit: func(d *gitopsv1alpha1.OsmDeployment) { d.Status.Operations = operation },
-			want: statusOperationsEnded, reason: "1 OSM operation(s) ended"},
-		{name: "the OsmCluster gone since the preconditions", noCluster: true, want: statusReadFailed,
+			want: statusOperationsEnded, reason: "1 OSM operation(s) ended", outcome: outcomeNext, conditions: "Ready=True/Applied"},
+		{name: "the OsmCluster gone since the preconditions", noCluster: true, want: statusReadFailed, outcome: outcomeRetryable, conditions: "",
 			reason: `OsmCluster osm: osmclusters.gitops.osmops.io "osm" not found`},
 		{name: "OSM cannot be read", rev: declaring, osm: readOnlyOSM{err: errors.New("connection refused")},
-			want: statusOSMUnreadable, reason: "observing OSM: listing NS instances: connection refused"},
-		{name: "a revision OSM lacks the NSD of", rev: declaring, want: statusInvalid},
-		{name: "nothing declared, nothing run", want: statusInSync},
+			want: statusOSMUnreadable, reason: "observing OSM: listing NS instances: connection refused", outcome: outcomeStalling, conditions: "Ready=False/OSMRequestFailed Stalled=True/OSMRequestFailed"},
+		{name: "a revision OSM lacks the NSD of", rev: declaring, want: statusInvalid, outcome: outcomeStalling, conditions: "Ready=False/ValidationFailed Stalled=True/ValidationFailed"},
+		{name: "nothing declared, nothing run", want: statusInSync, outcome: outcomeDone, conditions: "Ready=True/Applied"},
 		{name: "an owned instance no longer declared, with prune", osm: readOnlyOSM{instances: []osm.NSInstance{owned}},
 			edit: func(d *gitopsv1alpha1.OsmDeployment) { d.Spec.Prune, d.Status.Inventory = true, recorded },
-			want: statusOutOfSync},
+			want: statusOutOfSync, outcome: outcomeStalling, conditions: "Ready=False/OSMRequestFailed Stalled=True/OSMRequestFailed"},
+		{name: "applied, its health checks not passed yet", edit: func(d *gitopsv1alpha1.OsmDeployment) {
+			d.Status.LastAppliedRevision, d.Status.ObservedGeneration = "main@sha1:1", d.Generation
+			d.Spec.HealthChecks = []meta.NamespacedObjectKindReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "smoke-test"}}
+			conditions.MarkUnknown(d, gitopsv1alpha1.HealthyCondition, gitopsv1alpha1.HealthCheckPendingReason, "waiting for health check")
+		}, want: statusHealthChecking, reason: "health checks not passed yet", outcome: outcomeWaiting,
+			conditions: "Ready=Unknown/Progressing Reconciling=True/Progressing"},
 		{name: "deleted, deletionPolicy Orphan", edit: deleted(gitopsv1alpha1.DeletionPolicyOrphan),
-			want: statusOrphaning, reason: "deleted with deletionPolicy Orphan"},
+			want: statusOrphaning, reason: "deleted with deletionPolicy Orphan", outcome: outcomeDone, conditions: ""},
 		{name: "deleted, OsmCluster gone, nothing recorded", edit: deleted(gitopsv1alpha1.DeletionPolicyDelete), noCluster: true,
-			want: statusDeleted, reason: "OsmCluster osm not found, no NS instance recorded"},
+			want: statusDeleted, reason: "OsmCluster osm not found, no NS instance recorded", outcome: outcomeDone, conditions: ""},
 		{name: "deleted, OsmCluster gone, instances recorded", noCluster: true, edit: func(d *gitopsv1alpha1.OsmDeployment) {
 			deleted(gitopsv1alpha1.DeletionPolicyDelete)(d)
 			d.Status.Inventory = recorded
-		}, want: statusDeletionBlocked, reason: "OsmCluster osm not found"},
+		}, want: statusDeletionBlocked, reason: "OsmCluster osm not found", outcome: outcomeDone, conditions: ""},
 		{name: "deleted, terminations OSM does not answer about", osm: readOnlyOSM{err: errors.New("connection refused")},
 			edit: func(d *gitopsv1alpha1.OsmDeployment) {
 				deleted(gitopsv1alpha1.DeletionPolicyDelete)(d)
 				d.Status.Inventory, d.Status.Operations = recorded, operation
-			}, want: statusDeletionBlocked, reason: "checking OSM operations: connection refused"},
+			}, want: statusDeletionBlocked, reason: "checking OSM operations: connection refused", outcome: outcomeRetryable, conditions: "Ready=False/DeletionFailed Reconciling=True/DeletionFailed"},
 		{name: "deleted, a termination OSM runs", osm: readOnlyOSM{unfinished: processing}, edit: func(d *gitopsv1alpha1.OsmDeployment) {
 			deleted(gitopsv1alpha1.DeletionPolicyDelete)(d)
 			d.Status.Inventory, d.Status.Operations = recorded, operation
-		}, want: statusDeletionOperations, reason: "1 OSM operation(s) run, 0 ended"},
+		}, want: statusDeletionOperations, reason: "1 OSM operation(s) run, 0 ended", outcome: outcomeNext, conditions: ""},
 		{name: "deleted, an owned instance OSM runs", osm: readOnlyOSM{instances: []osm.NSInstance{owned}}, followed: true,
 			edit: func(d *gitopsv1alpha1.OsmDeployment) {
 				deleted(gitopsv1alpha1.DeletionPolicyDelete)(d)
 				d.Status.Inventory = recorded
-			}, want: statusTerminating, reason: "OSM runs 1 NS instance(s) of it, 1 to terminate"},
+			}, want: statusTerminating, reason: "OSM runs 1 NS instance(s) of it, 1 to terminate", outcome: outcomeWaiting, conditions: "Ready=False/DeletionFailed Reconciling=True/DeletionFailed"},
 		{name: "deleted, OSM runs nothing of it", edit: func(d *gitopsv1alpha1.OsmDeployment) {
 			deleted(gitopsv1alpha1.DeletionPolicyDelete)(d)
 			d.Status.Inventory = recorded
-		}, want: statusDeleted, reason: "OSM runs no NS instance of it"},
+		}, want: statusDeleted, reason: "OSM runs no NS instance of it", outcome: outcomeDone, conditions: ""},
 	}
-	scheme := testenv.NewScheme()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "osm", Generation: 1},
-				Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: identity, Conditions: []metav1.Condition{{Type: meta.ReadyCondition,
-					Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
-			b := fake.NewClientBuilder().WithScheme(scheme).WithIndex(&coordinationv1.Lease{}, nameclaims.HolderIndex, nameclaims.HolderUID) // as SetupIndexes
-			if !tt.noCluster {
-				b = b.WithObjects(cluster)
-			}
-			c := b.Build()
-			events := newEventLog()
-			r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, ClaimsNamespace: "osmops-system",
-				OwnerIdentity: owner.Manager, OperationPollInterval: time.Second}
-			obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Generation: 1},
-				Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}}}
-			if tt.edit != nil {
-				tt.edit(obj)
-			}
-			rev := tt.rev
-			if rev == nil {
-				rev = &gitops.Revision{}
-			}
-			nbi := tt.osm
-			in := given{revision: "main@sha1:1", rev: rev, operationsFollowed: tt.followed}
-			if !tt.noCluster || obj.DeletionTimestamp.IsZero() {
-				// The connection the preconditions found, or a deletion's, taken earlier in the
-				// reconcile; a deletion without it looks for the OsmCluster.
-				in.conn = &osmconn.Connection{NBI: &nbi, Parallelism: 1}
-			}
-			before := obj.DeepCopy()
+}
 
-			st := r.determineState(context.Background(), obj, in)
+// machine is one machineCase set up: the reconciler, over a fake API server holding the
+// OsmDeployment (and its OsmCluster unless noCluster), what determineState is given, and OSM.
+type machine struct {
+	r      *OsmDeploymentReconciler
+	obj    *gitopsv1alpha1.OsmDeployment
+	in     given
+	nbi    *readOnlyOSM
+	events *eventLog
+	api    client.Client
+}
+
+func (tt machineCase) setUp() *machine {
+	cluster := &gitopsv1alpha1.OsmCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "osm", Generation: 1},
+		Status: gitopsv1alpha1.OsmClusterStatus{OSMIdentity: machineIdentity, Conditions: []metav1.Condition{{Type: meta.ReadyCondition,
+			Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
+	obj := &gitopsv1alpha1.OsmDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "ldap", Generation: 1},
+		Spec: gitopsv1alpha1.OsmDeploymentSpec{ClusterRef: meta.LocalObjectReference{Name: "osm"}}}
+	if tt.edit != nil {
+		tt.edit(obj)
+	}
+	b := fake.NewClientBuilder().WithScheme(testenv.NewScheme()).WithStatusSubresource(&gitopsv1alpha1.OsmDeployment{}).
+		WithIndex(&coordinationv1.Lease{}, nameclaims.HolderIndex, nameclaims.HolderUID) // as SetupIndexes
+	if !tt.noCluster {
+		b = b.WithObjects(cluster)
+	}
+	c := b.Build()
+	events := newEventLog()
+	r := &OsmDeploymentReconciler{Client: c, APIReader: c, EventRecorder: events, ClaimsNamespace: "osmops-system",
+		OwnerIdentity: machineOwner, OperationPollInterval: time.Second}
+	rev := tt.rev
+	if rev == nil {
+		rev = &gitops.Revision{}
+	}
+	// The revision the preconditions loaded, as the revision cache holds it for the apply.
+	key := revisionKey{digest: "sha256:1"}
+	r.revisions.entries = map[revisionKey]*revisionEntry{key: {revision: rev}}
+	r.revisions.pins = map[types.NamespacedName]revisionKey{client.ObjectKeyFromObject(obj): key}
+	nbi := tt.osm
+	m := &machine{r: r, obj: obj, nbi: &nbi, events: events, api: c,
+		in: given{revision: "main@sha1:1", rev: rev, operationsFollowed: tt.followed}}
+	if !tt.noCluster || obj.DeletionTimestamp.IsZero() {
+		// The connection the preconditions found, or a deletion's, taken earlier in the
+		// reconcile; a deletion without it looks for the OsmCluster.
+		m.in.conn = &osmconn.Connection{NBI: m.nbi, Parallelism: 1}
+	}
+	return m
+}
+
+// TestDetermineStateOnlyReads runs determineState over each state it can find: the state and
+// its reason follow from the inputs, and the OsmDeployment, the events and OSM are left as
+// they were.
+func TestDetermineStateOnlyReads(t *testing.T) {
+	for _, tt := range machineCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.setUp()
+			before := m.obj.DeepCopy()
+
+			st := m.r.determineState(context.Background(), m.obj, m.in)
 
 			if st.status != tt.want {
 				t.Errorf("state %s (%s), want %s", st.status, st.reason, tt.want)
@@ -228,17 +270,62 @@ func TestDetermineStateOnlyReads(t *testing.T) {
 			if tt.reason != "" && st.reason != tt.reason {
 				t.Errorf("reason %q, want %q", st.reason, tt.reason)
 			}
-			if !equality.Semantic.DeepEqual(before, obj) {
-				t.Errorf("determineState changed the OsmDeployment:\nbefore %+v\nafter  %+v", before, obj)
+			if !equality.Semantic.DeepEqual(before, m.obj) {
+				t.Errorf("determineState changed the OsmDeployment:\nbefore %+v\nafter  %+v", before, m.obj)
 			}
-			if got := events.all(); len(got) > 0 {
+			if got := m.events.all(); len(got) > 0 {
 				t.Errorf("determineState emitted events: %+v", got)
 			}
-			if nbi.mutations > 0 {
-				t.Errorf("determineState sent %d request(s) that change OSM", nbi.mutations)
+			if m.nbi.mutations > 0 {
+				t.Errorf("determineState sent %d request(s) that change OSM", m.nbi.mutations)
 			}
 		})
 	}
+}
+
+// TestTheMachineActsOnEachState: each state determineState finds -> the action actForState
+// chooses for it -> the outcome it ends the step with and the conditions the reconcile then
+// writes (summarize, as the deferred status write does), against the read-only OSM, which
+// refuses every change (helm-controller's TestAtomicRelease_actionForState). An outcome of
+// next (the operations followed) is not run on: runMachine determines the state again.
+func TestTheMachineActsOnEachState(t *testing.T) {
+	found := map[deploymentStatus]bool{}
+	for _, tt := range machineCases() {
+		found[tt.want] = true
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.setUp()
+			if err := m.api.Create(context.Background(), m.obj.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			st := m.r.determineState(context.Background(), m.obj, m.in)
+
+			out := m.r.actForState(context.Background(), m.obj, newSerialPatcher(m.obj, m.api), st)
+			summarize(m.obj)
+
+			if out.kind != tt.outcome {
+				t.Errorf("state %s: outcome kind %d (%+v), want %d", st.status, out.kind, out, tt.outcome)
+			}
+			if got := conditionsOf(m.obj); got != tt.conditions {
+				t.Errorf("state %s: conditions\n  %s\nwant\n  %s", st.status, got, tt.conditions)
+			}
+		})
+	}
+	for state := range statusCount {
+		if !found[state] {
+			t.Errorf("no case of state %s: the table must reach every state", state)
+		}
+	}
+}
+
+// conditionsOf says Ready, Reconciling and Stalled as "Type=Status/Reason", those set.
+func conditionsOf(obj *gitopsv1alpha1.OsmDeployment) string {
+	var out []string
+	for _, kind := range []string{meta.ReadyCondition, meta.ReconcilingCondition, meta.StalledCondition} {
+		if c := conditions.Get(obj, kind); c != nil {
+			out = append(out, fmt.Sprintf("%s=%s/%s", kind, c.Status, c.Reason))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // TestOutcomeResults turns each kind of outcome into controller-runtime's result: every
